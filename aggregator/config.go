@@ -1,0 +1,47 @@
+package aggregator
+
+import (
+	"fmt"
+	"time"
+)
+
+// Algorithms the aggregator knows.
+const (
+	AlgoFedAvg = "fedavg" // sample-weighted parameter average
+	AlgoLocal  = "local"  // no federation: rounds pace the clients, nothing is averaged
+)
+
+// Config fixes a job's round policy.
+type Config struct {
+	Algo         string
+	Rounds       int           // rounds to run
+	MinClients   int           // clients that must join before round 1 opens
+	Quorum       int           // updates that close a round early; 0: every live client
+	RoundTimeout time.Duration // deadline of each round after it opens
+	// MissedToDead is how many consecutive rounds a client may miss before it
+	// no longer counts towards the quorum (any message revives it); 0: 3.
+	MissedToDead int
+	Staleness    Staleness
+}
+
+// Validate checks the configuration.
+func (c Config) Validate() error {
+	switch c.Algo {
+	case AlgoFedAvg, AlgoLocal:
+	default:
+		return fmt.Errorf("aggregator: config: unknown algo %q (want fedavg or local)", c.Algo)
+	}
+	if c.Rounds < 1 {
+		return fmt.Errorf("aggregator: config: rounds %d < 1", c.Rounds)
+	}
+	if c.MinClients < 1 {
+		return fmt.Errorf("aggregator: config: min clients %d < 1", c.MinClients)
+	}
+	if c.Quorum < 0 {
+		return fmt.Errorf("aggregator: config: quorum %d < 0", c.Quorum)
+	}
+	if c.RoundTimeout <= 0 {
+		return fmt.Errorf("aggregator: config: round timeout %v must be positive", c.RoundTimeout)
+	}
+	return c.Staleness.Validate()
+}

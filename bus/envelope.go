@@ -1,0 +1,71 @@
+package bus
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// SchemaVersion is the envelope schema this build writes and accepts.
+const SchemaVersion = 1
+
+// Envelope wraps every message on the bus. (From, Kind, Round, Seq) is unique
+// per job and doubles as JetStream's Nats-Msg-Id for de-duplication.
+type Envelope struct {
+	Version uint8  `msgpack:"v"`
+	Job     string `msgpack:"j"`
+	Kind    Kind   `msgpack:"k"`
+	From    string `msgpack:"f"`
+	Round   uint64 `msgpack:"r"`
+	Seq     uint64 `msgpack:"s"`
+	Time    int64  `msgpack:"t"` // unix nanoseconds at the sender
+	Body    []byte `msgpack:"b"` // the msgpack-encoded typed body
+	Sig     []byte `msgpack:"g,omitempty"`
+}
+
+// MsgID is the de-duplication id of the envelope.
+func (e *Envelope) MsgID() string {
+	return fmt.Sprintf("%s.%s.%d.%d", e.From, e.Kind, e.Round, e.Seq)
+}
+
+// SentAt is the sender's clock at publication.
+func (e *Envelope) SentAt() time.Time { return time.Unix(0, e.Time) }
+
+// Seal encodes body into the envelope and the envelope into wire bytes.
+func Seal(env Envelope, body any) ([]byte, error) {
+	b, err := msgpack.Marshal(body)
+	if err != nil {
+		return nil, fmt.Errorf("bus: seal %s body: %w", env.Kind, err)
+	}
+	env.Version = SchemaVersion
+	env.Body = b
+	out, err := msgpack.Marshal(&env)
+	if err != nil {
+		return nil, fmt.Errorf("bus: seal %s envelope: %w", env.Kind, err)
+	}
+	return out, nil
+}
+
+// Open decodes wire bytes into an envelope without looking at the body. It
+// checks only what every message must satisfy: decodability and the schema
+// version; Validator.Open adds the job's checks.
+func Open(data []byte) (Envelope, error) {
+	var env Envelope
+	if err := msgpack.Unmarshal(data, &env); err != nil {
+		return Envelope{}, &RejectError{Reason: ReasonGarbage, Err: err}
+	}
+	if env.Version != SchemaVersion {
+		return Envelope{}, &RejectError{Reason: ReasonVersion,
+			Err: fmt.Errorf("schema version %d, want %d", env.Version, SchemaVersion)}
+	}
+	return env, nil
+}
+
+// UnmarshalBody decodes the envelope's body into dst.
+func (e *Envelope) UnmarshalBody(dst any) error {
+	if err := msgpack.Unmarshal(e.Body, dst); err != nil {
+		return &RejectError{Reason: ReasonGarbage, Err: fmt.Errorf("%s body: %w", e.Kind, err)}
+	}
+	return nil
+}

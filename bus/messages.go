@@ -1,0 +1,72 @@
+package bus
+
+// The typed bodies carried in envelopes. Vectors are Vector (one blob).
+
+// Hello is a client's join request on gf.<job>.hello.<client>.
+type Hello struct {
+	SchemaHash string `msgpack:"schema"`
+	NumParams  int    `msgpack:"nparams"`
+	TrainSize  int    `msgpack:"train"` // weight for FedAvg; a count only
+	Algo       string `msgpack:"algo"`
+}
+
+// HelloReply answers a Hello.
+type HelloReply struct {
+	Accepted bool   `msgpack:"ok"`
+	Reason   string `msgpack:"reason,omitempty"`
+	Round    uint64 `msgpack:"round"` // the round currently open, 0 if none
+	Algo     string `msgpack:"algo"`
+	Rounds   int    `msgpack:"rounds"`
+	InitSeed uint64 `msgpack:"seed"` // shared model initialisation seed
+}
+
+// RoundOpen opens round Round on gf.<job>.round.
+type RoundOpen struct {
+	Round      uint64 `msgpack:"round"`
+	Deadline   int64  `msgpack:"deadline"`    // unix nanoseconds
+	ModelRound uint64 `msgpack:"model_round"` // the round whose model clients should start from; 0: their own init
+	Payload    []byte `msgpack:"payload,omitempty"`
+}
+
+// Update is a client's contribution for a round on gf.<job>.update.<client>.
+type Update struct {
+	Round     uint64  `msgpack:"round"`
+	BaseRound uint64  `msgpack:"base"`   // the model round this update was trained from
+	Weight    float64 `msgpack:"weight"` // training-set size
+	Params    Vector  `msgpack:"params,omitempty"`
+	Loss      float64 `msgpack:"loss"`
+}
+
+// Model is a global (gf.<job>.model.all) or personalized
+// (gf.<job>.model.<client>) model.
+type Model struct {
+	Round  uint64 `msgpack:"round"`
+	Params Vector `msgpack:"params,omitempty"`
+	Final  bool   `msgpack:"final"`
+}
+
+// Embeddings carries noised boundary-node embeddings on gf.<job>.emb.<from>.<to>.
+type Embeddings struct {
+	Round   uint64  `msgpack:"round"`
+	Layer   int     `msgpack:"layer"`
+	Dim     int     `msgpack:"dim"`
+	NodeIDs []int64 `msgpack:"nodes"`
+	Data    Vector  `msgpack:"data"`
+}
+
+// Metrics reports a client's evaluation scores on gf.<job>.metrics.<client>.
+type Metrics struct {
+	Round  uint64             `msgpack:"round"`
+	Final  bool               `msgpack:"final"`
+	Scores map[string]float64 `msgpack:"scores"`
+}
+
+// Bye says a client leaves cleanly.
+type Bye struct {
+	Reason string `msgpack:"reason"`
+}
+
+// Done says the aggregator finished the job.
+type Done struct {
+	Rounds uint64 `msgpack:"rounds"`
+}

@@ -1,0 +1,183 @@
+package bus
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
+
+// ConnectOptions configure a client connection.
+type ConnectOptions struct {
+	Name  string
+	Creds string // NATS credentials file (NKey seed or JWT); empty: none
+	NKey  string // NKey seed file; empty: none
+	// ReconnectWait and MaxReconnects keep clients alive across a server restart.
+	ReconnectWait time.Duration
+	MaxReconnects int
+}
+
+// Connect dials url (comma-separated for a cluster) with reconnection on.
+func Connect(url string, o ConnectOptions) (*nats.Conn, error) {
+	wait := o.ReconnectWait
+	if wait == 0 {
+		wait = 250 * time.Millisecond
+	}
+	maxRe := o.MaxReconnects
+	if maxRe == 0 {
+		maxRe = -1
+	}
+	opts := []nats.Option{
+		nats.Name(o.Name),
+		nats.ReconnectWait(wait),
+		nats.MaxReconnects(maxRe),
+		nats.RetryOnFailedConnect(true),
+		nats.ReconnectBufSize(256 << 20),
+	}
+	if o.Creds != "" {
+		opts = append(opts, nats.UserCredentials(o.Creds))
+	}
+	if o.NKey != "" {
+		opt, err := nats.NkeyOptionFromSeed(o.NKey)
+		if err != nil {
+			return nil, fmt.Errorf("bus: connect %s: nkey: %w", url, err)
+		}
+		opts = append(opts, opt)
+	}
+	nc, err := nats.Connect(url, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("bus: connect %s: %w", url, err)
+	}
+	return nc, nil
+}
+
+// NATSTransport is the Transport over a nats.go connection.
+type NATSTransport struct {
+	nc       *nats.Conn
+	own      bool
+	messages atomic.Int64
+	bytes    atomic.Int64
+	wg       sync.WaitGroup
+}
+
+// NewNATSTransport wraps nc; with own set, Close also closes nc.
+func NewNATSTransport(nc *nats.Conn, own bool) *NATSTransport {
+	return &NATSTransport{nc: nc, own: own}
+}
+
+// Conn exposes the connection (JetStream, credentials tests).
+func (t *NATSTransport) Conn() *nats.Conn { return t.nc }
+
+// Publish implements Transport.
+func (t *NATSTransport) Publish(ctx context.Context, subject string, data []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := t.nc.Publish(subject, data); err != nil {
+		return fmt.Errorf("bus: publish %s: %w", subject, err)
+	}
+	t.messages.Add(1)
+	t.bytes.Add(int64(len(data)))
+	return nil
+}
+
+type natsSub struct {
+	subs []*nats.Subscription
+	ch   chan *nats.Msg
+	once sync.Once
+}
+
+func (s *natsSub) Unsubscribe() error {
+	var first error
+	for _, sub := range s.subs {
+		if err := sub.Unsubscribe(); err != nil && first == nil && err != nats.ErrConnectionClosed {
+			first = err
+		}
+	}
+	s.once.Do(func() { close(s.ch) })
+	return first
+}
+
+// subBuffer bounds the messages queued for one subscription's handler; past
+// it nats.go drops messages as a slow consumer. It holds pointers, so a long
+// queue costs little beyond the messages themselves. Handlers must hand work
+// off rather than do it inline.
+const subBuffer = 1 << 16
+
+// Subscribe implements Transport: all subjects feed one channel, drained by
+// one goroutine, so the handler sees the connection's arrival order.
+func (t *NATSTransport) Subscribe(h Handler, subjects ...string) (Subscription, error) {
+	s := &natsSub{ch: make(chan *nats.Msg, subBuffer)}
+	for _, subj := range subjects {
+		sub, err := t.nc.ChanSubscribe(subj, s.ch)
+		if err != nil {
+			s.Unsubscribe()
+			return nil, fmt.Errorf("bus: subscribe %s: %w", subj, err)
+		}
+		s.subs = append(s.subs, sub)
+	}
+	t.wg.Add(1)
+	go func() {
+		defer t.wg.Done()
+		for m := range s.ch {
+			h(Msg{Subject: m.Subject, Reply: m.Reply, Data: m.Data})
+		}
+	}()
+	return s, nil
+}
+
+// Request implements Transport.
+func (t *NATSTransport) Request(ctx context.Context, subject string, data []byte) ([]byte, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+	}
+	m, err := t.nc.RequestWithContext(ctx, subject, data)
+	if err != nil {
+		return nil, fmt.Errorf("bus: request %s: %w", subject, err)
+	}
+	t.messages.Add(1)
+	t.bytes.Add(int64(len(data)))
+	return m.Data, nil
+}
+
+// Respond implements Transport.
+func (t *NATSTransport) Respond(m Msg, data []byte) error {
+	if m.Reply == "" {
+		return fmt.Errorf("bus: respond on %s: no reply subject", m.Subject)
+	}
+	if err := t.nc.Publish(m.Reply, data); err != nil {
+		return fmt.Errorf("bus: respond on %s: %w", m.Subject, err)
+	}
+	t.messages.Add(1)
+	t.bytes.Add(int64(len(data)))
+	return nil
+}
+
+// Flush implements Transport.
+func (t *NATSTransport) Flush(ctx context.Context) error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+	}
+	if err := t.nc.FlushWithContext(ctx); err != nil {
+		return fmt.Errorf("bus: flush: %w", err)
+	}
+	return nil
+}
+
+// Stats implements Transport.
+func (t *NATSTransport) Stats() (int64, int64) { return t.messages.Load(), t.bytes.Load() }
+
+// Close implements Transport.
+func (t *NATSTransport) Close() error {
+	if t.own {
+		t.nc.Close()
+	}
+	return nil
+}

@@ -1,0 +1,123 @@
+package bus
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+// DefaultMaxPayload is the embedded server's payload limit (64 MiB). Larger
+// models go through the JetStream object store by reference.
+const DefaultMaxPayload = 64 << 20
+
+// ServerOptions configure an embedded nats-server. The zero value is a
+// loopback server on a random port with JetStream in a temporary directory.
+type ServerOptions struct {
+	Host         string        // default 127.0.0.1
+	Port         int           // 0 or -1: a random free port
+	StoreDir     string        // JetStream store; empty: a temporary directory removed on Shutdown
+	MaxPayload   int32         // default DefaultMaxPayload
+	NoJetStream  bool          // JetStream is on unless this is set
+	ReadyTimeout time.Duration // default 10s
+	ConfigFile   string        // optional nats-server configuration file (credentials, cluster); flags above override
+	ServerName   string
+}
+
+// Server is a running embedded nats-server.
+type Server struct {
+	ns      *server.Server
+	tempDir string
+}
+
+// StartServer starts an embedded nats-server and waits until it accepts
+// connections.
+func StartServer(o ServerOptions) (*Server, error) {
+	opts := &server.Options{}
+	if o.ConfigFile != "" {
+		fo, err := server.ProcessConfigFile(o.ConfigFile)
+		if err != nil {
+			return nil, fmt.Errorf("bus: start server: config %s: %w", o.ConfigFile, err)
+		}
+		opts = fo
+	}
+	if o.Host != "" || opts.Host == "" {
+		opts.Host = o.Host
+		if opts.Host == "" {
+			opts.Host = "127.0.0.1"
+		}
+	}
+	if o.Port != 0 || opts.Port == 0 {
+		opts.Port = o.Port
+		if opts.Port == 0 {
+			opts.Port = -1
+		}
+	}
+	if o.ServerName != "" {
+		opts.ServerName = o.ServerName
+	}
+	opts.MaxPayload = o.MaxPayload
+	if opts.MaxPayload == 0 {
+		opts.MaxPayload = DefaultMaxPayload
+	}
+	// The server refuses a payload limit above its pending limit.
+	if opts.MaxPending < 2*int64(opts.MaxPayload) {
+		opts.MaxPending = 2 * int64(opts.MaxPayload)
+	}
+	opts.NoSigs = true
+	opts.NoLog = true
+	s := &Server{}
+	if !o.NoJetStream {
+		opts.JetStream = true
+		opts.StoreDir = o.StoreDir
+		if opts.StoreDir == "" {
+			dir, err := os.MkdirTemp("", "graphfed-js-")
+			if err != nil {
+				return nil, fmt.Errorf("bus: start server: jetstream store: %w", err)
+			}
+			s.tempDir = dir
+			opts.StoreDir = dir
+		}
+	}
+	ns, err := server.NewServer(opts)
+	if err != nil {
+		s.cleanup()
+		return nil, fmt.Errorf("bus: start server: %w", err)
+	}
+	s.ns = ns
+	ns.Start()
+	timeout := o.ReadyTimeout
+	if timeout == 0 {
+		timeout = 10 * time.Second
+	}
+	if !ns.ReadyForConnections(timeout) {
+		ns.Shutdown()
+		s.cleanup()
+		return nil, errors.New("bus: start server: not ready for connections within " + timeout.String())
+	}
+	return s, nil
+}
+
+// ClientURL is the nats:// URL clients connect to.
+func (s *Server) ClientURL() string { return s.ns.ClientURL() }
+
+// NATS exposes the underlying server for in-process connections and tests.
+func (s *Server) NATS() *server.Server { return s.ns }
+
+// Shutdown stops the server and removes a temporary store.
+func (s *Server) Shutdown() {
+	if s.ns != nil {
+		s.ns.Shutdown()
+		s.ns.WaitForShutdown()
+	}
+	s.cleanup()
+}
+
+func (s *Server) cleanup() {
+	if s.tempDir != "" {
+		os.RemoveAll(s.tempDir)
+		s.tempDir = ""
+	}
+}

@@ -1,0 +1,280 @@
+package bus
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+)
+
+// Reasons a received message is rejected; they label the reject counters.
+const (
+	ReasonGarbage   = "garbage"        // not a decodable envelope or body
+	ReasonVersion   = "schema_version" // unknown envelope schema version
+	ReasonOversized = "oversized"      // larger than the job's limit
+	ReasonSubject   = "subject"        // subject and envelope disagree (job, kind, from)
+	ReasonSender    = "unknown_sender" // sender not allowed for the subject
+	ReasonShape     = "shape"          // vector length differs from the job's schema
+	ReasonNonFinite = "non_finite"     // NaN or Inf in a vector
+	ReasonRound     = "round"          // round number impossible for the job
+)
+
+// RejectError says why a message was rejected.
+type RejectError struct {
+	Reason string
+	Err    error
+}
+
+func (e *RejectError) Error() string { return "bus: reject: " + e.Reason + ": " + e.Err.Error() }
+func (e *RejectError) Unwrap() error { return e.Err }
+
+// ReasonOf returns the reject reason of err, or "" when err is not a reject.
+func ReasonOf(err error) string {
+	var re *RejectError
+	if errors.As(err, &re) {
+		return re.Reason
+	}
+	return ""
+}
+
+// Schema is what a job's receivers check messages against.
+type Schema struct {
+	Job        string
+	NumParams  int             // length of model vectors; 0: not yet known, skip the check
+	EmbDim     int             // width of embedding rows; 0: skip
+	MaxBytes   int             // messages above this are rejected; 0: DefaultMaxPayload
+	Senders    map[string]bool // allowed client ids; nil: any valid id
+	MaxRound   uint64          // 0: unbounded
+	Aggregator string          // id the aggregator signs as; default AggregatorID
+}
+
+// Validator opens and checks received messages and counts rejects. It is
+// safe for concurrent use.
+type Validator struct {
+	mu      sync.Mutex
+	schema  Schema
+	rejects map[string]uint64
+}
+
+// NewValidator returns a validator for the schema.
+func NewValidator(s Schema) *Validator {
+	if s.Aggregator == "" {
+		s.Aggregator = AggregatorID
+	}
+	return &Validator{schema: s, rejects: map[string]uint64{}}
+}
+
+// SetNumParams fixes the model vector length once it is known.
+func (v *Validator) SetNumParams(n int) {
+	v.mu.Lock()
+	v.schema.NumParams = n
+	v.mu.Unlock()
+}
+
+// AllowSender adds a client id to the allowed senders.
+func (v *Validator) AllowSender(id string) {
+	v.mu.Lock()
+	if v.schema.Senders == nil {
+		v.schema.Senders = map[string]bool{}
+	}
+	v.schema.Senders[id] = true
+	v.mu.Unlock()
+}
+
+// Rejects returns a copy of the reject counters by reason.
+func (v *Validator) Rejects() map[string]uint64 {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	out := make(map[string]uint64, len(v.rejects))
+	for k, n := range v.rejects {
+		out[k] = n
+	}
+	return out
+}
+
+// TotalRejects is the sum of all reject counters.
+func (v *Validator) TotalRejects() uint64 {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	var n uint64
+	for _, c := range v.rejects {
+		n += c
+	}
+	return n
+}
+
+// RejectSummary renders the counters as "reason=n ..." in a stable order.
+func (v *Validator) RejectSummary() string {
+	r := v.Rejects()
+	keys := make([]string, 0, len(r))
+	for k := range r {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	s := ""
+	for i, k := range keys {
+		if i > 0 {
+			s += " "
+		}
+		s += fmt.Sprintf("%s=%d", k, r[k])
+	}
+	return s
+}
+
+func (v *Validator) reject(err error) error {
+	reason := ReasonOf(err)
+	if reason == "" {
+		reason = ReasonGarbage
+	}
+	v.mu.Lock()
+	v.rejects[reason]++
+	v.mu.Unlock()
+	return err
+}
+
+// Open decodes and checks a message received on subject: envelope schema
+// version, size, agreement of subject and envelope, allowed sender, and for
+// typed bodies vector lengths and finiteness. The decoded body is returned
+// (one of the messages.go types, as a pointer). Every rejection is counted.
+func (v *Validator) Open(subject string, data []byte) (Envelope, any, error) {
+	env, body, err := v.open(subject, data)
+	if err != nil {
+		return Envelope{}, nil, v.reject(err)
+	}
+	return env, body, nil
+}
+
+func (v *Validator) open(subject string, data []byte) (Envelope, any, error) {
+	v.mu.Lock()
+	s := v.schema
+	v.mu.Unlock()
+	limit := s.MaxBytes
+	if limit == 0 {
+		limit = DefaultMaxPayload
+	}
+	if len(data) > limit {
+		return Envelope{}, nil, &RejectError{ReasonOversized, fmt.Errorf("%d bytes over the %d limit", len(data), limit)}
+	}
+	ps, err := ParseSubject(subject)
+	if err != nil {
+		return Envelope{}, nil, &RejectError{ReasonSubject, err}
+	}
+	env, err := Open(data)
+	if err != nil {
+		return Envelope{}, nil, err
+	}
+	if env.Job != s.Job || ps.Job != s.Job {
+		return Envelope{}, nil, &RejectError{ReasonSubject, fmt.Errorf("job %q on subject %q, want %q", env.Job, subject, s.Job)}
+	}
+	if env.Kind != ps.Kind {
+		return Envelope{}, nil, &RejectError{ReasonSubject, fmt.Errorf("kind %q on subject %q", env.Kind, subject)}
+	}
+	if err := v.checkSender(s, ps, env); err != nil {
+		return Envelope{}, nil, err
+	}
+	if s.MaxRound > 0 && env.Round > s.MaxRound+1 {
+		return Envelope{}, nil, &RejectError{ReasonRound, fmt.Errorf("round %d beyond the job's %d", env.Round, s.MaxRound)}
+	}
+	body, err := decodeBody(&env)
+	if err != nil {
+		return Envelope{}, nil, err
+	}
+	if err := checkBody(s, body); err != nil {
+		return Envelope{}, nil, err
+	}
+	return env, body, nil
+}
+
+func (v *Validator) checkSender(s Schema, ps ParsedSubject, env Envelope) error {
+	if !ValidID(env.From) {
+		return &RejectError{ReasonSender, fmt.Errorf("sender %q is not a valid id", env.From)}
+	}
+	switch env.Kind {
+	case KindRound, KindDone:
+		if env.From != s.Aggregator {
+			return &RejectError{ReasonSender, fmt.Errorf("%s from %q, only the aggregator sends it", env.Kind, env.From)}
+		}
+		return nil
+	case KindModel:
+		if env.From != s.Aggregator {
+			return &RejectError{ReasonSender, fmt.Errorf("model from %q, only the aggregator sends it", env.From)}
+		}
+		return nil
+	}
+	// Client kinds: the subject's <from> token must be the envelope's sender.
+	if ps.From != env.From {
+		return &RejectError{ReasonSubject, fmt.Errorf("sender %q published on %s.%s", env.From, env.Kind, ps.From)}
+	}
+	if s.Senders != nil && !s.Senders[env.From] {
+		return &RejectError{ReasonSender, fmt.Errorf("unknown sender %q", env.From)}
+	}
+	return nil
+}
+
+func decodeBody(env *Envelope) (any, error) {
+	var body any
+	switch env.Kind {
+	case KindHello:
+		body = &Hello{}
+	case KindRound:
+		body = &RoundOpen{}
+	case KindUpdate:
+		body = &Update{}
+	case KindModel:
+		body = &Model{}
+	case KindEmb:
+		body = &Embeddings{}
+	case KindMetrics:
+		body = &Metrics{}
+	case KindBye:
+		body = &Bye{}
+	case KindDone:
+		body = &Done{}
+	default:
+		return nil, &RejectError{ReasonSubject, fmt.Errorf("unknown kind %q", env.Kind)}
+	}
+	if err := env.UnmarshalBody(body); err != nil {
+		return nil, err
+	}
+	return body, nil
+}
+
+func checkBody(s Schema, body any) error {
+	checkVec := func(what string, x Vector, want int) error {
+		if want > 0 && len(x) != want {
+			return &RejectError{ReasonShape, fmt.Errorf("%s has %d values, want %d", what, len(x), want)}
+		}
+		if i := firstNonFinite(x); i >= 0 {
+			return &RejectError{ReasonNonFinite, fmt.Errorf("%s[%d] = %v", what, i, x[i])}
+		}
+		return nil
+	}
+	switch b := body.(type) {
+	case *Update:
+		if len(b.Params) > 0 {
+			if err := checkVec("update params", b.Params, s.NumParams); err != nil {
+				return err
+			}
+		}
+		if b.Weight < 0 || b.Weight != b.Weight {
+			return &RejectError{ReasonNonFinite, fmt.Errorf("update weight %v", b.Weight)}
+		}
+	case *Model:
+		if len(b.Params) > 0 {
+			return checkVec("model params", b.Params, s.NumParams)
+		}
+	case *Embeddings:
+		if b.Dim <= 0 || len(b.Data) != b.Dim*len(b.NodeIDs) {
+			return &RejectError{ReasonShape, fmt.Errorf("embeddings: %d values for %d nodes of width %d", len(b.Data), len(b.NodeIDs), b.Dim)}
+		}
+		if s.EmbDim > 0 && b.Dim != s.EmbDim {
+			return &RejectError{ReasonShape, fmt.Errorf("embedding width %d, want %d", b.Dim, s.EmbDim)}
+		}
+		return checkVec("embeddings", b.Data, 0)
+	case *Hello:
+		if b.NumParams < 0 || b.TrainSize < 0 {
+			return &RejectError{ReasonShape, fmt.Errorf("hello with negative sizes")}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,49 @@
+// Command graphfed is the command-line front of graphfed: flag parsing and
+// wiring only. Every command takes --json; then the last line on stdout is one
+// JSON object (see report.go) and human output goes to stderr.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	root := newRootCmd()
+	if err := root.ExecuteContext(ctx); err != nil {
+		os.Exit(1)
+	}
+}
+
+// globalFlags are the flags every command shares.
+type globalFlags struct {
+	json     bool
+	logLevel string
+}
+
+func newRootCmd() *cobra.Command {
+	g := &globalFlags{}
+	root := &cobra.Command{
+		Use:           "graphfed",
+		Short:         "Federated graph learning over NATS with a metric-DP privacy gate",
+		SilenceUsage:  true,
+		SilenceErrors: false,
+	}
+	root.PersistentFlags().BoolVar(&g.json, "json", false, "print one JSON result object as the last line of stdout; human output goes to stderr")
+	root.PersistentFlags().StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	for _, c := range subcommands(g) {
+		root.AddCommand(c)
+	}
+	return root
+}
+
+// subcommands lists every command; each lives in its own file.
+func subcommands(g *globalFlags) []*cobra.Command {
+	return []*cobra.Command{}
+}
