@@ -43,7 +43,8 @@ type Schema struct {
 	NumParams  int             // length of model vectors; 0: not yet known, skip the check
 	EmbDim     int             // width of embedding rows; 0: skip
 	MaxBytes   int             // messages above this are rejected; 0: DefaultMaxPayload
-	Senders    map[string]bool // allowed client ids; nil: any valid id
+	Senders    map[string]bool // clients allowed to send non-hello kinds; nil: any valid id
+	Enrol      map[string]bool // clients allowed to say hello; nil: any valid id (open enrolment)
 	MaxRound   uint64          // 0: unbounded
 	Aggregator string          // id the aggregator signs as; default AggregatorID
 }
@@ -205,7 +206,11 @@ func (v *Validator) checkSender(s Schema, ps ParsedSubject, env Envelope) error 
 	if ps.From != env.From {
 		return &RejectError{ReasonSubject, fmt.Errorf("sender %q published on %s.%s", env.From, env.Kind, ps.From)}
 	}
-	if s.Senders != nil && !s.Senders[env.From] {
+	allowed := s.Senders
+	if env.Kind == KindHello {
+		allowed = s.Enrol
+	}
+	if allowed != nil && !allowed[env.From] {
 		return &RejectError{ReasonSender, fmt.Errorf("unknown sender %q", env.From)}
 	}
 	return nil

@@ -1,0 +1,246 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"graphfed/bus"
+)
+
+// Config configures one agent.
+type Config struct {
+	Job         string
+	Client      string
+	LocalEpochs int              // per round; default 1
+	HelloRetry  time.Duration    // between hello attempts; default 1s
+	Slowdown    time.Duration    // extra delay per round, to simulate a slow bank
+	Now         func() time.Time // default time.Now
+	Log         zerolog.Logger
+}
+
+// Result is what an agent reports when the job is done.
+type Result struct {
+	Client  string
+	Rounds  int                // rounds it trained
+	Final   map[string]float64 // scores of the final model on local data
+	Rejects map[string]uint64
+}
+
+// Agent runs one client's side of a job.
+type Agent struct {
+	cfg     Config
+	tr      bus.Transport
+	learner Learner
+	val     *bus.Validator
+	seq     uint64
+
+	mu     sync.Mutex
+	queue  []bus.Msg
+	notify chan struct{}
+
+	algo       string
+	model      []float32 // latest global model
+	modelRound uint64
+	trained    uint64 // last round trained
+	rounds     int
+}
+
+// New builds an agent; Run starts it.
+func New(cfg Config, tr bus.Transport, l Learner) (*Agent, error) {
+	if !bus.ValidID(cfg.Job) || !bus.ValidID(cfg.Client) || cfg.Client == bus.AggregatorID || cfg.Client == "all" {
+		return nil, fmt.Errorf("agent: job %q or client %q is not a valid id", cfg.Job, cfg.Client)
+	}
+	if cfg.LocalEpochs <= 0 {
+		cfg.LocalEpochs = 1
+	}
+	if cfg.HelloRetry == 0 {
+		cfg.HelloRetry = time.Second
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Agent{
+		cfg: cfg, tr: tr, learner: l,
+		val:    bus.NewValidator(bus.Schema{Job: cfg.Job, NumParams: l.NumParams()}),
+		notify: make(chan struct{}, 1),
+	}, nil
+}
+
+func (a *Agent) enqueue(m bus.Msg) {
+	a.mu.Lock()
+	a.queue = append(a.queue, m)
+	a.mu.Unlock()
+	select {
+	case a.notify <- struct{}{}:
+	default:
+	}
+}
+
+func (a *Agent) next(ctx context.Context) (bus.Msg, error) {
+	for {
+		a.mu.Lock()
+		if len(a.queue) > 0 {
+			m := a.queue[0]
+			a.queue = a.queue[1:]
+			a.mu.Unlock()
+			return m, nil
+		}
+		a.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return bus.Msg{}, ctx.Err()
+		case <-a.notify:
+		}
+	}
+}
+
+func (a *Agent) publish(ctx context.Context, subject string, kind bus.Kind, round uint64, body any) error {
+	a.seq++
+	data, err := bus.Seal(bus.Envelope{Job: a.cfg.Job, Kind: kind, From: a.cfg.Client, Round: round, Seq: a.seq, Time: a.cfg.Now().UnixNano()}, body)
+	if err != nil {
+		return err
+	}
+	return a.tr.Publish(ctx, subject, data)
+}
+
+// Run joins the job, trains round by round and returns when the aggregator
+// says the job is done or ctx ends.
+func (a *Agent) Run(ctx context.Context) (Result, error) {
+	j, c := a.cfg.Job, a.cfg.Client
+	// Subscribe before saying hello: our join may be the one that opens round 1.
+	sub, err := a.tr.Subscribe(a.enqueue, bus.Subject(j, bus.KindRound), bus.Subject(j, bus.KindModel, "all"),
+		bus.Subject(j, bus.KindModel, c), bus.Subject(j, bus.KindDone))
+	if err != nil {
+		return Result{}, fmt.Errorf("agent %s: %w", c, err)
+	}
+	defer sub.Unsubscribe()
+	if err := a.tr.Flush(ctx); err != nil {
+		return Result{}, fmt.Errorf("agent %s: %w", c, err)
+	}
+	if err := a.hello(ctx); err != nil {
+		return Result{}, err
+	}
+	for {
+		m, err := a.next(ctx)
+		if err != nil {
+			return a.result(nil), fmt.Errorf("agent %s: %w", c, err)
+		}
+		env, body, err := a.val.Open(m.Subject, m.Data)
+		if err != nil {
+			a.cfg.Log.Warn().Str("subject", m.Subject).Str("reason", bus.ReasonOf(err)).Err(err).Msg("rejected message")
+			continue
+		}
+		switch b := body.(type) {
+		case *bus.Model:
+			if len(b.Params) > 0 && b.Round >= a.modelRound {
+				a.model, a.modelRound = b.Params, b.Round
+			}
+		case *bus.RoundOpen:
+			if err := a.train(ctx, b); err != nil {
+				return a.result(nil), err
+			}
+		case *bus.Done:
+			_ = env
+			return a.finish(ctx)
+		}
+	}
+}
+
+func (a *Agent) hello(ctx context.Context) error {
+	j, c := a.cfg.Job, a.cfg.Client
+	a.seq++
+	data, err := bus.Seal(bus.Envelope{Job: j, Kind: bus.KindHello, From: c, Seq: a.seq, Time: a.cfg.Now().UnixNano()},
+		&bus.Hello{SchemaHash: a.learner.SchemaHash(), NumParams: a.learner.NumParams(), TrainSize: a.learner.TrainSize()})
+	if err != nil {
+		return err
+	}
+	for {
+		rctx, cancel := context.WithTimeout(ctx, a.cfg.HelloRetry)
+		reply, err := a.tr.Request(rctx, bus.Subject(j, bus.KindHello, c), data)
+		cancel()
+		if err == nil {
+			env, err := bus.Open(reply)
+			if err != nil {
+				return fmt.Errorf("agent %s: hello reply: %w", c, err)
+			}
+			var hr bus.HelloReply
+			if err := env.UnmarshalBody(&hr); err != nil {
+				return fmt.Errorf("agent %s: hello reply: %w", c, err)
+			}
+			if !hr.Accepted {
+				return fmt.Errorf("agent %s: join refused: %s", c, hr.Reason)
+			}
+			a.algo = hr.Algo
+			a.learner.Init(hr.InitSeed)
+			a.cfg.Log.Info().Str("client", c).Str("algo", hr.Algo).Uint64("round", hr.Round).Msg("joined")
+			return nil
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("agent %s: hello: %w", c, ctx.Err())
+		}
+		a.cfg.Log.Debug().Err(err).Msg("hello unanswered, retrying")
+	}
+}
+
+func (a *Agent) train(ctx context.Context, r *bus.RoundOpen) error {
+	if r.Round <= a.trained {
+		return nil
+	}
+	shares := a.algo != "local"
+	base := uint64(0)
+	if shares && r.ModelRound > 0 && a.model != nil {
+		if a.modelRound != r.ModelRound {
+			a.cfg.Log.Warn().Uint64("have", a.modelRound).Uint64("want", r.ModelRound).Msg("training from a stale global model")
+		}
+		if err := a.learner.SetParams(a.model); err != nil {
+			return fmt.Errorf("agent %s: load model of round %d: %w", a.cfg.Client, a.modelRound, err)
+		}
+		base = a.modelRound
+	}
+	// Scores of the model this round starts from: the global model's progress.
+	scores := a.learner.Evaluate()
+	if err := a.publish(ctx, bus.Subject(a.cfg.Job, bus.KindMetrics, a.cfg.Client), bus.KindMetrics, r.Round,
+		&bus.Metrics{Round: r.Round, Scores: scores}); err != nil {
+		return err
+	}
+	loss := a.learner.Train(a.cfg.LocalEpochs)
+	if a.cfg.Slowdown > 0 {
+		select {
+		case <-time.After(a.cfg.Slowdown):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	u := &bus.Update{Round: r.Round, BaseRound: base, Weight: float64(a.learner.TrainSize()), Loss: loss}
+	if shares {
+		u.Params = a.learner.Params()
+	}
+	a.trained = r.Round
+	a.rounds++
+	return a.publish(ctx, bus.Subject(a.cfg.Job, bus.KindUpdate, a.cfg.Client), bus.KindUpdate, r.Round, u)
+}
+
+func (a *Agent) finish(ctx context.Context) (Result, error) {
+	if a.algo != "local" && a.model != nil {
+		if err := a.learner.SetParams(a.model); err != nil {
+			return a.result(nil), fmt.Errorf("agent %s: load final model: %w", a.cfg.Client, err)
+		}
+	}
+	scores := a.learner.Evaluate()
+	err := errors.Join(
+		a.publish(ctx, bus.Subject(a.cfg.Job, bus.KindMetrics, a.cfg.Client), bus.KindMetrics, a.trained, &bus.Metrics{Round: a.trained, Final: true, Scores: scores}),
+		a.publish(ctx, bus.Subject(a.cfg.Job, bus.KindBye, a.cfg.Client), bus.KindBye, a.trained, &bus.Bye{Reason: "done"}),
+		a.tr.Flush(ctx),
+	)
+	a.cfg.Log.Info().Str("client", a.cfg.Client).Int("rounds", a.rounds).Interface("scores", scores).Msg("finished")
+	return a.result(scores), err
+}
+
+func (a *Agent) result(final map[string]float64) Result {
+	return Result{Client: a.cfg.Client, Rounds: a.rounds, Final: final, Rejects: a.val.Rejects()}
+}
