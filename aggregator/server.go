@@ -292,6 +292,18 @@ func (s *Server) act(ctx context.Context, a Action) error {
 	return nil
 }
 
+// RoundScores returns the clients' scores reported at the start of round r
+// (those of the model round r trained from).
+func (s *Server) RoundScores(r uint64) map[string]map[string]float64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]map[string]float64, len(s.result.PerRound[r]))
+	for id, sc := range s.result.PerRound[r] {
+		out[id] = sc
+	}
+	return out
+}
+
 // MeanFinal averages a final score over the clients that reported it.
 func (r Result) MeanFinal(key string) (mean float64, n int) {
 	ids := make([]string, 0, len(r.Final))

@@ -45,5 +45,14 @@ func newRootCmd() *cobra.Command {
 
 // subcommands lists every command; each lives in its own file.
 func subcommands(g *globalFlags) []*cobra.Command {
-	return []*cobra.Command{}
+	return []*cobra.Command{
+		newTrainCmd(g),
+		newSimCmd(g),
+		newAggregatorCmd(g),
+		newAgentCmd(g),
+		newPartitionCmd(g),
+		newServerCmd(g),
+		newPrivacyCmd(g),
+		newAuditCmd(g),
+	}
 }

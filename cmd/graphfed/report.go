@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/mattn/go-isatty"
 	"github.com/rs/zerolog"
 )
 
@@ -46,7 +47,7 @@ func (g *globalFlags) logger() zerolog.Logger {
 	if err != nil {
 		lvl = zerolog.InfoLevel
 	}
-	w := zerolog.ConsoleWriter{Out: os.Stderr, TimeFormat: time.TimeOnly}
+	w := zerolog.ConsoleWriter{Out: os.Stderr, TimeFormat: time.TimeOnly, NoColor: !isatty.IsTerminal(os.Stderr.Fd())}
 	return zerolog.New(w).Level(lvl).With().Timestamp().Logger()
 }
 

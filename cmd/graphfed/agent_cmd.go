@@ -1,0 +1,76 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"graphfed/agent"
+	"graphfed/bus"
+	"graphfed/graph"
+)
+
+func newAgentCmd(g *globalFlags) *cobra.Command {
+	var (
+		natsURL, job, client, data, creds string
+		epochs                            int
+		seed                              uint64
+	)
+	node := agent.DefaultNodeConfig()
+	cmd := &cobra.Command{
+		Use:   "agent --nats URL --job ID --client ID --data PATH",
+		Short: "Run one organisation's agent against a NATS server",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			start := time.Now()
+			log := g.logger().With().Str("client", client).Logger()
+			d, err := graph.LoadTSV(data)
+			if err != nil {
+				return fmt.Errorf("agent: %w", err)
+			}
+			node.Seed = seed
+			l, err := agent.NewNodeLearner(d, node)
+			if err != nil {
+				return err
+			}
+			nc, err := bus.Connect(natsURL, bus.ConnectOptions{Name: "agent-" + client, Creds: creds})
+			if err != nil {
+				return fmt.Errorf("agent: %w", err)
+			}
+			tr := bus.NewNATSTransport(nc, true)
+			defer tr.Close()
+			a, err := agent.New(agent.Config{Job: job, Client: client, LocalEpochs: epochs, Log: log}, tr, l)
+			if err != nil {
+				return err
+			}
+			res, err := a.Run(cmd.Context())
+			if err != nil {
+				return err
+			}
+			msgs, bytes := tr.Stats()
+			m := map[string]any{"rounds_trained": res.Rounds, "rejects": res.Rejects}
+			for k, v := range res.Final {
+				m[k] = v
+			}
+			return g.emit(Report{Command: "agent", Dataset: data, Clients: 1, Rounds: res.Rounds, Seed: int64(seed),
+				Metrics: m, Comm: &CommReport{Bytes: bytes, Messages: msgs}}, start)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&natsURL, "nats", "nats://127.0.0.1:4222", "NATS server or cluster URL")
+	f.StringVar(&job, "job", "", "job id")
+	f.StringVar(&client, "client", "", "this organisation's client id ([a-z0-9-]{1,64})")
+	f.StringVar(&data, "data", "", "the client's local dataset (TSV layout directory)")
+	f.StringVar(&creds, "creds", "", "NATS credentials file")
+	f.IntVar(&epochs, "local-epochs", 5, "local epochs per round")
+	f.Uint64Var(&seed, "seed", 1, "local randomness seed (dropout)")
+	f.StringVar(&node.Model, "model", node.Model, "gcn or sage")
+	f.IntVar(&node.Hidden, "hidden", node.Hidden, "hidden units")
+	f.Float64Var(&node.LR, "lr", node.LR, "Adam learning rate")
+	f.Float64Var(&node.WeightDecay, "weight-decay", node.WeightDecay, "L2 weight decay")
+	f.Float64Var(&node.Dropout, "dropout", node.Dropout, "dropout probability")
+	for _, n := range []string{"job", "client", "data"} {
+		cmd.MarkFlagRequired(n)
+	}
+	return cmd
+}

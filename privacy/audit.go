@@ -1,0 +1,218 @@
+package privacy
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// The audit recomputes every ε from ledger entries alone, with a fresh
+// Accountant: per client channel, per client (the composition its budget
+// caps), per node at each calibrated distance ρ_q, and all of them against
+// rounds.
+//
+// Where ρ comes from: Gate.RecordCalibration writes the distances measured
+// by Calibrate into the ledger as ChannelCalibration entries. The audit
+// takes the latest calibration of each client (highest Seq) and, for each
+// percentile q, the largest ρ_q over clients: one job-wide distance per
+// percentile, conservative when clients' embeddings differ. AuditOptions.Rho
+// overrides them (for example to evaluate the paper's ρ values).
+
+// RhoAt is the metric-DP distance ρ at percentile Q.
+type RhoAt struct {
+	Q, Rho float64
+}
+
+// AuditOptions configure Audit.
+type AuditOptions struct {
+	Kind  AccountantKind // zero: RDP
+	Delta float64        // required, in (0, 1)
+	Job   string         // only this job; "" = every job in the entries
+	Rho   []RhoAt        // overrides the ledger's calibrations when set
+}
+
+// Report is the outcome of an audit.
+type Report struct {
+	Kind     AccountantKind
+	Delta    float64
+	Entries  int  // entries considered (after the job filter)
+	Releases int  // of which releases
+	Seeded   bool // some release used a fixed seed: no privacy claim holds
+	// RhoSource says where the node distances came from: "given",
+	// "ledger calibration" or "none".
+	RhoSource    string
+	Calibrations []CalibrationRecord // the latest per client
+	Channels     []ChannelEpsilon    // per client channel
+	ChannelMax   map[Channel]float64 // per channel, the worst client
+	Clients      []ClientEpsilon     // per client, model+grad+margin composed
+	Nodes        int                 // distinct released nodes
+	Percentiles  []PercentileEpsilon // per-node ε at each ρ_q
+	Rounds       []RoundEpsilon      // cumulative ε after each round
+}
+
+// CalibrationRecord is a calibration entry's origin and content.
+type CalibrationRecord struct {
+	Job, Client string
+	Seq, Round  uint64
+	Calibration Calibration
+}
+
+// ChannelEpsilon is the ε of one client's channel.
+type ChannelEpsilon struct {
+	Job, Client string
+	Channel     Channel
+	Releases    uint64
+	Epsilon     float64
+}
+
+// ClientEpsilon is the ε of a client's model, grad and margin releases
+// composed.
+type ClientEpsilon struct {
+	Job, Client string
+	Releases    uint64
+	Epsilon     float64
+}
+
+// PercentileEpsilon is the per-node ε at distance Rho (percentile Q): of
+// the node with the most embedding privacy loss and of the median node.
+type PercentileEpsilon struct {
+	Q, Rho        float64
+	WorstEpsilon  float64
+	MedianEpsilon float64
+	WorstReleases uint64 // releases of the worst node
+}
+
+// RoundEpsilon is the cumulative ε after every entry of rounds ≤ Round:
+// per channel for its worst client, and per node at each percentile (same
+// order as Report.Percentiles) for the worst node.
+type RoundEpsilon struct {
+	Round    uint64
+	Channels map[Channel]float64
+	Nodes    []float64
+}
+
+// Audit recomputes the report from entries (in ledger order). It fails on
+// invalid entries or out-of-order sequence numbers (ErrCorrupt) and on bad
+// options (ErrInvalid).
+func Audit(entries []Entry, opt AuditOptions) (Report, error) {
+	const op = "audit"
+	if opt.Kind == 0 {
+		opt.Kind = RDP
+	}
+	for _, r := range opt.Rho {
+		if !(r.Q > 0 && r.Q <= 100 && r.Rho >= 0 && r.Rho <= 2) {
+			return Report{}, errorf(op, ErrInvalid, fmt.Sprintf("distance %v at percentile %v", r.Rho, r.Q))
+		}
+	}
+	acct, err := NewAccountant(opt.Kind, opt.Delta, Budget{})
+	if err != nil {
+		return Report{}, err
+	}
+	rep := Report{Kind: opt.Kind, Delta: opt.Delta, ChannelMax: map[Channel]float64{}}
+	var kept []Entry
+	seqs := seqTracker{}
+	latest := map[ClientKey]CalibrationRecord{}
+	for _, e := range entries {
+		if opt.Job != "" && e.Job != opt.Job {
+			continue
+		}
+		if err := seqs.check(&e, op); err != nil {
+			return Report{}, wrapErr(op, ErrCorrupt, "", err)
+		}
+		seqs.note(&e)
+		kept = append(kept, e)
+		if e.Channel == ChannelCalibration {
+			latest[ClientKey{e.Job, e.Client}] = CalibrationRecord{e.Job, e.Client, e.Seq, e.Round, *e.clone().Calibration}
+			continue
+		}
+		rep.Releases++
+		rep.Seeded = rep.Seeded || e.Seeded
+	}
+	rep.Entries = len(kept)
+	for _, c := range latest {
+		rep.Calibrations = append(rep.Calibrations, c)
+	}
+	slices.SortFunc(rep.Calibrations, func(a, b CalibrationRecord) int {
+		return cmp.Or(cmp.Compare(a.Job, b.Job), cmp.Compare(a.Client, b.Client))
+	})
+	rho := opt.Rho
+	switch {
+	case rho != nil:
+		rep.RhoSource = "given"
+	case len(rep.Calibrations) > 0:
+		rep.RhoSource = "ledger calibration"
+		rho = jobRho(rep.Calibrations)
+	default:
+		rep.RhoSource = "none"
+	}
+
+	// Replay round by round, in ledger order within a round.
+	slices.SortStableFunc(kept, func(a, b Entry) int { return cmp.Compare(a.Round, b.Round) })
+	for i := 0; i < len(kept); {
+		r := kept[i].Round
+		for ; i < len(kept) && kept[i].Round == r; i++ {
+			if err := acct.Apply(kept[i]); err != nil {
+				return Report{}, wrapErr(op, ErrCorrupt, "", err)
+			}
+		}
+		rep.Rounds = append(rep.Rounds, roundSnapshot(acct, r, rho))
+	}
+
+	for _, c := range acct.ChannelStats() {
+		eps := acct.Epsilon(c.Stat, 1)
+		rep.Channels = append(rep.Channels, ChannelEpsilon{c.Key.Job, c.Key.Client, c.Key.Channel, c.Releases, eps})
+		rep.ChannelMax[c.Key.Channel] = math.Max(rep.ChannelMax[c.Key.Channel], eps)
+	}
+	for _, c := range acct.ClientStats() {
+		rep.Clients = append(rep.Clients, ClientEpsilon{c.Key.Job, c.Key.Client, c.Releases, acct.Epsilon(c.Stat, 1)})
+	}
+	nodes := acct.NodeMu2()
+	rep.Nodes = len(nodes)
+	_, worst, _ := acct.WorstNode()
+	for _, r := range rho {
+		p := PercentileEpsilon{Q: r.Q, Rho: r.Rho, WorstReleases: worst.Releases}
+		if len(nodes) > 0 {
+			p.WorstEpsilon = acct.Epsilon(worst, r.Rho)
+			p.MedianEpsilon = acct.Epsilon(Stat{Mu2: Percentile(nodes, 50)}, r.Rho)
+		}
+		rep.Percentiles = append(rep.Percentiles, p)
+	}
+	return rep, nil
+}
+
+// jobRho is, per percentile, the largest distance over the clients'
+// calibrations, in ascending order of percentile.
+func jobRho(cals []CalibrationRecord) []RhoAt {
+	m := map[float64]float64{}
+	for _, c := range cals {
+		for i, q := range c.Calibration.Q {
+			m[q] = math.Max(m[q], c.Calibration.Rho[i])
+		}
+	}
+	out := make([]RhoAt, 0, len(m))
+	for q, r := range m {
+		out = append(out, RhoAt{q, r})
+	}
+	slices.SortFunc(out, func(a, b RhoAt) int { return cmp.Compare(a.Q, b.Q) })
+	return out
+}
+
+func roundSnapshot(acct *Accountant, round uint64, rho []RhoAt) RoundEpsilon {
+	s := RoundEpsilon{Round: round, Channels: map[Channel]float64{}}
+	worst := map[Channel]Stat{}
+	for _, c := range acct.ChannelStats() {
+		if c.Mu2 >= worst[c.Key.Channel].Mu2 {
+			worst[c.Key.Channel] = c.Stat
+		}
+	}
+	for ch, st := range worst {
+		s.Channels[ch] = acct.Epsilon(st, 1)
+	}
+	if _, st, ok := acct.WorstNode(); ok {
+		for _, r := range rho {
+			s.Nodes = append(s.Nodes, acct.Epsilon(st, r.Rho))
+		}
+	}
+	return s
+}

@@ -1,0 +1,68 @@
+package privacy
+
+import (
+	"fmt"
+	"math"
+)
+
+// Channel names a kind of released value. Channels are strings so that
+// ledger entries stay readable.
+type Channel string
+
+// The released channels, and the non-release calibration record.
+const (
+	// ChannelModel: model parameters (CE-FedGNN W, σ1; LPSFed MLPs).
+	ChannelModel Channel = "model"
+	// ChannelGrad: gradient estimators (CE-FedGNN G, σ2).
+	ChannelGrad Channel = "grad"
+	// ChannelMargin: LPSFed margins.
+	ChannelMargin Channel = "margin"
+	// ChannelEmb: node embeddings (CE-FedGNN boundary embeddings, σ0),
+	// accounted per node under metric DP.
+	ChannelEmb Channel = "emb"
+	// ChannelCalibration marks a ledger entry that releases nothing and
+	// records the metric-DP distances ρ measured by Calibrate, so that an
+	// audit needs only the ledger.
+	ChannelCalibration Channel = "calibration"
+)
+
+// ParseChannel accepts the lower-case channel names.
+func ParseChannel(s string) (Channel, error) {
+	c := Channel(s)
+	if !c.valid() {
+		return "", errorf("parse channel", ErrInvalid, fmt.Sprintf("channel %q (want model, grad, margin, emb or calibration)", s))
+	}
+	return c, nil
+}
+
+func (c Channel) valid() bool {
+	switch c {
+	case ChannelModel, ChannelGrad, ChannelMargin, ChannelEmb, ChannelCalibration:
+		return true
+	}
+	return false
+}
+
+// releases reports whether entries on the channel release data (all but
+// calibration records).
+func (c Channel) releases() bool { return c.valid() && c != ChannelCalibration }
+
+// Sensitivity is the L2 distance between the clipped releases of two
+// neighbouring inputs, which the gate records as Entry.Rho for the model,
+// grad and margin channels. graphfed uses the replace-one neighbouring
+// relation at client level: a neighbouring client may hold any data at all,
+// so each of the rows clipped to norm clip may become any other row in the
+// ball, at distance up to 2·clip, and all of them at once:
+//
+//	ρ = 2·clip·sqrt(rows).
+//
+// Embeddings are accounted under metric DP instead: their distance ρ is not
+// a worst case but a percentile measured at audit time (Calibrate), so
+// Sensitivity returns 0 for ChannelEmb and the accountant tracks Σ 1/σ²
+// per node, to be scaled by ρ² when ε is evaluated.
+func Sensitivity(ch Channel, clip float64, rows int) float64 {
+	if ch == ChannelEmb || ch == ChannelCalibration {
+		return 0
+	}
+	return 2 * clip * math.Sqrt(float64(rows))
+}

@@ -1,0 +1,208 @@
+package privacy
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+)
+
+// Config configures one agent's gate for one job.
+type Config struct {
+	Job, Client string         // [a-z0-9-]{1,64}
+	Delta       float64        // δ of every budget and report, in (0, 1)
+	Budget      Budget         // zero: no cap
+	Accountant  AccountantKind // zero: RDP
+	// Seed fixes the noise for reproducible simulation; nil (the default)
+	// draws the CSPRNG seed from crypto/rand. Every entry released under
+	// a fixed seed is marked Seeded: the run makes no privacy claim.
+	Seed *uint64
+}
+
+// Request is one value to release.
+type Request struct {
+	Channel Channel // ChannelModel, ChannelGrad, ChannelMargin or ChannelEmb
+	Round   uint64
+	// The rows, either as Rows or as a row-major Flat slice of Dim-long
+	// rows. Every row is clipped to norm Clip separately; embedding rows
+	// are normalized to the unit sphere.
+	Rows [][]float32
+	Flat []float32
+	Dim  int
+	// NodeIDs: one distinct id per row, required for embeddings (they are
+	// accounted per node), optional elsewhere.
+	NodeIDs []int64
+	Sigma   float64 // noise standard deviation per coordinate, > 0
+	Clip    float64 // L2 clip per row, > 0; embeddings: 0 or 1 (unit sphere)
+}
+
+// Gate is the only way to produce a Released. It is safe for concurrent
+// use; releases are serialized (each waits for its ledger append).
+type Gate struct {
+	mu     sync.Mutex
+	cfg    Config
+	ledger Ledger
+	clock  func() time.Time
+	acct   *Accountant
+	noise  *noiseSource
+	seq    uint64 // last sequence number used by this job and client
+}
+
+// NewGate builds a gate. It replays the ledger's entries of cfg.Job and
+// cfg.Client into the accountant, so a restarted agent keeps its spent
+// budget, and continues their sequence numbers. clock may be nil (time.Now).
+func NewGate(ctx context.Context, cfg Config, l Ledger, clock func() time.Time) (*Gate, error) {
+	const op = "new gate"
+	if !validID(cfg.Job) || !validID(cfg.Client) {
+		return nil, errorf(op, ErrInvalid, fmt.Sprintf("job %q and client %q must match [a-z0-9-]{1,64}", cfg.Job, cfg.Client))
+	}
+	if l == nil {
+		return nil, errorf(op, ErrInvalid, "nil ledger")
+	}
+	if cfg.Accountant == 0 {
+		cfg.Accountant = RDP
+	}
+	if clock == nil {
+		clock = time.Now
+	}
+	acct, err := NewAccountant(cfg.Accountant, cfg.Delta, cfg.Budget)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := l.Entries(ctx)
+	if err != nil {
+		return nil, wrapErr(op, ErrLedger, "reading entries", err)
+	}
+	g := &Gate{cfg: cfg, ledger: l, clock: clock, acct: acct, noise: newNoiseSource(cfg.Seed)}
+	for _, e := range entries {
+		if e.Job != cfg.Job || e.Client != cfg.Client {
+			continue
+		}
+		if err := acct.Apply(e); err != nil {
+			return nil, wrapErr(op, ErrCorrupt, "replaying ledger", err)
+		}
+		g.seq = max(g.seq, e.Seq)
+	}
+	return g, nil
+}
+
+// Release validates the request, clips every row (normalizes embeddings),
+// checks the budget, charges the accountant, appends the ledger entry
+// durably, and only then adds Gaussian noise and returns the value.
+//
+// A release that would exceed a budget returns an error wrapping
+// ErrBudgetExceeded: nothing is charged, logged or returned. If the ledger
+// append fails the accountant stays charged (the entry may have reached
+// storage before the failure; over-counting is the safe side) and nothing
+// is returned.
+func (g *Gate) Release(ctx context.Context, req Request) (Released, error) {
+	const op = "release"
+	if !req.Channel.releases() {
+		return Released{}, errorf(op, ErrInvalid, fmt.Sprintf("channel %q is not a release channel", req.Channel))
+	}
+	if !finitePos(req.Sigma) {
+		return Released{}, errorf(op, ErrInvalid, fmt.Sprintf("sigma %v must be positive and finite", req.Sigma))
+	}
+	clip, emb := req.Clip, req.Channel == ChannelEmb
+	switch {
+	case emb && (clip == 0 || clip == 1):
+		clip = 1
+	case emb:
+		return Released{}, errorf(op, ErrInvalid, fmt.Sprintf("embedding clip %v: embeddings are normalized to the unit sphere (clip 0 or 1)", clip))
+	case !finitePos(clip):
+		return Released{}, errorf(op, ErrInvalid, fmt.Sprintf("clip %v must be positive and finite", clip))
+	}
+	data, rows, dim, err := gatherRows(&req)
+	if err != nil {
+		return Released{}, wrapErr(op, ErrInvalid, "channel "+string(req.Channel), err)
+	}
+	if emb && len(req.NodeIDs) != rows {
+		return Released{}, errorf(op, ErrInvalid, fmt.Sprintf("%d node ids for %d embedding rows", len(req.NodeIDs), rows))
+	}
+	if req.NodeIDs != nil && len(req.NodeIDs) != rows {
+		return Released{}, errorf(op, ErrInvalid, fmt.Sprintf("%d node ids for %d rows", len(req.NodeIDs), rows))
+	}
+	for i := 0; i < rows; i++ {
+		if err := clipRow(data[i*dim:(i+1)*dim], clip, emb); err != nil {
+			return Released{}, wrapErr(op, ErrInvalid, fmt.Sprintf("row %d", i), err)
+		}
+	}
+
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	e := Entry{
+		Seq: g.seq + 1, Job: g.cfg.Job, Client: g.cfg.Client, Channel: req.Channel, Round: req.Round,
+		NodeIDs: append([]int64(nil), req.NodeIDs...), Count: rows, Dim: dim,
+		Sigma: req.Sigma, Clip: clip, Rho: Sensitivity(req.Channel, clip, rows),
+		Time: g.clock().UTC(), Seeded: g.cfg.Seed != nil,
+	}
+	if len(e.NodeIDs) == 0 {
+		e.NodeIDs = nil
+	}
+	if err := g.acct.Charge(e); err != nil {
+		return Released{}, err // budget exceeded or invalid: nothing charged
+	}
+	g.seq = e.Seq
+	if err := g.ledger.Append(ctx, e.clone()); err != nil {
+		return Released{}, wrapErr(op, ErrLedger, fmt.Sprintf("append seq %d", e.Seq), err)
+	}
+	g.noise.addGaussian(data, req.Sigma)
+	return Released{entry: e, data: data}, nil
+}
+
+// RecordCalibration appends a calibration entry carrying the metric-DP
+// distances measured on this client's released embeddings (see
+// Calibrate), durably, so that an audit can evaluate per-node ε from the
+// ledger alone.
+func (g *Gate) RecordCalibration(ctx context.Context, round uint64, c Calibration) (Entry, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	e := Entry{
+		Seq: g.seq + 1, Job: g.cfg.Job, Client: g.cfg.Client, Channel: ChannelCalibration, Round: round,
+		Time: g.clock().UTC(), Seeded: g.cfg.Seed != nil, Calibration: &c,
+	}
+	e = e.clone()
+	if err := e.Validate(); err != nil {
+		return Entry{}, err
+	}
+	g.seq = e.Seq
+	if err := g.ledger.Append(ctx, e.clone()); err != nil {
+		return Entry{}, wrapErr("record calibration", ErrLedger, fmt.Sprintf("append seq %d", e.Seq), err)
+	}
+	return e, nil
+}
+
+// Spending is what a gate's client has spent, at δ = Delta.
+type Spending struct {
+	Delta float64
+	// Channels: ε of each model, grad or margin channel on its own.
+	Channels map[Channel]float64
+	// Client: ε of the composition of all of them (what Budget.Epsilon caps).
+	Client float64
+	// Rho is the metric distance the node figures are evaluated at.
+	Rho float64
+	// WorstNode: ε at Rho of the node with the most embedding privacy loss,
+	// WorstNodeID its id and WorstNodeReleases its number of releases.
+	WorstNode         float64
+	WorstNodeID       int64
+	WorstNodeReleases uint64
+	Seeded            bool // a fixed seed: the figures are not a privacy claim
+}
+
+// Spent reports the ε spent so far, with node figures at distance rho.
+func (g *Gate) Spent(rho float64) Spending {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	s := Spending{Delta: g.cfg.Delta, Channels: map[Channel]float64{}, Rho: rho, Seeded: g.cfg.Seed != nil}
+	for _, ch := range []Channel{ChannelModel, ChannelGrad, ChannelMargin} {
+		if st := g.acct.Channel(ChannelKey{g.cfg.Job, g.cfg.Client, ch}); st.Releases > 0 {
+			s.Channels[ch] = g.acct.Epsilon(st, 1)
+		}
+	}
+	s.Client = g.acct.Epsilon(g.acct.Client(ClientKey{g.cfg.Job, g.cfg.Client}), 1)
+	if k, st, ok := g.acct.WorstNode(); ok && !math.IsNaN(rho) {
+		s.WorstNode, s.WorstNodeID, s.WorstNodeReleases = g.acct.Epsilon(st, rho), k.ID, st.Releases
+	}
+	return s
+}

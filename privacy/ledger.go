@@ -1,0 +1,163 @@
+package privacy
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+)
+
+// Ledger stores one entry per release, append-only. Append must make the
+// entry durable before it returns: the gate publishes nothing until then.
+// Implementations: FileLedger (fsynced JSON lines), MemLedger (in-memory
+// double), and the bus package's JetStream stream.
+type Ledger interface {
+	Append(ctx context.Context, e Entry) error
+	Entries(ctx context.Context) ([]Entry, error)
+}
+
+// Entry is the ledger record of one release (or, with Channel
+// ChannelCalibration, of one measurement of the metric-DP distances).
+// Everything an audit needs is here; in particular the accountant state is
+// a pure function of the entries.
+type Entry struct {
+	Seq     uint64  `json:"seq"`                // per (Job, Client), from 1, assigned by the gate
+	Job     string  `json:"job"`                // [a-z0-9-]{1,64}
+	Client  string  `json:"client"`             // [a-z0-9-]{1,64}
+	Channel Channel `json:"channel"`            // model, grad, margin, emb or calibration
+	Round   uint64  `json:"round"`              // the training round of the release
+	NodeIDs []int64 `json:"node_ids,omitempty"` // emb: one id per row; optional elsewhere
+	Count   int     `json:"count"`              // rows released
+	Dim     int     `json:"dim"`                // values per row
+	Sigma   float64 `json:"sigma"`              // noise standard deviation per coordinate
+	Clip    float64 `json:"clip"`               // L2 clip norm per row (1 for embeddings)
+	// Rho is the sensitivity of a model, grad or margin release,
+	// Sensitivity(Channel, Clip, Count); 0 for embeddings, whose distance
+	// is set at audit time.
+	Rho    float64   `json:"rho"`
+	Time   time.Time `json:"time"`
+	Seeded bool      `json:"seeded"` // noise from a fixed seed: not private
+	// Calibration is set exactly when Channel is ChannelCalibration.
+	Calibration *Calibration `json:"calibration,omitempty"`
+}
+
+// Calibration records the metric-DP distances of one client's released
+// embeddings: Rho[i] is the Q[i]-th percentile of the distance of each
+// embedding to its K-th nearest neighbour among the N L2-normalized
+// embeddings. Sampled > 0 says the percentiles were estimated from that many
+// query points (each with its exact K-th neighbour distance); 0 means exact.
+type Calibration struct {
+	K       int       `json:"k"`
+	N       int       `json:"n"`
+	Sampled int       `json:"sampled"`
+	Q       []float64 `json:"q"`
+	Rho     []float64 `json:"rho"`
+}
+
+// validID reports whether s matches [a-z0-9-]{1,64}, the rule for job and
+// client ids (they become NATS subject tokens).
+func validID(s string) bool {
+	if len(s) == 0 || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func finitePos(x float64) bool { return x > 0 && !math.IsInf(x, 1) }
+
+// Validate checks an entry's internal consistency. The accountant and the
+// ledger readers refuse entries that fail it.
+func (e *Entry) Validate() error {
+	bad := func(format string, args ...any) error {
+		return errorf("validate entry", ErrInvalid, fmt.Sprintf("seq %d: ", e.Seq)+fmt.Sprintf(format, args...))
+	}
+	switch {
+	case e.Seq == 0:
+		return bad("seq must start at 1")
+	case !validID(e.Job):
+		return bad("job %q does not match [a-z0-9-]{1,64}", e.Job)
+	case !validID(e.Client):
+		return bad("client %q does not match [a-z0-9-]{1,64}", e.Client)
+	case !e.Channel.valid():
+		return bad("unknown channel %q", e.Channel)
+	}
+	if e.Channel == ChannelCalibration {
+		if e.Calibration == nil {
+			return bad("calibration entry without calibration")
+		}
+		return e.Calibration.validate(bad)
+	}
+	switch {
+	case e.Calibration != nil:
+		return bad("calibration on a %s entry", e.Channel)
+	case e.Count < 1 || e.Dim < 1:
+		return bad("count %d and dim %d must be positive", e.Count, e.Dim)
+	case !finitePos(e.Sigma):
+		return bad("sigma %v must be positive and finite", e.Sigma)
+	case !finitePos(e.Clip):
+		return bad("clip %v must be positive and finite", e.Clip)
+	case e.NodeIDs != nil && len(e.NodeIDs) != e.Count:
+		return bad("%d node ids for %d rows", len(e.NodeIDs), e.Count)
+	}
+	if e.Channel == ChannelEmb {
+		if e.NodeIDs == nil {
+			return bad("emb entry without node ids")
+		}
+		if e.Rho != 0 {
+			return bad("emb entry with rho %v (set at audit time)", e.Rho)
+		}
+		if e.Clip != 1 {
+			return bad("emb entry with clip %v (embeddings are on the unit sphere)", e.Clip)
+		}
+		seen := make(map[int64]struct{}, len(e.NodeIDs))
+		for _, id := range e.NodeIDs {
+			if _, dup := seen[id]; dup {
+				return bad("node %d released twice in one entry", id)
+			}
+			seen[id] = struct{}{}
+		}
+		return nil
+	}
+	if min := Sensitivity(e.Channel, e.Clip, e.Count); !(e.Rho >= min*(1-1e-12)) || math.IsInf(e.Rho, 1) {
+		return bad("rho %v below the sensitivity %v of %d rows clipped to %v", e.Rho, min, e.Count, e.Clip)
+	}
+	return nil
+}
+
+func (c *Calibration) validate(bad func(string, ...any) error) error {
+	switch {
+	case c.K < 1 || c.N < 0 || c.Sampled < 0:
+		return bad("calibration k %d n %d sampled %d", c.K, c.N, c.Sampled)
+	case len(c.Q) == 0 || len(c.Q) != len(c.Rho):
+		return bad("calibration with %d percentiles and %d distances", len(c.Q), len(c.Rho))
+	}
+	for i, q := range c.Q {
+		if !(q > 0 && q <= 100) {
+			return bad("calibration percentile %v outside (0, 100]", q)
+		}
+		if r := c.Rho[i]; !(r >= 0 && r <= 2) {
+			return bad("calibration distance %v outside [0, 2]", r)
+		}
+	}
+	return nil
+}
+
+// clone deep-copies an entry so that stored entries never alias a caller's
+// slices.
+func (e Entry) clone() Entry {
+	e.NodeIDs = slices.Clone(e.NodeIDs)
+	if e.Calibration != nil {
+		c := *e.Calibration
+		c.Q = slices.Clone(c.Q)
+		c.Rho = slices.Clone(c.Rho)
+		e.Calibration = &c
+	}
+	return e
+}

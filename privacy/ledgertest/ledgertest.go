@@ -1,0 +1,149 @@
+// Package ledgertest is a conformance suite for implementations of
+// privacy.Ledger: run it against a new ledger (the bus package's JetStream
+// ledger, say) to check the promises the gate and the audit rely on.
+package ledgertest
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"graphfed/privacy"
+)
+
+// Run checks a Ledger implementation. open must return a new, empty ledger
+// each time it is called.
+func Run(t *testing.T, open func(t *testing.T) privacy.Ledger) {
+	t.Run("RoundTrip", func(t *testing.T) { roundTrip(t, open(t)) })
+	t.Run("RejectsInvalid", func(t *testing.T) { rejectsInvalid(t, open(t)) })
+	t.Run("RejectsOutOfOrder", func(t *testing.T) { rejectsOutOfOrder(t, open(t)) })
+	t.Run("NoAliasing", func(t *testing.T) { noAliasing(t, open(t)) })
+	t.Run("CancelledContext", func(t *testing.T) { cancelled(t, open(t)) })
+}
+
+// Entries returns a few valid entries of every kind, in ledger order.
+func Entries() []privacy.Entry {
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	return []privacy.Entry{
+		{Seq: 1, Job: "job-1", Client: "bank-3", Channel: privacy.ChannelModel, Round: 1, Count: 1, Dim: 8,
+			Sigma: 1e-3, Clip: 15, Rho: 30, Time: at},
+		{Seq: 2, Job: "job-1", Client: "bank-3", Channel: privacy.ChannelEmb, Round: 1, NodeIDs: []int64{4, 9, -2},
+			Count: 3, Dim: 64, Sigma: 0.5, Clip: 1, Time: at.Add(time.Second)},
+		{Seq: 1, Job: "job-1", Client: "bank-10", Channel: privacy.ChannelGrad, Round: 1, Count: 4, Dim: 2,
+			Sigma: 2, Clip: 1, Rho: 4, Time: at.Add(2 * time.Second), Seeded: true},
+		{Seq: 3, Job: "job-1", Client: "bank-3", Channel: privacy.ChannelCalibration, Round: 2, Time: at.Add(3 * time.Second),
+			Calibration: &privacy.Calibration{K: 50, N: 1000, Sampled: 0, Q: []float64{50, 100}, Rho: []float64{0.05, 0.9}}},
+	}
+}
+
+// Equal reports whether two entries have the same content.
+func Equal(a, b privacy.Entry) bool {
+	if a.Seq != b.Seq || a.Job != b.Job || a.Client != b.Client || a.Channel != b.Channel || a.Round != b.Round ||
+		a.Count != b.Count || a.Dim != b.Dim || a.Sigma != b.Sigma || a.Clip != b.Clip || a.Rho != b.Rho ||
+		!a.Time.Equal(b.Time) || a.Seeded != b.Seeded || len(a.NodeIDs) != len(b.NodeIDs) ||
+		(a.Calibration == nil) != (b.Calibration == nil) {
+		return false
+	}
+	for i := range a.NodeIDs {
+		if a.NodeIDs[i] != b.NodeIDs[i] {
+			return false
+		}
+	}
+	if a.Calibration != nil {
+		ca, cb := a.Calibration, b.Calibration
+		if ca.K != cb.K || ca.N != cb.N || ca.Sampled != cb.Sampled || len(ca.Q) != len(cb.Q) || len(ca.Rho) != len(cb.Rho) {
+			return false
+		}
+		for i := range ca.Q {
+			if ca.Q[i] != cb.Q[i] || ca.Rho[i] != cb.Rho[i] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func roundTrip(t *testing.T, l privacy.Ledger) {
+	ctx := context.Background()
+	if es, err := l.Entries(ctx); err != nil || len(es) != 0 {
+		t.Fatalf("new ledger: %d entries, %v", len(es), err)
+	}
+	want := Entries()
+	for _, e := range want {
+		if err := l.Append(ctx, e); err != nil {
+			t.Fatalf("append seq %d: %v", e.Seq, err)
+		}
+	}
+	got, err := l.Entries(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d entries, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if !Equal(got[i], want[i]) {
+			t.Errorf("entry %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}
+
+func rejectsInvalid(t *testing.T, l privacy.Ledger) {
+	e := Entries()[0]
+	e.Sigma = 0
+	if err := l.Append(context.Background(), e); !errors.Is(err, privacy.ErrInvalid) {
+		t.Errorf("appending an invalid entry: %v, want ErrInvalid", err)
+	}
+	if es, _ := l.Entries(context.Background()); len(es) != 0 {
+		t.Errorf("invalid entry stored")
+	}
+}
+
+func rejectsOutOfOrder(t *testing.T, l privacy.Ledger) {
+	ctx := context.Background()
+	es := Entries()
+	if err := l.Append(ctx, es[1]); err != nil { // seq 2
+		t.Fatal(err)
+	}
+	for _, seq := range []uint64{2, 1} {
+		e := es[0]
+		e.Seq = seq
+		if err := l.Append(ctx, e); !errors.Is(err, privacy.ErrInvalid) {
+			t.Errorf("seq %d after seq 2: %v, want ErrInvalid", seq, err)
+		}
+	}
+	other := es[2] // another client's seq 1 is fine
+	if err := l.Append(ctx, other); err != nil {
+		t.Errorf("another client's first entry: %v", err)
+	}
+}
+
+func noAliasing(t *testing.T, l privacy.Ledger) {
+	ctx := context.Background()
+	e := Entries()[1]
+	if err := l.Append(ctx, e); err != nil {
+		t.Fatal(err)
+	}
+	e.NodeIDs[0] = 1234
+	got, _ := l.Entries(ctx)
+	if got[0].NodeIDs[0] == 1234 {
+		t.Error("the ledger aliases the appended entry's node ids")
+	}
+	got[0].NodeIDs[1] = 5678
+	again, _ := l.Entries(ctx)
+	if again[0].NodeIDs[1] == 5678 {
+		t.Error("the ledger aliases returned node ids")
+	}
+}
+
+func cancelled(t *testing.T, l privacy.Ledger) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := l.Append(ctx, Entries()[0]); err == nil {
+		t.Error("append with a cancelled context succeeded")
+	}
+	if es, _ := l.Entries(context.Background()); len(es) != 0 {
+		t.Error("append with a cancelled context stored the entry")
+	}
+}

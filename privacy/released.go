@@ -1,0 +1,57 @@
+package privacy
+
+import (
+	"encoding/binary"
+	"math"
+	"slices"
+)
+
+// Released is a value that passed the gate: clipped, charged to the
+// accountant, logged durably in the ledger, and noised. Its fields are
+// unexported and the package has no exported constructor, so outside this
+// package a Released can only come from Gate.Release; the bus publishes
+// nothing else on sensitive channels, which is how a release that skips the
+// gate fails to compile.
+//
+// The zero Released (which any package can declare) carries no data and
+// reports IsZero; publishers must refuse it. A Released is immutable: every
+// accessor returns a copy.
+type Released struct {
+	entry Entry
+	data  []float32
+}
+
+// IsZero reports whether r is the zero value rather than a gate's output.
+func (r Released) IsZero() bool { return r.data == nil }
+
+// Channel is the channel the value was released on.
+func (r Released) Channel() Channel { return r.entry.Channel }
+
+// Round is the training round the value was released in.
+func (r Released) Round() uint64 { return r.entry.Round }
+
+// Dim is the number of values per row.
+func (r Released) Dim() int { return r.entry.Dim }
+
+// Rows is the number of rows.
+func (r Released) Rows() int { return r.entry.Count }
+
+// Data returns a copy of the noised values, row-major.
+func (r Released) Data() []float32 { return slices.Clone(r.data) }
+
+// AppendLittleEndian appends the noised values to dst as little-endian
+// IEEE-754 float32, the wire format of float vectors (DESIGN.md), without
+// an intermediate copy.
+func (r Released) AppendLittleEndian(dst []byte) []byte {
+	dst = slices.Grow(dst, 4*len(r.data))
+	for _, v := range r.data {
+		dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(v))
+	}
+	return dst
+}
+
+// NodeIDs returns a copy of the node ids, one per row (embeddings), or nil.
+func (r Released) NodeIDs() []int64 { return slices.Clone(r.entry.NodeIDs) }
+
+// Entry returns a copy of the ledger entry that accounts for this release.
+func (r Released) Entry() Entry { return r.entry.clone() }
