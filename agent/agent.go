@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
 
 	"graphfed/bus"
+	"graphfed/privacy"
 )
 
 // Config configures one agent.
@@ -21,7 +23,18 @@ type Config struct {
 	Slowdown    time.Duration    // extra delay per round, to simulate a slow bank
 	Now         func() time.Time // default time.Now
 	Log         zerolog.Logger
+	// ModelSigma and ModelClip are the Gaussian noise and L2 clip norm
+	// applied by the privacy gate to every model update (CE-FedGNN's σ1 and
+	// model clip: 1e-3 and 15 by default).
+	ModelSigma float64
+	ModelClip  float64
 }
+
+// Defaults for the model channel, as CE-FedGNN sets them.
+const (
+	DefaultModelSigma = 1e-3
+	DefaultModelClip  = 15
+)
 
 // Result is what an agent reports when the job is done.
 type Result struct {
@@ -36,8 +49,12 @@ type Agent struct {
 	cfg     Config
 	tr      bus.Transport
 	learner Learner
+	gate    *privacy.Gate
 	val     *bus.Validator
 	seq     uint64
+	// withheld is set once the gate refused the model channel for budget:
+	// from then on the agent trains but publishes no parameters.
+	withheld bool
 
 	mu     sync.Mutex
 	queue  []bus.Msg
@@ -50,10 +67,20 @@ type Agent struct {
 	rounds     int
 }
 
-// New builds an agent; Run starts it.
-func New(cfg Config, tr bus.Transport, l Learner) (*Agent, error) {
+// New builds an agent; Run starts it. Every value the agent publishes that
+// derives from its data passes through gate.
+func New(cfg Config, tr bus.Transport, l Learner, gate *privacy.Gate) (*Agent, error) {
 	if !bus.ValidID(cfg.Job) || !bus.ValidID(cfg.Client) || cfg.Client == bus.AggregatorID || cfg.Client == "all" {
 		return nil, fmt.Errorf("agent: job %q or client %q is not a valid id", cfg.Job, cfg.Client)
+	}
+	if gate == nil {
+		return nil, fmt.Errorf("agent %s: no privacy gate", cfg.Client)
+	}
+	if cfg.ModelSigma == 0 {
+		cfg.ModelSigma = DefaultModelSigma
+	}
+	if cfg.ModelClip == 0 {
+		cfg.ModelClip = DefaultModelClip
 	}
 	if cfg.LocalEpochs <= 0 {
 		cfg.LocalEpochs = 1
@@ -65,7 +92,7 @@ func New(cfg Config, tr bus.Transport, l Learner) (*Agent, error) {
 		cfg.Now = time.Now
 	}
 	return &Agent{
-		cfg: cfg, tr: tr, learner: l,
+		cfg: cfg, tr: tr, learner: l, gate: gate,
 		val:    bus.NewValidator(bus.Schema{Job: cfg.Job, NumParams: l.NumParams()}),
 		notify: make(chan struct{}, 1),
 	}, nil
@@ -218,11 +245,49 @@ func (a *Agent) train(ctx context.Context, r *bus.RoundOpen) error {
 	}
 	u := &bus.Update{Round: r.Round, BaseRound: base, Weight: float64(a.learner.TrainSize()), Loss: loss}
 	if shares {
-		u.Params = a.learner.Params()
+		if err := a.releaseModel(ctx, r.Round, u); err != nil {
+			return err
+		}
 	}
 	a.trained = r.Round
 	a.rounds++
 	return a.publish(ctx, bus.Subject(a.cfg.Job, bus.KindUpdate, a.cfg.Client), bus.KindUpdate, r.Round, u)
+}
+
+// releaseModel passes the parameters through the privacy gate (clip, charge
+// the ledger durably, noise) into u. A budget refusal is not an error: the
+// agent keeps training and marks its updates withheld.
+func (a *Agent) releaseModel(ctx context.Context, round uint64, u *bus.Update) error {
+	if a.withheld {
+		u.Withheld = true
+		return nil
+	}
+	p := a.learner.Params()
+	rel, err := a.gate.Release(ctx, privacy.Request{Channel: privacy.ChannelModel, Round: round, Flat: p, Dim: len(p),
+		Sigma: a.cfg.ModelSigma, Clip: a.cfg.ModelClip})
+	switch {
+	case errors.Is(err, privacy.ErrBudgetExceeded):
+		a.withheld, u.Withheld = true, true
+		a.cfg.Log.Warn().Err(err).Uint64("round", round).Msg("privacy budget spent: model updates withheld from now on")
+		return nil
+	case err != nil:
+		return fmt.Errorf("agent %s: release model: %w", a.cfg.Client, err)
+	}
+	u.Params = bus.FromReleased(rel)
+	return nil
+}
+
+// privacyScores reports the ε the gate has spent, for the final metrics.
+func (a *Agent) privacyScores(scores map[string]float64) {
+	sp := a.gate.Spent(math.NaN())
+	scores["privacy_delta"] = sp.Delta
+	scores["privacy_epsilon_client"] = sp.Client
+	if e, ok := sp.Channels[privacy.ChannelModel]; ok {
+		scores["privacy_epsilon_model"] = e
+	}
+	if a.withheld {
+		scores["privacy_withheld"] = 1
+	}
 }
 
 func (a *Agent) finish(ctx context.Context) (Result, error) {
@@ -232,6 +297,7 @@ func (a *Agent) finish(ctx context.Context) (Result, error) {
 		}
 	}
 	scores := a.learner.Evaluate()
+	a.privacyScores(scores)
 	err := errors.Join(
 		a.publish(ctx, bus.Subject(a.cfg.Job, bus.KindMetrics, a.cfg.Client), bus.KindMetrics, a.trained, &bus.Metrics{Round: a.trained, Final: true, Scores: scores}),
 		a.publish(ctx, bus.Subject(a.cfg.Job, bus.KindBye, a.cfg.Client), bus.KindBye, a.trained, &bus.Bye{Reason: "done"}),

@@ -13,6 +13,7 @@ import (
 	"graphfed/agent"
 	"graphfed/aggregator"
 	"graphfed/bus"
+	"graphfed/privacy"
 )
 
 // meanLearner fits θ to the mean of its local targets by gradient descent on
@@ -69,7 +70,17 @@ type run struct {
 	elapsed time.Duration
 }
 
+type jobOpts struct {
+	sigma  float64
+	budget privacy.Budget
+	ledger privacy.Ledger
+}
+
 func runJob(t *testing.T, algo string, rounds int, clients []*meanLearner, slow map[int]time.Duration, timeout time.Duration) run {
+	return runJobWith(t, algo, rounds, clients, slow, timeout, jobOpts{})
+}
+
+func runJobWith(t *testing.T, algo string, rounds int, clients []*meanLearner, slow map[int]time.Duration, timeout time.Duration, o jobOpts) run {
 	t.Helper()
 	net := bus.NewInmemNetwork()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -87,7 +98,17 @@ func runJob(t *testing.T, algo string, rounds int, clients []*meanLearner, slow 
 	var wg sync.WaitGroup
 	start := time.Now()
 	for i, l := range clients {
-		a, err := agent.New(agent.Config{Job: "job", Client: fmt.Sprintf("c%d", i), LocalEpochs: 1, Slowdown: slow[i], HelloRetry: 200 * time.Millisecond, Log: zerolog.Nop()}, net.Transport(), l)
+		ledger := o.ledger
+		if ledger == nil {
+			ledger = privacy.NewMemLedger()
+		}
+		seed := uint64(i)
+		gate, err := privacy.NewGate(ctx, privacy.Config{Job: "job", Client: fmt.Sprintf("c%d", i), Delta: 1e-4, Budget: o.budget, Seed: &seed}, ledger, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := agent.New(agent.Config{Job: "job", Client: fmt.Sprintf("c%d", i), LocalEpochs: 1, Slowdown: slow[i], HelloRetry: 200 * time.Millisecond,
+			ModelSigma: o.sigma, Log: zerolog.Nop()}, net.Transport(), l, gate)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -114,8 +135,10 @@ func TestFedAvgConvergesToWeightedMean(t *testing.T) {
 	}
 	r := runJob(t, "fedavg", 30, clients, nil, 5*time.Second)
 	want := []float32{(1*1 + 2*4 + 0) / 6.0, (0 + 2*3 + 3*9) / 6.0}
+	// The gate adds N(0, 1e-3²) to every released update; the average of
+	// three carries about 6e-4 of it, so 1e-2 is over 15 standard deviations.
 	for i := range want {
-		if math.Abs(float64(r.agg.Model[i]-want[i])) > 1e-4 {
+		if math.Abs(float64(r.agg.Model[i]-want[i])) > 1e-2 {
 			t.Fatalf("global model %v, want %v", r.agg.Model, want)
 		}
 	}
@@ -164,5 +187,49 @@ func TestSlowClientDoesNotStall(t *testing.T) {
 	}
 	if r.agg.Dropped["late"] == 0 {
 		t.Fatal("no late update was dropped")
+	}
+}
+
+// Once a client's budget is spent its updates are withheld: rounds still
+// close at quorum, the ledger holds exactly the releases made, and the final
+// model is the other client's alone from then on.
+func TestBudgetExhaustionWithholdsUpdates(t *testing.T) {
+	clients := []*meanLearner{{target: []float32{1}, n: 1}, {target: []float32{9}, n: 1}}
+	ledger := privacy.NewMemLedger()
+	// Sensitivity 2·15 = 30 at σ = 60: μ = 0.5 per release; a budget of
+	// ε = 3 at δ = 1e-4 admits a few releases, not ten.
+	r := runJobWith(t, "fedavg", 10, clients, nil, 5*time.Second, jobOpts{sigma: 60, budget: privacy.Budget{Epsilon: 3}, ledger: ledger})
+	for i, e := range r.errs {
+		if e != nil {
+			t.Fatalf("agent %d: %v", i, e)
+		}
+	}
+	entries, err := ledger.Entries(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	perClient := map[string]int{}
+	for _, e := range entries {
+		perClient[e.Client]++
+	}
+	for _, id := range []string{"c0", "c1"} {
+		n := perClient[id]
+		if n < 1 || n >= 10 {
+			t.Fatalf("client %s made %d releases; want the budget to stop it within 10 rounds", id, n)
+		}
+		if eps := r.agents[0].Final["privacy_epsilon_client"]; eps > 3 {
+			t.Fatalf("client spent ε=%v over the budget 3", eps)
+		}
+	}
+	if len(r.agg.Closes) != 10 {
+		t.Fatalf("%d rounds closed", len(r.agg.Closes))
+	}
+	for _, c := range r.agg.Closes {
+		if c.Reason != "quorum" {
+			t.Fatalf("round %d closed by %s: withheld updates must still count for the quorum", c.Round, c.Reason)
+		}
+	}
+	if r.agents[0].Final["privacy_withheld"] != 1 {
+		t.Fatalf("agent did not report withholding: %v", r.agents[0].Final)
 	}
 }

@@ -21,7 +21,10 @@ type UpdateIn struct {
 	BaseRound uint64 // the model round it started from
 	Weight    float64
 	Params    []float32 // empty for algorithms that share nothing (local)
-	Now       time.Time
+	// Withheld: the client's privacy budget is spent, so it sends no
+	// parameters; it still counts as present for the quorum.
+	Withheld bool
+	Now      time.Time
 }
 
 // Leave is a client's clean exit.

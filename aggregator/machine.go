@@ -142,12 +142,15 @@ func (m *Machine) update(e UpdateIn, out []Action) []Action {
 		return append(out, Dropped{Client: e.Client, Round: e.Round, Reason: "finished"})
 	}
 	c.live, c.left = true, false
-	if m.cfg.Algo != AlgoLocal && len(e.Params) != m.numParams {
+	if m.cfg.Algo != AlgoLocal && !e.Withheld && len(e.Params) != m.numParams {
 		return append(out, Dropped{Client: e.Client, Round: e.Round, Reason: "shape"})
 	}
 	w := e.Weight
 	if w <= 0 {
 		w = c.weight
+	}
+	if e.Withheld {
+		w = 0 // present, but nothing to average
 	}
 	switch {
 	case e.Round == m.round && m.open:

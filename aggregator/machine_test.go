@@ -295,3 +295,19 @@ func TestMachineOrderIndependent(t *testing.T) {
 		t.Fatalf("order changes the model: %v vs %v", a, b)
 	}
 }
+
+func TestMachineWithheldCountsForQuorumOnly(t *testing.T) {
+	m := newTestMachine(t, Config{})
+	m.Step(join("a", 0))
+	m.Step(join("b", 0))
+	m.Step(upd("a", 1, 1, 1, 4, 4))
+	acts := m.Step(UpdateIn{Client: "b", Round: 1, Weight: 100, Withheld: true, Now: at(2)})
+	c, ok := find[RoundClosed](acts)
+	if !ok || c.Reason != "quorum" {
+		t.Fatalf("withheld update did not complete the quorum: %#v", acts)
+	}
+	p, _ := find[PublishModel](acts)
+	if !reflect.DeepEqual(p.Params, []float32{4, 4}) {
+		t.Fatalf("withheld update changed the average: %v", p.Params)
+	}
+}

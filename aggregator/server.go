@@ -194,7 +194,8 @@ func (s *Server) handle(ctx context.Context, m bus.Msg) error {
 		s.mu.Unlock()
 		return s.step(ctx, Join{Client: env.From, SchemaHash: b.SchemaHash, NumParams: b.NumParams, Weight: float64(b.TrainSize), Now: now})
 	case *bus.Update:
-		return s.step(ctx, UpdateIn{Client: env.From, Round: b.Round, BaseRound: b.BaseRound, Weight: b.Weight, Params: b.Params, Now: now})
+		return s.step(ctx, UpdateIn{Client: env.From, Round: b.Round, BaseRound: b.BaseRound, Weight: b.Weight,
+			Params: b.Params.Floats(), Withheld: b.Withheld, Now: now})
 	case *bus.Bye:
 		return s.step(ctx, Leave{Client: env.From, Now: now})
 	case *bus.Metrics:

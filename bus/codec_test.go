@@ -16,9 +16,9 @@ func TestEnvelopeRoundTrip(t *testing.T) {
 		body any
 		into any
 	}{
-		{KindUpdate, &Update{Round: 3, BaseRound: 2, Weight: 140, Params: Vector{1.5, -2, 3e-8}, Loss: 0.7}, &Update{}},
+		{KindUpdate, &Update{Round: 3, BaseRound: 2, Weight: 140, Params: Sensitive{v: []float32{1.5, -2, 3e-8}}, Loss: 0.7}, &Update{}},
 		{KindModel, &Model{Round: 4, Params: Vector{0, 1}, Final: true}, &Model{}},
-		{KindEmb, &Embeddings{Round: 1, Layer: 1, Dim: 2, NodeIDs: []int64{7, 9}, Data: Vector{1, 2, 3, 4}}, &Embeddings{}},
+		{KindEmb, &Embeddings{Round: 1, Layer: 1, Dim: 2, NodeIDs: []int64{7, 9}, Data: Sensitive{v: []float32{1, 2, 3, 4}}}, &Embeddings{}},
 		{KindHello, &Hello{SchemaHash: "abc", NumParams: 5, TrainSize: 12, Algo: "fedavg"}, &Hello{}},
 		{KindRound, &RoundOpen{Round: 2, Deadline: 99, ModelRound: 1}, &RoundOpen{}},
 		{KindMetrics, &Metrics{Round: 2, Scores: map[string]float64{"test_acc": 0.8}}, &Metrics{}},
@@ -64,7 +64,7 @@ func randomUpdate(n int) *Update {
 	for i := range p {
 		p[i] = float32(r.NormFloat64())
 	}
-	return &Update{Round: 1, Weight: 1, Params: p}
+	return &Update{Round: 1, Weight: 1, Params: Sensitive{v: p}}
 }
 
 // BenchmarkEnvelope1MFloat encodes and decodes an update of 1M float32s.
@@ -90,8 +90,8 @@ func BenchmarkEnvelope1MFloat(b *testing.B) {
 		}
 	})
 	// The layout DESIGN.md rules out, for comparison.
-	perElem := make([]float32, len(u.Params))
-	copy(perElem, u.Params)
+	perElem := make([]float32, u.Params.Len())
+	copy(perElem, u.Params.Floats())
 	b.Run("encode-per-element-msgpack", func(b *testing.B) {
 		b.SetBytes(4 << 20)
 		for b.Loop() {

@@ -33,8 +33,12 @@ type Update struct {
 	Round     uint64  `msgpack:"round"`
 	BaseRound uint64  `msgpack:"base"`   // the model round this update was trained from
 	Weight    float64 `msgpack:"weight"` // training-set size
-	Params    Vector  `msgpack:"params,omitempty"`
-	Loss      float64 `msgpack:"loss"`
+	Params    Sensitive `msgpack:"params"`
+	Loss      float64   `msgpack:"loss"`
+	// Withheld says the client trained but the privacy gate refused to
+	// release its parameters (budget exhausted): it counts as present for
+	// the quorum and contributes nothing to the average.
+	Withheld bool `msgpack:"withheld,omitempty"`
 }
 
 // Model is a global (gf.<job>.model.all) or personalized
@@ -50,8 +54,8 @@ type Embeddings struct {
 	Round   uint64  `msgpack:"round"`
 	Layer   int     `msgpack:"layer"`
 	Dim     int     `msgpack:"dim"`
-	NodeIDs []int64 `msgpack:"nodes"`
-	Data    Vector  `msgpack:"data"`
+	NodeIDs []int64   `msgpack:"nodes"`
+	Data    Sensitive `msgpack:"data"`
 }
 
 // Metrics reports a client's evaluation scores on gf.<job>.metrics.<client>.

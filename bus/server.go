@@ -24,6 +24,11 @@ type ServerOptions struct {
 	ReadyTimeout time.Duration // default 10s
 	ConfigFile   string        // optional nats-server configuration file (credentials, cluster); flags above override
 	ServerName   string
+	// AsyncFsync lets JetStream acknowledge before fsync (the nats-server
+	// default: fsync every ~2 minutes). By default graphfed's embedded server
+	// fsyncs every write before acknowledging it, because the privacy ledger
+	// must be durable before a release is published.
+	AsyncFsync bool
 }
 
 // Server is a running embedded nats-server.
@@ -71,7 +76,10 @@ func StartServer(o ServerOptions) (*Server, error) {
 	s := &Server{}
 	if !o.NoJetStream {
 		opts.JetStream = true
-		opts.StoreDir = o.StoreDir
+		opts.SyncAlways = !o.AsyncFsync
+		if o.StoreDir != "" {
+			opts.StoreDir = o.StoreDir
+		}
 		if opts.StoreDir == "" {
 			dir, err := os.MkdirTemp("", "graphfed-js-")
 			if err != nil {

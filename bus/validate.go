@@ -256,8 +256,8 @@ func checkBody(s Schema, body any) error {
 	}
 	switch b := body.(type) {
 	case *Update:
-		if len(b.Params) > 0 {
-			if err := checkVec("update params", b.Params, s.NumParams); err != nil {
+		if b.Params.Len() > 0 {
+			if err := checkVec("update params", b.Params.Floats(), s.NumParams); err != nil {
 				return err
 			}
 		}
@@ -269,13 +269,13 @@ func checkBody(s Schema, body any) error {
 			return checkVec("model params", b.Params, s.NumParams)
 		}
 	case *Embeddings:
-		if b.Dim <= 0 || len(b.Data) != b.Dim*len(b.NodeIDs) {
-			return &RejectError{ReasonShape, fmt.Errorf("embeddings: %d values for %d nodes of width %d", len(b.Data), len(b.NodeIDs), b.Dim)}
+		if b.Dim <= 0 || b.Data.Len() != b.Dim*len(b.NodeIDs) {
+			return &RejectError{ReasonShape, fmt.Errorf("embeddings: %d values for %d nodes of width %d", b.Data.Len(), len(b.NodeIDs), b.Dim)}
 		}
 		if s.EmbDim > 0 && b.Dim != s.EmbDim {
 			return &RejectError{ReasonShape, fmt.Errorf("embedding width %d, want %d", b.Dim, s.EmbDim)}
 		}
-		return checkVec("embeddings", b.Data, 0)
+		return checkVec("embeddings", b.Data.Floats(), 0)
 	case *Hello:
 		if b.NumParams < 0 || b.TrainSize < 0 {
 			return &RejectError{ReasonShape, fmt.Errorf("hello with negative sizes")}

@@ -17,7 +17,7 @@ func sealT(t testing.TB, env Envelope, body any) []byte {
 func TestValidatorRejects(t *testing.T) {
 	schema := Schema{Job: "job1", NumParams: 3, Senders: map[string]bool{"bank-1": true, "bank-2": true}}
 	good := Envelope{Job: "job1", Kind: KindUpdate, From: "bank-1", Round: 1, Seq: 1}
-	upd := func(p ...float32) *Update { return &Update{Round: 1, Weight: 10, Params: p} }
+	upd := func(p ...float32) *Update { return &Update{Round: 1, Weight: 10, Params: Sensitive{v: p}} }
 	wrongVersion, _ := Seal(good, upd(1, 2, 3))
 	wrongVersion = rewriteVersion(t, wrongVersion, 7)
 	tests := []struct {
@@ -42,8 +42,8 @@ func TestValidatorRejects(t *testing.T) {
 		{"bad subject", "gf.job1.update.Bank_1", sealT(t, good, upd(1, 2, 3)), ReasonSubject},
 		{"odd blob", "gf.job1.update.bank-1", sealT(t, good, map[string]any{"round": 1, "params": []byte{1, 2, 3}}), ReasonGarbage},
 		{"body of wrong type", "gf.job1.update.bank-1", sealT(t, good, "a string"), ReasonGarbage},
-		{"embeddings shape", "gf.job1.emb.bank-1.bank-2", sealT(t, Envelope{Job: "job1", Kind: KindEmb, From: "bank-1"}, &Embeddings{Dim: 2, NodeIDs: []int64{1}, Data: Vector{1, 2, 3}}), ReasonShape},
-		{"negative weight", "gf.job1.update.bank-1", sealT(t, good, &Update{Round: 1, Weight: -1, Params: Vector{1, 2, 3}}), ReasonNonFinite},
+		{"embeddings shape", "gf.job1.emb.bank-1.bank-2", sealT(t, Envelope{Job: "job1", Kind: KindEmb, From: "bank-1"}, &Embeddings{Dim: 2, NodeIDs: []int64{1}, Data: Sensitive{v: []float32{1, 2, 3}}}), ReasonShape},
+		{"negative weight", "gf.job1.update.bank-1", sealT(t, good, &Update{Round: 1, Weight: -1, Params: Sensitive{v: []float32{1, 2, 3}}}), ReasonNonFinite},
 	}
 	v := NewValidator(schema)
 	wantRejects := uint64(0)
@@ -72,7 +72,7 @@ func TestValidatorRejects(t *testing.T) {
 
 func TestValidatorOversized(t *testing.T) {
 	v := NewValidator(Schema{Job: "j", MaxBytes: 100})
-	data := sealT(t, Envelope{Job: "j", Kind: KindUpdate, From: "a"}, &Update{Params: make(Vector, 100)})
+	data := sealT(t, Envelope{Job: "j", Kind: KindUpdate, From: "a"}, &Update{Params: Sensitive{v: make([]float32, 100)}})
 	if _, _, err := v.Open("gf.j.update.a", data); ReasonOf(err) != ReasonOversized {
 		t.Fatalf("want oversized, got %v", err)
 	}
@@ -94,8 +94,8 @@ func rewriteVersion(t *testing.T, data []byte, version uint8) []byte {
 
 func FuzzValidatorOpen(f *testing.F) {
 	env := Envelope{Job: "j", Kind: KindUpdate, From: "a", Round: 1}
-	f.Add("gf.j.update.a", sealT(f, env, &Update{Round: 1, Weight: 1, Params: Vector{1, 2}}))
-	f.Add("gf.j.emb.a.b", sealT(f, Envelope{Job: "j", Kind: KindEmb, From: "a"}, &Embeddings{Dim: 1, NodeIDs: []int64{3}, Data: Vector{1}}))
+	f.Add("gf.j.update.a", sealT(f, env, &Update{Round: 1, Weight: 1, Params: Sensitive{v: []float32{1, 2}}}))
+	f.Add("gf.j.emb.a.b", sealT(f, Envelope{Job: "j", Kind: KindEmb, From: "a"}, &Embeddings{Dim: 1, NodeIDs: []int64{3}, Data: Sensitive{v: []float32{1}}}))
 	f.Add("gf.j.hello.a", sealT(f, Envelope{Job: "j", Kind: KindHello, From: "a"}, &Hello{NumParams: 2}))
 	f.Add("gf.j.round", sealT(f, Envelope{Job: "j", Kind: KindRound, From: AggregatorID}, &RoundOpen{Round: 2}))
 	f.Add("gf.j.update.a", []byte{0x80})
@@ -114,8 +114,8 @@ func FuzzValidatorOpen(f *testing.F) {
 		if body == nil || env.Version != SchemaVersion {
 			t.Fatalf("accepted without a body or with version %d", env.Version)
 		}
-		if u, ok := body.(*Update); ok && len(u.Params) > 0 {
-			if len(u.Params) != 2 || firstNonFinite(u.Params) >= 0 {
+		if u, ok := body.(*Update); ok && u.Params.Len() > 0 {
+			if u.Params.Len() != 2 || firstNonFinite(u.Params.Floats()) >= 0 {
 				t.Fatalf("accepted bad params %v", u.Params)
 			}
 		}

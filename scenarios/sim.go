@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -13,7 +15,24 @@ import (
 	"graphfed/aggregator"
 	"graphfed/bus"
 	"graphfed/graph"
+	"graphfed/privacy"
 )
+
+// SimPrivacy configures every agent's privacy gate.
+type SimPrivacy struct {
+	Delta      float64
+	Budget     privacy.Budget
+	Accountant privacy.AccountantKind
+	ModelSigma float64
+	ModelClip  float64
+	// NoiseSeed fixes the noise for a reproducible simulation and marks every
+	// ledger entry non-private; nil draws noise from crypto/rand.
+	NoiseSeed *uint64
+	// ExportLedger, if set, is a file the whole job's ledger is copied to
+	// after the run (the JetStream ledger of an embedded server is gone
+	// once it stops), for graphfed audit --ledger.
+	ExportLedger string
+}
 
 // SimConfig describes an in-process federated job on node classification.
 type SimConfig struct {
@@ -32,6 +51,7 @@ type SimConfig struct {
 	NATSURL string
 	// Slowdown delays given clients (by index) every round.
 	Slowdown map[int]time.Duration
+	Privacy  SimPrivacy
 	Log      zerolog.Logger
 	// OnRound is called after every close decision with the clients' scores
 	// of the model the round started from.
@@ -45,6 +65,8 @@ type SimResult struct {
 	Messages int64 // published by every party, replies included
 	Bytes    int64
 	Seconds  float64
+	// Ledger is every entry of the job's privacy ledger, in order.
+	Ledger []privacy.Entry
 }
 
 // ClientID names client i of a simulation.
@@ -68,7 +90,7 @@ func RunSim(ctx context.Context, cfg SimConfig) (SimResult, error) {
 		cfg.Log.Info().Str("url", url).Msg("embedded nats-server started")
 	}
 	var transports []bus.Transport
-	connect := func(name string) (bus.Transport, error) {
+	connect := func(name string) (*bus.NATSTransport, error) {
 		nc, err := bus.Connect(url, bus.ConnectOptions{Name: name})
 		if err != nil {
 			return nil, err
@@ -112,8 +134,13 @@ func RunSim(ctx context.Context, cfg SimConfig) (SimResult, error) {
 		if err != nil {
 			return SimResult{}, fmt.Errorf("scenarios: sim: %w", err)
 		}
+		gate, err := newSimGate(ctx, cfg, tr, ClientID(i), i)
+		if err != nil {
+			return SimResult{}, fmt.Errorf("scenarios: sim: %w", err)
+		}
 		agents[i], err = agent.New(agent.Config{Job: cfg.Job, Client: ClientID(i), LocalEpochs: cfg.LocalEpochs,
-			Slowdown: cfg.Slowdown[i], Log: cfg.Log.With().Str("client", ClientID(i)).Logger()}, tr, l)
+			Slowdown: cfg.Slowdown[i], ModelSigma: cfg.Privacy.ModelSigma, ModelClip: cfg.Privacy.ModelClip,
+			Log: cfg.Log.With().Str("client", ClientID(i)).Logger()}, tr, l, gate)
 		if err != nil {
 			return SimResult{}, fmt.Errorf("scenarios: sim: %w", err)
 		}
@@ -142,6 +169,10 @@ func RunSim(ctx context.Context, cfg SimConfig) (SimResult, error) {
 		res.Messages += m
 		res.Bytes += b
 	}
+	res.Ledger, err = readLedger(ctx, aggTr, cfg)
+	if err != nil {
+		return res, fmt.Errorf("scenarios: sim: %w", err)
+	}
 	res.Seconds = time.Since(start).Seconds()
 	for i, e := range errs {
 		if e != nil {
@@ -149,4 +180,59 @@ func RunSim(ctx context.Context, cfg SimConfig) (SimResult, error) {
 		}
 	}
 	return res, nil
+}
+
+// newSimGate builds client i's privacy gate over a JetStream ledger on its
+// own connection: the entry is stored (acknowledged) before the release is
+// published.
+func newSimGate(ctx context.Context, cfg SimConfig, tr *bus.NATSTransport, client string, i int) (*privacy.Gate, error) {
+	ledger, err := bus.OpenJetStreamLedger(ctx, tr.Conn(), cfg.Job, bus.JSLedgerOptions{})
+	if err != nil {
+		return nil, err
+	}
+	p := cfg.Privacy
+	if p.Delta == 0 {
+		p.Delta = 1e-4
+	}
+	var seed *uint64
+	if p.NoiseSeed != nil {
+		s := *p.NoiseSeed*7919 + uint64(i)
+		seed = &s
+	}
+	return privacy.NewGate(ctx, privacy.Config{Job: cfg.Job, Client: client, Delta: p.Delta, Budget: p.Budget,
+		Accountant: p.Accountant, Seed: seed}, ledger, nil)
+}
+
+// readLedger reads the job's whole ledger and, if asked, copies it to a file.
+func readLedger(ctx context.Context, tr *bus.NATSTransport, cfg SimConfig) ([]privacy.Entry, error) {
+	l, err := bus.OpenJetStreamLedger(ctx, tr.Conn(), cfg.Job, bus.JSLedgerOptions{})
+	if err != nil {
+		return nil, err
+	}
+	entries, err := l.Entries(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Privacy.ExportLedger == "" {
+		return entries, nil
+	}
+	// The export is a copy of this run's stream: a previous run's file in the
+	// same place is replaced, not appended to.
+	if err := os.MkdirAll(filepath.Dir(cfg.Privacy.ExportLedger), 0o755); err != nil {
+		return entries, err
+	}
+	if err := os.Remove(cfg.Privacy.ExportLedger); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return entries, err
+	}
+	fl, err := privacy.OpenFileLedger(cfg.Privacy.ExportLedger)
+	if err != nil {
+		return entries, err
+	}
+	defer fl.Close()
+	for _, e := range entries {
+		if err := fl.Append(ctx, e); err != nil {
+			return entries, err
+		}
+	}
+	return entries, nil
 }

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -9,11 +11,14 @@ import (
 	"graphfed/agent"
 	"graphfed/bus"
 	"graphfed/graph"
+	"graphfed/privacy"
 )
 
 func newAgentCmd(g *globalFlags) *cobra.Command {
 	var (
 		natsURL, job, client, data, creds string
+		ledgerPath                        string
+		priv                              privacyFlags
 		epochs                            int
 		seed                              uint64
 	)
@@ -39,7 +44,13 @@ func newAgentCmd(g *globalFlags) *cobra.Command {
 			}
 			tr := bus.NewNATSTransport(nc, true)
 			defer tr.Close()
-			a, err := agent.New(agent.Config{Job: job, Client: client, LocalEpochs: epochs, Log: log}, tr, l)
+			gate, closeLedger, err := agentGate(cmd, tr, job, client, ledgerPath, priv)
+			if err != nil {
+				return fmt.Errorf("agent: %w", err)
+			}
+			defer closeLedger()
+			a, err := agent.New(agent.Config{Job: job, Client: client, LocalEpochs: epochs, Log: log,
+				ModelSigma: priv.modelSigma, ModelClip: priv.modelClip}, tr, l, gate)
 			if err != nil {
 				return err
 			}
@@ -49,11 +60,13 @@ func newAgentCmd(g *globalFlags) *cobra.Command {
 			}
 			msgs, bytes := tr.Stats()
 			m := map[string]any{"rounds_trained": res.Rounds, "rejects": res.Rejects}
+			sp := gate.Spent(math.NaN())
 			for k, v := range res.Final {
 				m[k] = v
 			}
 			return g.emit(Report{Command: "agent", Dataset: data, Clients: 1, Rounds: res.Rounds, Seed: int64(seed),
-				Metrics: m, Comm: &CommReport{Bytes: bytes, Messages: msgs}}, start)
+				Metrics: m, Comm: &CommReport{Bytes: bytes, Messages: msgs},
+				Privacy: map[string]any{"delta": sp.Delta, "epsilon_client": sp.Client, "accountant": priv.accountant}}, start)
 		},
 	}
 	f := cmd.Flags()
@@ -62,6 +75,8 @@ func newAgentCmd(g *globalFlags) *cobra.Command {
 	f.StringVar(&client, "client", "", "this organisation's client id ([a-z0-9-]{1,64})")
 	f.StringVar(&data, "data", "", "the client's local dataset (TSV layout directory)")
 	f.StringVar(&creds, "creds", "", "NATS credentials file")
+	f.StringVar(&ledgerPath, "ledger", "", "privacy ledger file (fsynced); default: the job's JetStream ledger stream")
+	priv.register(cmd)
 	f.IntVar(&epochs, "local-epochs", 5, "local epochs per round")
 	f.Uint64Var(&seed, "seed", 1, "local randomness seed (dropout)")
 	f.StringVar(&node.Model, "model", node.Model, "gcn or sage")
@@ -73,4 +88,38 @@ func newAgentCmd(g *globalFlags) *cobra.Command {
 		cmd.MarkFlagRequired(n)
 	}
 	return cmd
+}
+
+// agentGate opens the agent's privacy ledger (a file with --ledger, the
+// job's JetStream stream otherwise) and its gate. Agent noise always comes
+// from crypto/rand: a real deployment is never seeded.
+func agentGate(cmd *cobra.Command, tr *bus.NATSTransport, job, client, path string, p privacyFlags) (*privacy.Gate, func(), error) {
+	kind, err := privacy.ParseAccountantKind(p.accountant)
+	if err != nil {
+		return nil, nil, err
+	}
+	var (
+		ledger  privacy.Ledger
+		closeFn = func() {}
+	)
+	ctx := cmd.Context()
+	if path != "" {
+		fl, err := privacy.OpenFileLedger(path)
+		if err != nil {
+			return nil, nil, err
+		}
+		ledger, closeFn = fl, func() { fl.Close() }
+	} else {
+		ledger, err = bus.OpenJetStreamLedger(ctx, tr.Conn(), job, bus.JSLedgerOptions{})
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	gate, err := privacy.NewGate(context.WithoutCancel(ctx), privacy.Config{Job: job, Client: client, Delta: p.delta,
+		Budget: privacy.Budget{Epsilon: p.budgetEps}, Accountant: kind}, ledger, nil)
+	if err != nil {
+		closeFn()
+		return nil, nil, err
+	}
+	return gate, closeFn, nil
 }

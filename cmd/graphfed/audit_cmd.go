@@ -10,12 +10,15 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
+	"graphfed/bus"
 	"graphfed/privacy"
 )
 
 // auditFlags are the flags of `graphfed audit`.
 type auditFlags struct {
 	ledger     string
+	natsURL    string
+	creds      string
 	job        string
 	delta      float64
 	accountant string
@@ -27,21 +30,24 @@ type auditFlags struct {
 func newAuditCmd(g *globalFlags) *cobra.Command {
 	var f auditFlags
 	cmd := &cobra.Command{
-		Use:   "audit --ledger PATH [--delta D] [--accountant rdp|exact] [--png FILE]",
+		Use:   "audit (--ledger PATH | --nats URL --job ID) [--delta D] [--accountant rdp|exact] [--png FILE]",
 		Short: "Recompute the privacy spent from a release ledger alone",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			start := time.Now()
 			log := g.logger()
-			l, err := openAuditLedger(cmd.Context(), &f, log)
+			l, done, err := openAuditLedger(cmd.Context(), &f, log)
 			if err != nil {
 				return fmt.Errorf("audit: %w", err)
 			}
+			defer done()
 			return runAudit(cmd.Context(), g, l, &f, start)
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.ledger, "ledger", "", "ledger file (JSON lines written by a FileLedger); read, never modified")
-	fl.StringVar(&f.job, "job", "", "audit only this job (default: every job in the ledger)")
+	fl.StringVar(&f.natsURL, "nats", "", "NATS server or cluster URL: audit the JetStream ledger of --job (read, never modified)")
+	fl.StringVar(&f.creds, "creds", "", "NATS credentials file (with --nats)")
+	fl.StringVar(&f.job, "job", "", "audit only this job (default: every job in the ledger file; required with --nats)")
 	fl.Float64Var(&f.delta, "delta", 1e-4, "δ of every ε reported")
 	fl.StringVar(&f.accountant, "accountant", "rdp", "rdp or exact")
 	fl.StringVar(&f.rho, "rho", "", "node distances instead of the ledger's calibrations, e.g. 50=0.0533,90=0.1466")
@@ -49,21 +55,55 @@ func newAuditCmd(g *globalFlags) *cobra.Command {
 	return cmd
 }
 
-// openAuditLedger picks the ledger source. Every source is a
-// privacy.Ledger, so another one (a JetStream stream) is one more case.
-func openAuditLedger(_ context.Context, f *auditFlags, log zerolog.Logger) (privacy.Ledger, error) {
-	if f.ledger == "" {
-		return nil, fmt.Errorf("--ledger is required")
+// openAuditLedger picks the ledger source: a ledger file (--ledger) or a
+// job's JetStream stream (--nats with --job), both read-only. done releases
+// the source (the NATS connection) once the audit is over.
+func openAuditLedger(ctx context.Context, f *auditFlags, log zerolog.Logger) (l privacy.Ledger, done func(), err error) {
+	switch {
+	case f.ledger != "" && f.natsURL != "":
+		return nil, nil, fmt.Errorf("--ledger and --nats are mutually exclusive: audit a ledger file or a job's JetStream ledger, not both")
+	case f.natsURL != "":
+		return openAuditJetStream(ctx, f, log)
+	case f.ledger == "":
+		return nil, nil, fmt.Errorf("--ledger PATH or --nats URL --job ID is required")
 	}
-	l, err := privacy.OpenFileLedgerReadOnly(f.ledger)
+	fl, err := privacy.OpenFileLedgerReadOnly(f.ledger)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if tt, ok := l.TornTail(); ok {
+	if tt, ok := fl.TornTail(); ok {
 		log.Warn().Str("ledger", f.ledger).Int64("offset", tt.Offset).Int("bytes", tt.Bytes).Str("head", tt.Head).
 			Msg("ledger ends in a torn line (a crash during an append whose release was never published); skipped")
 	}
-	return l, nil
+	return fl, func() {}, nil
+}
+
+// openAuditJetStream binds, read-only, to the ledger stream of f.job: it
+// never creates a stream, and refuses one that is not append-only.
+func openAuditJetStream(ctx context.Context, f *auditFlags, log zerolog.Logger) (privacy.Ledger, func(), error) {
+	if f.job == "" {
+		return nil, nil, fmt.Errorf("--nats needs --job: each job's ledger is its own stream")
+	}
+	if !bus.ValidID(f.job) {
+		return nil, nil, fmt.Errorf("--job %q does not match [a-z0-9-]{1,64}", f.job)
+	}
+	nc, err := bus.Connect(f.natsURL, bus.ConnectOptions{Name: "graphfed-audit-" + f.job, Creds: f.creds})
+	if err != nil {
+		return nil, nil, err
+	}
+	// Connect keeps retrying an unreachable server in the background; an
+	// audit should fail now instead.
+	if !nc.IsConnected() {
+		nc.Close()
+		return nil, nil, fmt.Errorf("--nats %s: no server reachable", f.natsURL)
+	}
+	l, err := bus.OpenJetStreamLedger(ctx, nc, f.job, bus.JSLedgerOptions{ReadOnly: true})
+	if err != nil {
+		nc.Close()
+		return nil, nil, err
+	}
+	log.Debug().Str("nats", nc.ConnectedUrlRedacted()).Str("stream", l.Stream()).Msg("auditing the JetStream ledger")
+	return l, nc.Close, nil
 }
 
 func runAudit(ctx context.Context, g *globalFlags, l privacy.Ledger, f *auditFlags, start time.Time) error {

@@ -22,6 +22,7 @@ type simFlags struct {
 	staleness                                         string
 	staleFactor, staleA                               float64
 	node                                              agent.NodeConfig
+	priv                                              privacyFlags
 }
 
 func newSimCmd(g *globalFlags) *cobra.Command {
@@ -55,12 +56,17 @@ func newSimCmd(g *globalFlags) *cobra.Command {
 	f.Float64Var(&s.node.LR, "lr", s.node.LR, "Adam learning rate")
 	f.Float64Var(&s.node.WeightDecay, "weight-decay", s.node.WeightDecay, "L2 weight decay")
 	f.Float64Var(&s.node.Dropout, "dropout", s.node.Dropout, "dropout probability")
+	s.priv.register(cmd)
 	return cmd
 }
 
 func runSim(cmd *cobra.Command, g *globalFlags, s simFlags) error {
 	start := time.Now()
 	log := g.logger()
+	priv, err := s.priv.sim(cmd, s.seed, s.out)
+	if err != nil {
+		return fmt.Errorf("sim: %w", err)
+	}
 	d, name, err := nodeDataset(s.dir, s.scenario, s.seed)
 	if err != nil {
 		return fmt.Errorf("sim: %w", err)
@@ -76,7 +82,7 @@ func runSim(cmd *cobra.Command, g *globalFlags, s simFlags) error {
 	p := newProgress("sim "+s.algo, s.rounds)
 	res, err := scenarios.RunSim(cmd.Context(), scenarios.SimConfig{
 		Job: s.job, Algo: s.algo, Clients: clients, Node: s.node, Rounds: s.rounds, LocalEpochs: s.localEpochs,
-		RoundTimeout: s.roundTimeout, Quorum: s.quorum, Seed: s.seed, NATSURL: s.natsURL, Log: log,
+		RoundTimeout: s.roundTimeout, Quorum: s.quorum, Seed: s.seed, NATSURL: s.natsURL, Log: log, Privacy: priv,
 		Staleness: aggregator.Staleness{Policy: s.staleness, Factor: s.staleFactor, A: s.staleA},
 		OnRound: func(rc aggregator.RoundClosed, scores map[string]map[string]float64) {
 			acc, _ := meanScore(scores, "test_acc")
@@ -98,7 +104,8 @@ func runSim(cmd *cobra.Command, g *globalFlags, s simFlags) error {
 			"test_acc": acc, "test_acc_std": std, "test_acc_weighted": accW, "test_macro_f1": f1,
 			"clients_reporting": n, "partition": s.partition, "rejects": res.Agg.Rejects,
 		},
-		Comm: &CommReport{Bytes: res.Bytes, Messages: res.Messages},
+		Comm:    &CommReport{Bytes: res.Bytes, Messages: res.Messages},
+		Privacy: privacyReport(res.Agg.Final, res.Ledger, priv),
 	}
 	if s.out != "" {
 		if err := writeSimRun(s.out, rep, rows); err != nil {

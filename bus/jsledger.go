@@ -1,0 +1,520 @@
+package bus
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"graphfed/privacy"
+)
+
+// ledgerKind is the subject kind of ledger entries: gf.<job>.ledger.<client>.
+const ledgerKind Kind = "ledger"
+
+const (
+	// DefaultLedgerDuplicates is the ledger stream's de-duplication window:
+	// an Append retried within it with the same message id is stored once.
+	DefaultLedgerDuplicates = 10 * time.Minute
+	// DefaultLedgerTimeout bounds each request of a JetStreamLedger whose
+	// context has no deadline.
+	DefaultLedgerTimeout = 10 * time.Second
+)
+
+// LedgerStreamName is the JetStream stream holding job's ledger:
+// GF_LEDGER_<JOB> with the job id uppercased and '-' replaced by '_'. Job
+// ids are [a-z0-9-], so distinct jobs get distinct streams.
+func LedgerStreamName(job string) string {
+	return "GF_LEDGER_" + strings.ToUpper(strings.ReplaceAll(job, "-", "_"))
+}
+
+// LedgerSubject is the subject of client's ledger entries in job:
+// gf.<job>.ledger.<client>.
+func LedgerSubject(job, client string) string { return Subject(job, ledgerKind, client) }
+
+// ledgerSubjects is the ledger stream's subject filter, gf.<job>.ledger.>.
+func ledgerSubjects(job string) string { return Subject(job, ledgerKind, ">") }
+
+// JSLedgerOptions configure OpenJetStreamLedger.
+type JSLedgerOptions struct {
+	// Replicas of the stream when it is created (default 1; use 3 on a
+	// cluster). Binding to an existing stream with fewer replicas fails,
+	// unless ReadOnly.
+	Replicas int
+	// Duplicates is the de-duplication window of a new stream (default
+	// DefaultLedgerDuplicates).
+	Duplicates time.Duration
+	// Timeout bounds each request when the caller's context has no deadline
+	// (default DefaultLedgerTimeout); for Entries it bounds the wait for
+	// each message, not the whole read.
+	Timeout time.Duration
+	// ReadOnly binds to an existing stream and never creates one (audits);
+	// Append fails.
+	ReadOnly bool
+}
+
+// JetStreamLedger is a privacy.Ledger kept in a JetStream stream, one
+// stream per job (LedgerStreamName), one message per entry on
+// gf.<job>.ledger.<client>. The stream is file-backed, denies message
+// deletes and purges, and has no limits that could drop an entry; opening a
+// stream that is not configured so fails.
+//
+// Append returns once the server has acknowledged the message: that is the
+// durability point. Each append carries the message id <client>.<seq> for
+// de-duplication and expects the client's subject to end at the last entry
+// this ledger knows of, so a writer racing on the same client, or a replay,
+// is refused rather than interleaved. Append is idempotent: repeating the
+// client's last stored entry exactly (a retry after a lost acknowledgement,
+// from this ledger value or another) succeeds without storing it twice.
+//
+// Entries are encoded as FileLedger encodes them (encoding/json of
+// privacy.Entry). Errors wrap privacy's kinds: ErrInvalid for an entry the
+// ledger refuses, ErrCorrupt for stored messages that are not a valid,
+// complete ledger, ErrLedger for failures of the server or the connection.
+//
+// The ledger does not own the connection. Its methods are safe for
+// concurrent use.
+type JetStreamLedger struct {
+	js       jetstream.JetStream
+	stream   jetstream.Stream
+	job      string
+	name     string
+	timeout  time.Duration
+	readOnly bool
+
+	mu    sync.Mutex
+	heads map[string]ledgerHead // per client, loaded at its first Append
+}
+
+// ledgerHead is the last entry stored for one client: its entry sequence
+// and its stream sequence (0, 0 before the client's first entry).
+type ledgerHead struct {
+	seq, streamSeq uint64
+}
+
+// OpenJetStreamLedger creates job's ledger stream, or binds to it if it
+// exists (ReadOnly: binds only), and checks that it is append-only.
+func OpenJetStreamLedger(ctx context.Context, nc *nats.Conn, job string, opts JSLedgerOptions) (*JetStreamLedger, error) {
+	const op = "open"
+	name := LedgerStreamName(job)
+	switch {
+	case !ValidID(job):
+		return nil, fmt.Errorf("bus: ledger %s: %w: job %q does not match [a-z0-9-]{1,64}", op, privacy.ErrInvalid, job)
+	case nc == nil:
+		return nil, fmt.Errorf("bus: ledger %s: %w: nil connection", op, privacy.ErrInvalid)
+	case opts.Replicas < 0 || opts.Replicas > 5:
+		return nil, fmt.Errorf("bus: ledger %s: %w: %d replicas (want 1 to 5)", op, privacy.ErrInvalid, opts.Replicas)
+	case opts.Duplicates < 0 || opts.Timeout < 0:
+		return nil, fmt.Errorf("bus: ledger %s: %w: negative duplicates window or timeout", op, privacy.ErrInvalid)
+	}
+	if opts.Replicas == 0 {
+		opts.Replicas = 1
+	}
+	if opts.Duplicates == 0 {
+		opts.Duplicates = DefaultLedgerDuplicates
+	}
+	if opts.Timeout == 0 {
+		opts.Timeout = DefaultLedgerTimeout
+	}
+	l := &JetStreamLedger{job: job, name: name, timeout: opts.Timeout, readOnly: opts.ReadOnly, heads: map[string]ledgerHead{}}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("bus: ledger %s: stream %s: %w: %w", op, name, privacy.ErrLedger, err)
+	}
+	l.js = js
+	ctx, cancel := l.bound(ctx)
+	defer cancel()
+	stream, err := js.Stream(ctx, name)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		if opts.ReadOnly {
+			return nil, fmt.Errorf("bus: ledger %s: %w: job %s has no ledger stream %s", op, privacy.ErrLedger, job, name)
+		}
+		stream, err = js.CreateStream(ctx, ledgerStreamConfig(job, opts))
+		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			// Another writer created it first, perhaps with other settings:
+			// bind and let the checks below judge it.
+			stream, err = js.Stream(ctx, name)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("bus: ledger %s: stream %s: %w: %w", op, name, privacy.ErrLedger, err)
+	}
+	if err := checkLedgerStream(stream.CachedInfo().Config, job, opts); err != nil {
+		return nil, fmt.Errorf("bus: ledger %s: stream %s: %w", op, name, err)
+	}
+	l.stream = stream
+	return l, nil
+}
+
+func ledgerStreamConfig(job string, opts JSLedgerOptions) jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name:        LedgerStreamName(job),
+		Description: "graphfed privacy ledger of job " + job + " (append-only)",
+		Subjects:    []string{ledgerSubjects(job)},
+		Retention:   jetstream.LimitsPolicy,
+		// No limits, and DiscardNew should an operator add one: an append
+		// beyond it fails instead of an old entry vanishing.
+		MaxConsumers:      -1,
+		MaxMsgs:           -1,
+		MaxBytes:          -1,
+		MaxMsgsPerSubject: -1,
+		MaxMsgSize:        -1,
+		Discard:           jetstream.DiscardNew,
+		Storage:           jetstream.FileStorage,
+		Replicas:          opts.Replicas,
+		Duplicates:        opts.Duplicates,
+		DenyDelete:        true,
+		DenyPurge:         true,
+	}
+}
+
+// checkLedgerStream refuses a stream that could lose or rewrite entries,
+// or that does not carry job's ledger subjects. The server never lets
+// DenyDelete or DenyPurge be turned off again, but limits, retention and
+// discard can be changed by a stream update, so every open checks them.
+func checkLedgerStream(cfg jetstream.StreamConfig, job string, opts JSLedgerOptions) error {
+	var bad []string
+	if !slices.Contains(cfg.Subjects, ledgerSubjects(job)) {
+		bad = append(bad, fmt.Sprintf("subjects %v do not include %s", cfg.Subjects, ledgerSubjects(job)))
+	}
+	if cfg.Storage != jetstream.FileStorage {
+		bad = append(bad, "storage "+cfg.Storage.String()+", not file")
+	}
+	if cfg.Retention != jetstream.LimitsPolicy {
+		bad = append(bad, "retention "+cfg.Retention.String()+" removes consumed messages")
+	}
+	if !cfg.DenyDelete {
+		bad = append(bad, "message deletes allowed")
+	}
+	if !cfg.DenyPurge || cfg.AllowRollup {
+		bad = append(bad, "purges or roll-ups allowed")
+	}
+	if cfg.MaxAge != 0 {
+		bad = append(bad, "entries expire after "+cfg.MaxAge.String())
+	}
+	if cfg.AllowMsgTTL {
+		bad = append(bad, "per-message TTLs allowed")
+	}
+	limited := cfg.MaxMsgs > 0 || cfg.MaxBytes > 0 || cfg.MaxMsgsPerSubject > 0
+	if limited && (cfg.Discard != jetstream.DiscardNew || cfg.MaxMsgsPerSubject > 0 && !cfg.DiscardNewPerSubject) {
+		bad = append(bad, "limits that discard old entries")
+	}
+	if cfg.PersistMode != jetstream.DefaultPersistMode {
+		bad = append(bad, "asynchronous persistence")
+	}
+	if cfg.Mirror != nil {
+		bad = append(bad, "a mirror")
+	}
+	if !opts.ReadOnly {
+		if cfg.Sealed {
+			bad = append(bad, "sealed")
+		}
+		if cfg.Replicas < opts.Replicas {
+			bad = append(bad, fmt.Sprintf("%d replicas, want %d", cfg.Replicas, opts.Replicas))
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("%w: not an append-only ledger: %s", privacy.ErrLedger, strings.Join(bad, "; "))
+	}
+	return nil
+}
+
+// Job returns the ledger's job id.
+func (l *JetStreamLedger) Job() string { return l.job }
+
+// Stream returns the name of the ledger's stream.
+func (l *JetStreamLedger) Stream() string { return l.name }
+
+// bound gives ctx the ledger's timeout unless it has a deadline.
+func (l *JetStreamLedger) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, l.timeout)
+}
+
+// ledgerMsgID is an entry's de-duplication id, <client>.<seq>: unique in
+// the job's stream because sequence numbers increase per client.
+func ledgerMsgID(e *privacy.Entry) string {
+	return e.Client + "." + strconv.FormatUint(e.Seq, 10)
+}
+
+// Append stores e and returns once the server has acknowledged it. The
+// entry must be valid, belong to the ledger's job and have a sequence
+// number above its client's last stored one (privacy.ErrInvalid otherwise),
+// or be that last stored entry exactly, which is success without a second
+// copy.
+func (l *JetStreamLedger) Append(ctx context.Context, e privacy.Entry) error {
+	const op = "append"
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("bus: ledger %s: stream %s: %w: %w", op, l.name, privacy.ErrLedger, err)
+	}
+	if l.readOnly {
+		return fmt.Errorf("bus: ledger %s: stream %s: %w: the ledger was opened read-only", op, l.name, privacy.ErrInvalid)
+	}
+	if err := e.Validate(); err != nil {
+		return fmt.Errorf("bus: ledger %s: stream %s: %w", op, l.name, err)
+	}
+	if e.Job != l.job {
+		return fmt.Errorf("bus: ledger %s: stream %s: %w: entry of job %s in the ledger of job %s", op, l.name, privacy.ErrInvalid, e.Job, l.job)
+	}
+	data, err := json.Marshal(e)
+	if err != nil {
+		return fmt.Errorf("bus: ledger %s: stream %s: %w: encoding entry: %w", op, l.name, privacy.ErrInvalid, err)
+	}
+	ctx, cancel := l.bound(ctx)
+	defer cancel()
+
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	head, ok := l.heads[e.Client]
+	if !ok {
+		if head, _, err = l.loadHead(ctx, e.Client); err != nil {
+			return fmt.Errorf("bus: ledger %s: %w", op, err)
+		}
+		l.heads[e.Client] = head
+	}
+	subj := LedgerSubject(l.job, e.Client)
+	id := ledgerMsgID(&e)
+	// Two attempts: the second follows a refresh of the client's head after
+	// the server reported that the subject had moved on.
+	for attempt := 0; ; attempt++ {
+		if e.Seq <= head.seq {
+			if e.Seq == head.seq {
+				// A retry of the client's last entry, stored already?
+				same, err := l.storedIs(ctx, head.streamSeq, subj, data)
+				if err != nil {
+					return fmt.Errorf("bus: ledger %s: stream %s: %w: %w", op, l.name, privacy.ErrLedger, err)
+				}
+				if same {
+					return nil
+				}
+			}
+			return fmt.Errorf("bus: ledger %s: stream %s: %w: seq %d of job %s client %s after seq %d",
+				op, l.name, privacy.ErrInvalid, e.Seq, e.Job, e.Client, head.seq)
+		}
+		ack, err := l.js.Publish(ctx, subj, data,
+			jetstream.WithMsgID(id),
+			jetstream.WithExpectStream(l.name),
+			jetstream.WithExpectLastSequencePerSubject(head.streamSeq))
+		if err == nil && !ack.Duplicate {
+			l.heads[e.Client] = ledgerHead{seq: e.Seq, streamSeq: ack.Sequence}
+			return nil
+		}
+		if err == nil {
+			// The id is stored already: this is a retry of an append whose
+			// acknowledgement was lost, if the stored entry is this one.
+			return l.settleDuplicate(ctx, op, &e, data, ack.Sequence)
+		}
+		if !wrongLastSequence(err) || attempt > 0 {
+			return fmt.Errorf("bus: ledger %s: stream %s: %w: publish %s: %w", op, l.name, privacy.ErrLedger, id, err)
+		}
+		// Someone appended to this client since we last looked: another
+		// writer, or an earlier try of this very append.
+		h, last, err := l.loadHead(ctx, e.Client)
+		if err != nil {
+			return fmt.Errorf("bus: ledger %s: %w", op, err)
+		}
+		l.heads[e.Client] = h
+		if last != nil && bytes.Equal(last.Data, data) {
+			return nil // our own entry, stored by an earlier try
+		}
+		head = h
+	}
+}
+
+// settleDuplicate handles a duplicate acknowledgement for entry e: success
+// if the message stored under its id is e, on e's subject; a refusal
+// otherwise.
+func (l *JetStreamLedger) settleDuplicate(ctx context.Context, op string, e *privacy.Entry, data []byte, seq uint64) error {
+	same, err := l.storedIs(ctx, seq, LedgerSubject(l.job, e.Client), data)
+	if err != nil {
+		return fmt.Errorf("bus: ledger %s: stream %s: %w: after a duplicate ack: %w", op, l.name, privacy.ErrLedger, err)
+	}
+	if !same {
+		return fmt.Errorf("bus: ledger %s: stream %s: %w: id %s is taken by a different message at stream seq %d",
+			op, l.name, privacy.ErrInvalid, ledgerMsgID(e), seq)
+	}
+	h, _, err := l.loadHead(ctx, e.Client)
+	if err != nil {
+		return fmt.Errorf("bus: ledger %s: %w", op, err)
+	}
+	l.heads[e.Client] = h
+	return nil
+}
+
+// storedIs reports whether the message at stream sequence seq is data on
+// subject subj.
+func (l *JetStreamLedger) storedIs(ctx context.Context, seq uint64, subj string, data []byte) (bool, error) {
+	m, err := l.stream.GetMsg(ctx, seq)
+	if err != nil {
+		return false, fmt.Errorf("reading stream seq %d: %w", seq, err)
+	}
+	return m.Subject == subj && bytes.Equal(m.Data, data), nil
+}
+
+// wrongLastSequence reports whether err is the server's refusal of an
+// expected-last-sequence header.
+func wrongLastSequence(err error) bool {
+	var jerr jetstream.JetStreamError
+	if !errors.As(err, &jerr) || jerr.APIError() == nil {
+		return false
+	}
+	code := jerr.APIError().ErrorCode
+	return code == jetstream.JSErrCodeStreamWrongLastSequence || code == jetstream.JSErrCodeStreamWrongLastSequenceConstant
+}
+
+// loadHead reads client's last stored entry from the server.
+func (l *JetStreamLedger) loadHead(ctx context.Context, client string) (ledgerHead, *jetstream.RawStreamMsg, error) {
+	raw, err := l.stream.GetLastMsgForSubject(ctx, LedgerSubject(l.job, client))
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return ledgerHead{}, nil, nil
+	}
+	if err != nil {
+		return ledgerHead{}, nil, fmt.Errorf("stream %s: %w: last entry of client %s: %w", l.name, privacy.ErrLedger, client, err)
+	}
+	e, err := decodeLedgerMsg(l.job, raw.Subject, raw.Data)
+	if err != nil {
+		return ledgerHead{}, nil, fmt.Errorf("stream %s: %w: stream seq %d: %v", l.name, privacy.ErrCorrupt, raw.Sequence, err)
+	}
+	return ledgerHead{seq: e.Seq, streamSeq: raw.Sequence}, raw, nil
+}
+
+// Entries reads every entry of the stream in stream order. A message that
+// is not a valid entry of the job's ledger, an entry out of its client's
+// sequence order, or a stream with messages missing is privacy.ErrCorrupt,
+// naming the stream sequence; nothing is skipped.
+func (l *JetStreamLedger) Entries(ctx context.Context) ([]privacy.Entry, error) {
+	const op = "entries"
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("bus: ledger %s: stream %s: %w: %w", op, l.name, privacy.ErrLedger, err)
+	}
+	ictx, cancel := l.bound(ctx)
+	info, err := l.stream.Info(ictx)
+	cancel()
+	if err != nil {
+		return nil, fmt.Errorf("bus: ledger %s: stream %s: %w: %w", op, l.name, privacy.ErrLedger, err)
+	}
+	st := info.State
+	if st.Msgs == 0 && st.LastSeq == 0 {
+		return []privacy.Entry{}, nil
+	}
+	if st.FirstSeq != 1 || st.Msgs != st.LastSeq {
+		return nil, fmt.Errorf("bus: ledger %s: stream %s: %w: %d messages in stream seqs %d to %d: entries were removed",
+			op, l.name, privacy.ErrCorrupt, st.Msgs, st.FirstSeq, st.LastSeq)
+	}
+	return l.read(ctx, op, ledgerSubjects(l.job), st.LastSeq, true)
+}
+
+// EntriesFor reads client's entries in order, as Entries does.
+func (l *JetStreamLedger) EntriesFor(ctx context.Context, client string) ([]privacy.Entry, error) {
+	const op = "entries"
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("bus: ledger %s: stream %s: %w: %w", op, l.name, privacy.ErrLedger, err)
+	}
+	if !ValidID(client) {
+		return nil, fmt.Errorf("bus: ledger %s: stream %s: %w: client %q does not match [a-z0-9-]{1,64}", op, l.name, privacy.ErrInvalid, client)
+	}
+	subj := LedgerSubject(l.job, client)
+	ictx, cancel := l.bound(ctx)
+	last, err := l.stream.GetLastMsgForSubject(ictx, subj)
+	cancel()
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return []privacy.Entry{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("bus: ledger %s: stream %s: %w: last entry of client %s: %w", op, l.name, privacy.ErrLedger, client, err)
+	}
+	return l.read(ctx, op, subj, last.Sequence, false)
+}
+
+// read delivers the messages on filter up to stream sequence last through
+// an ordered consumer and decodes them. With contiguous set, every stream
+// sequence from 1 to last must be present.
+func (l *JetStreamLedger) read(ctx context.Context, op, filter string, last uint64, contiguous bool) ([]privacy.Entry, error) {
+	fail := func(kind error, format string, args ...any) error {
+		return fmt.Errorf("bus: ledger %s: stream %s: %w: %s", op, l.name, kind, fmt.Sprintf(format, args...))
+	}
+	cctx, cancel := l.bound(ctx)
+	cons, err := l.stream.OrderedConsumer(cctx, jetstream.OrderedConsumerConfig{
+		FilterSubjects:    []string{filter},
+		DeliverPolicy:     jetstream.DeliverAllPolicy,
+		InactiveThreshold: 30 * time.Second, // reclaimed soon after the read
+	})
+	cancel()
+	if err != nil {
+		return nil, fmt.Errorf("bus: ledger %s: stream %s: %w: consumer: %w", op, l.name, privacy.ErrLedger, err)
+	}
+	it, err := cons.Messages()
+	if err != nil {
+		return nil, fmt.Errorf("bus: ledger %s: stream %s: %w: consumer: %w", op, l.name, privacy.ErrLedger, err)
+	}
+	defer it.Stop()
+
+	var out []privacy.Entry
+	if contiguous {
+		out = make([]privacy.Entry, 0, last)
+	}
+	seqs := map[string]uint64{}
+	var prev uint64
+	for prev < last {
+		nctx, cancel := l.bound(ctx)
+		m, err := it.Next(jetstream.NextContext(nctx))
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("bus: ledger %s: stream %s: %w: reading after stream seq %d of %d: %w", op, l.name, privacy.ErrLedger, prev, last, err)
+		}
+		md, err := m.Metadata()
+		if err != nil {
+			return nil, fmt.Errorf("bus: ledger %s: stream %s: %w: message after stream seq %d: %w", op, l.name, privacy.ErrLedger, prev, err)
+		}
+		seq := md.Sequence.Stream
+		switch {
+		case seq <= prev:
+			return nil, fail(privacy.ErrLedger, "stream seq %d delivered after %d", seq, prev)
+		case contiguous && seq != prev+1, seq > last:
+			return nil, fail(privacy.ErrCorrupt, "stream seq %d follows %d: entries missing", seq, prev)
+		}
+		e, err := decodeLedgerMsg(l.job, m.Subject(), m.Data())
+		if err != nil {
+			return nil, fail(privacy.ErrCorrupt, "stream seq %d: %v", seq, err)
+		}
+		if p := seqs[e.Client]; e.Seq <= p {
+			return nil, fail(privacy.ErrCorrupt, "stream seq %d: seq %d of client %s after seq %d", seq, e.Seq, e.Client, p)
+		}
+		seqs[e.Client] = e.Seq
+		out = append(out, e)
+		prev = seq
+	}
+	return out, nil
+}
+
+// decodeLedgerMsg decodes one stored entry as strictly as FileLedger reads
+// a line, and checks that it is valid and filed under its job and client.
+func decodeLedgerMsg(job, subject string, data []byte) (privacy.Entry, error) {
+	var e privacy.Entry
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&e); err != nil {
+		return privacy.Entry{}, fmt.Errorf("subject %s: decoding entry: %w", subject, err)
+	}
+	if len(bytes.TrimSpace(data[dec.InputOffset():])) != 0 {
+		return privacy.Entry{}, fmt.Errorf("subject %s: trailing data after the entry", subject)
+	}
+	if err := e.Validate(); err != nil {
+		return privacy.Entry{}, fmt.Errorf("subject %s: %w", subject, err)
+	}
+	if e.Job != job || subject != LedgerSubject(job, e.Client) {
+		return privacy.Entry{}, fmt.Errorf("subject %s: entry of job %s client %s", subject, e.Job, e.Client)
+	}
+	return e, nil
+}
