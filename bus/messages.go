@@ -30,9 +30,9 @@ type RoundOpen struct {
 
 // Update is a client's contribution for a round on gf.<job>.update.<client>.
 type Update struct {
-	Round     uint64  `msgpack:"round"`
-	BaseRound uint64  `msgpack:"base"`   // the model round this update was trained from
-	Weight    float64 `msgpack:"weight"` // training-set size
+	Round     uint64    `msgpack:"round"`
+	BaseRound uint64    `msgpack:"base"`   // the model round this update was trained from
+	Weight    float64   `msgpack:"weight"` // training-set size
 	Params    Sensitive `msgpack:"params"`
 	Loss      float64   `msgpack:"loss"`
 	// Withheld says the client trained but the privacy gate refused to
@@ -51,9 +51,9 @@ type Model struct {
 
 // Embeddings carries noised boundary-node embeddings on gf.<job>.emb.<from>.<to>.
 type Embeddings struct {
-	Round   uint64  `msgpack:"round"`
-	Layer   int     `msgpack:"layer"`
-	Dim     int     `msgpack:"dim"`
+	Round   uint64    `msgpack:"round"`
+	Layer   int       `msgpack:"layer"`
+	Dim     int       `msgpack:"dim"`
 	NodeIDs []int64   `msgpack:"nodes"`
 	Data    Sensitive `msgpack:"data"`
 }
