@@ -108,7 +108,7 @@ func runJobWith(t *testing.T, algo string, rounds int, clients []*meanLearner, s
 			t.Fatal(err)
 		}
 		a, err := agent.New(agent.Config{Job: "job", Client: fmt.Sprintf("c%d", i), LocalEpochs: 1, Slowdown: slow[i], HelloRetry: 200 * time.Millisecond,
-			ModelSigma: o.sigma, Log: zerolog.Nop()}, net.Transport(), l, gate)
+			ModelSigma: o.sigma, ModelClip: 15, Log: zerolog.Nop()}, net.Transport(), l, gate)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -156,7 +156,7 @@ func TestTapEveryReleaseLoggedFirst(t *testing.T) {
 func TestTapOverBudgetPublishesNothing(t *testing.T) {
 	// Sensitivity 2·15 at σ1 = 60 is μ = 0.5 a release: a budget of ε = 3
 	// admits a few of the 8 rounds' releases.
-	res, s := runTapped(t, "budget", SimPrivacy{ModelSigma: 60, Budget: privacy.Budget{Epsilon: 3}}, 8)
+	res, s := runTapped(t, "budget", SimPrivacy{ModelSigma: 60, ModelClip: 15, Budget: privacy.Budget{Epsilon: 3}}, 8)
 	for i := range 3 {
 		id := ClientID(i)
 		n := s.updatesWithParams[id]

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"graphfed/agent"
 	"graphfed/privacy"
 	"graphfed/scenarios"
 )
@@ -21,8 +22,8 @@ func (p *privacyFlags) register(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.Float64Var(&p.delta, "delta", 1e-4, "privacy δ")
 	f.Float64Var(&p.budgetEps, "budget-eps", 0, "per-client ε budget for model updates; 0: none")
-	f.Float64Var(&p.modelSigma, "model-sigma", 1e-3, "Gaussian noise σ1 on model updates")
-	f.Float64Var(&p.modelClip, "model-clip", 15, "L2 clip norm of model updates")
+	f.Float64Var(&p.modelSigma, "model-sigma", agent.DefaultModelSigma, "Gaussian noise σ1 on model updates")
+	f.Float64Var(&p.modelClip, "model-clip", agent.DefaultModelClip, "L2 clip norm of released model parameters (a binding clip is logged)")
 	f.StringVar(&p.accountant, "accountant", "rdp", "privacy accountant: rdp or exact")
 }
 
