@@ -54,5 +54,7 @@ func subcommands(g *globalFlags) []*cobra.Command {
 		newServerCmd(g),
 		newPrivacyCmd(g),
 		newAuditCmd(g),
+		newGenCmd(g),
+		newDataCmd(g),
 	}
 }
