@@ -37,15 +37,8 @@ func LoadAMLAccounts(path string, opt AMLOptions) ([]AMLAccount, AMLIssues, erro
 func ParseAMLAccounts(r io.Reader, name string, opt AMLOptions) ([]AMLAccount, AMLIssues, error) {
 	const op = "graph: load aml accounts"
 	l := newAMLLines(r, name, opt)
-	head, err := l.next()
-	if errors.Is(err, io.EOF) {
-		return nil, l.issues, fmt.Errorf("%s: %s:1: %w: empty file, want %q", op, name, ErrAMLHeader, AMLAccountsHeader)
-	}
-	if err != nil {
-		return nil, l.issues, fmt.Errorf("%s: %w", op, err)
-	}
-	if string(head) != AMLAccountsHeader {
-		return nil, l.issues, fmt.Errorf("%s: %s:1: %w %q, want %q", op, name, ErrAMLHeader, amlClip(head), AMLAccountsHeader)
+	if err := l.header(op, AMLAccountsHeader); err != nil {
+		return nil, l.issues, err
 	}
 	var (
 		out     []AMLAccount

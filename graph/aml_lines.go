@@ -148,3 +148,19 @@ func (l *amlLines) done() {
 		l.opt.Progress(l.read, l.opt.Size)
 	}
 }
+
+// header reads the first line and checks it is exactly want; op prefixes
+// the error.
+func (l *amlLines) header(op, want string) error {
+	head, err := l.next()
+	if errors.Is(err, io.EOF) {
+		return fmt.Errorf("%s: %s:1: %w: empty file, want %q", op, l.name, ErrAMLHeader, want)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	if string(head) != want {
+		return fmt.Errorf("%s: %s:1: %w %q, want %q", op, l.name, ErrAMLHeader, amlClip(head), want)
+	}
+	return nil
+}

@@ -41,15 +41,8 @@ func readAMLTrans(r io.Reader, name string, opt AMLOptions) (*AMLGraph, AMLIssue
 	const op = "graph: load aml trans"
 	l := newAMLLines(r, name, opt)
 	g := NewAMLGraph(amlPrefix(name))
-	head, err := l.next()
-	if errors.Is(err, io.EOF) {
-		return nil, l.issues, fmt.Errorf("%s: %s:1: %w: empty file, want %q", op, name, ErrAMLHeader, AMLTransHeader)
-	}
-	if err != nil {
-		return nil, l.issues, fmt.Errorf("%s: %w", op, err)
-	}
-	if string(head) != AMLTransHeader {
-		return nil, l.issues, fmt.Errorf("%s: %s:1: %w %q, want %q", op, name, ErrAMLHeader, amlClip(head), AMLTransHeader)
+	if err := l.header(op, AMLTransHeader); err != nil {
+		return nil, l.issues, err
 	}
 	var f amlFields
 	var key []byte
