@@ -57,6 +57,8 @@ type TrainConfig struct {
 	ClassWeights []float32 // nil = unweighted loss
 	RowNormalize bool      // scale every feature row to sum 1 first
 	EvalEvery    int       // record validation scores every n epochs; 0 = never
+	// OnEpoch, if set, sees every epoch as it finishes (progress output).
+	OnEpoch func(EpochStats)
 }
 
 // DefaultTrainConfig is the Kipf & Welling (2017) setup: 2-layer GCN,
@@ -116,6 +118,9 @@ func TrainCentralized(d *graph.Dataset, cfg TrainConfig, rng *rand.Rand) (Histor
 			st.Val = Evaluate(m, in, d.Labels, val)
 		}
 		h.Epochs = append(h.Epochs, st)
+		if cfg.OnEpoch != nil {
+			cfg.OnEpoch(st)
+		}
 	}
 	h.Train = Evaluate(m, in, d.Labels, train)
 	h.Val = Evaluate(m, in, d.Labels, val)

@@ -29,16 +29,16 @@ func newTrainCmd(g *globalFlags) *cobra.Command {
 			cfg.EvalEvery = max(cfg.Epochs/10, 1)
 			cfg.RowNormalize = graph.NonNegative(d.Features)
 			p := newProgress("train "+cfg.Model, cfg.Epochs)
-			h, err := gnn.TrainCentralized(d, cfg, rand.New(rand.NewPCG(seed, 0x7a1)))
-			if err != nil {
-				return fmt.Errorf("train: %w", err)
-			}
-			for _, e := range h.Epochs {
+			cfg.OnEpoch = func(e gnn.EpochStats) {
 				if e.Val.Count > 0 {
 					p.update(e.Epoch, fmt.Sprintf("loss %.4f val_acc %.4f", e.Loss, e.Val.Acc))
 				}
 			}
+			h, err := gnn.TrainCentralized(d, cfg, rand.New(rand.NewPCG(seed, 0x7a1)))
 			p.finish()
+			if err != nil {
+				return fmt.Errorf("train: %w", err)
+			}
 			return g.emit(Report{
 				Command: "train", Algo: "centralized-" + cfg.Model, Dataset: name, Clients: 1, Seed: int64(seed),
 				Metrics: map[string]any{
