@@ -28,6 +28,11 @@ type Config struct {
 	// clip).
 	ModelSigma float64
 	ModelClip  float64
+	// GradSigma is σ2 on the gradient estimator; EmbSigma is σ0 on
+	// normalized boundary embeddings (CE-FedGNN). A negative EmbSigma turns
+	// the embedding exchange off (the "w/o exchange" ablation).
+	GradSigma float64
+	EmbSigma  float64
 }
 
 // Defaults for the model channel. σ1 is CE-FedGNN's 1e-3. Its model clip
@@ -60,6 +65,11 @@ type Agent struct {
 	// from then on the agent trains but publishes no parameters.
 	withheld   bool
 	clipWarned bool
+	// lastReleased holds the embeddings released in the last exchange (noised
+	// and normalized), for calibration; embDim is their width.
+	lastReleased []float32
+	embDim       int
+	calib        *privacy.Calibration
 
 	mu     sync.Mutex
 	queue  []bus.Msg
@@ -67,6 +77,7 @@ type Agent struct {
 
 	algo       string
 	model      []float32 // latest global model
+	grad       []float32 // latest averaged gradient estimator
 	modelRound uint64
 	trained    uint64 // last round trained
 	rounds     int
@@ -86,6 +97,12 @@ func New(cfg Config, tr bus.Transport, l Learner, gate *privacy.Gate) (*Agent, e
 	}
 	if cfg.ModelClip == 0 {
 		cfg.ModelClip = DefaultModelClip
+	}
+	if cfg.GradSigma == 0 {
+		cfg.GradSigma = DefaultGradSigma
+	}
+	if cfg.EmbSigma == 0 {
+		cfg.EmbSigma = DefaultEmbSigma
 	}
 	if cfg.LocalEpochs <= 0 {
 		cfg.LocalEpochs = 1
@@ -146,7 +163,7 @@ func (a *Agent) Run(ctx context.Context) (Result, error) {
 	j, c := a.cfg.Job, a.cfg.Client
 	// Subscribe before saying hello: our join may be the one that opens round 1.
 	sub, err := a.tr.Subscribe(a.enqueue, bus.Subject(j, bus.KindRound), bus.Subject(j, bus.KindModel, "all"),
-		bus.Subject(j, bus.KindModel, c), bus.Subject(j, bus.KindDone))
+		bus.Subject(j, bus.KindModel, c), bus.Subject(j, bus.KindDone), bus.Subject(j, bus.KindEmb, "*", c))
 	if err != nil {
 		return Result{}, fmt.Errorf("agent %s: %w", c, err)
 	}
@@ -170,14 +187,15 @@ func (a *Agent) Run(ctx context.Context) (Result, error) {
 		switch b := body.(type) {
 		case *bus.Model:
 			if len(b.Params) > 0 && b.Round >= a.modelRound {
-				a.model, a.modelRound = b.Params, b.Round
+				a.model, a.grad, a.modelRound = b.Params, b.Grad, b.Round
 			}
+		case *bus.Embeddings:
+			a.receive(env.From, b)
 		case *bus.RoundOpen:
 			if err := a.train(ctx, b); err != nil {
 				return a.result(nil), err
 			}
 		case *bus.Done:
-			_ = env
 			return a.finish(ctx)
 		}
 	}
@@ -232,6 +250,11 @@ func (a *Agent) train(ctx context.Context, r *bus.RoundOpen) error {
 		if err := a.learner.SetParams(a.model); err != nil {
 			return fmt.Errorf("agent %s: load model of round %d: %w", a.cfg.Client, a.modelRound, err)
 		}
+		if gs, ok := a.learner.(GradSharer); ok && len(a.grad) > 0 {
+			if err := gs.SetGrad(a.grad); err != nil {
+				return fmt.Errorf("agent %s: load gradient estimator of round %d: %w", a.cfg.Client, a.modelRound, err)
+			}
+		}
 		base = a.modelRound
 	}
 	// Scores of the model this round starts from: the global model's progress.
@@ -251,6 +274,14 @@ func (a *Agent) train(ctx context.Context, r *bus.RoundOpen) error {
 	u := &bus.Update{Round: r.Round, BaseRound: base, Weight: float64(a.learner.TrainSize()), Loss: loss}
 	if shares {
 		if err := a.releaseModel(ctx, r.Round, u); err != nil {
+			return err
+		}
+		if err := a.releaseGrad(ctx, r.Round, u); err != nil {
+			return err
+		}
+		// Embeddings go out before the update, so that neighbours usually
+		// hold them before the next round opens.
+		if err := a.exchange(ctx, r.Round); err != nil {
 			return err
 		}
 	}
@@ -306,6 +337,13 @@ func (a *Agent) privacyScores(scores map[string]float64) {
 	if a.withheld {
 		scores["privacy_withheld"] = 1
 	}
+	if a.calib != nil {
+		for i, q := range a.calib.Q {
+			sp := a.gate.Spent(a.calib.Rho[i])
+			scores[fmt.Sprintf("privacy_rho_p%g", q)] = a.calib.Rho[i]
+			scores[fmt.Sprintf("privacy_epsilon_node_p%g", q)] = sp.WorstNode
+		}
+	}
 }
 
 func (a *Agent) finish(ctx context.Context) (Result, error) {
@@ -314,6 +352,7 @@ func (a *Agent) finish(ctx context.Context) (Result, error) {
 			return a.result(nil), fmt.Errorf("agent %s: load final model: %w", a.cfg.Client, err)
 		}
 	}
+	a.calibrate(ctx)
 	scores := a.learner.Evaluate()
 	a.privacyScores(scores)
 	err := errors.Join(

@@ -7,9 +7,14 @@ import (
 
 // Algorithms the aggregator knows.
 const (
-	AlgoFedAvg = "fedavg" // sample-weighted parameter average
-	AlgoLocal  = "local"  // no federation: rounds pace the clients, nothing is averaged
+	AlgoFedAvg   = "fedavg"    // sample-weighted parameter average
+	AlgoLocal    = "local"     // no federation: rounds pace the clients, nothing is averaged
+	AlgoCEFedGNN = "cefedgnn"  // parameters and gradient estimators averaged; embeddings go peer to peer
+	AlgoFedGNNST = "fedgnn-st" // as cefedgnn, stale exchange without moving averages (ablation)
 )
+
+// Averages reports whether the algorithm averages client parameters.
+func (c Config) Averages() bool { return c.Algo != AlgoLocal }
 
 // Config fixes a job's round policy.
 type Config struct {
@@ -22,14 +27,18 @@ type Config struct {
 	// no longer counts towards the quorum (any message revives it); 0: 3.
 	MissedToDead int
 	Staleness    Staleness
+	// Buffer, when positive, closes a round as soon as Buffer updates are in
+	// (FedBuff): current-round updates and late ones folded in by the
+	// staleness policy both count, whoever sent them.
+	Buffer int
 }
 
 // Validate checks the configuration.
 func (c Config) Validate() error {
 	switch c.Algo {
-	case AlgoFedAvg, AlgoLocal:
+	case AlgoFedAvg, AlgoLocal, AlgoCEFedGNN, AlgoFedGNNST:
 	default:
-		return fmt.Errorf("aggregator: config: unknown algo %q (want fedavg or local)", c.Algo)
+		return fmt.Errorf("aggregator: config: unknown algo %q (want fedavg, local, cefedgnn or fedgnn-st)", c.Algo)
 	}
 	if c.Rounds < 1 {
 		return fmt.Errorf("aggregator: config: rounds %d < 1", c.Rounds)
@@ -39,6 +48,9 @@ func (c Config) Validate() error {
 	}
 	if c.Quorum < 0 {
 		return fmt.Errorf("aggregator: config: quorum %d < 0", c.Quorum)
+	}
+	if c.Buffer < 0 {
+		return fmt.Errorf("aggregator: config: buffer %d < 0", c.Buffer)
 	}
 	if c.RoundTimeout <= 0 {
 		return fmt.Errorf("aggregator: config: round timeout %v must be positive", c.RoundTimeout)

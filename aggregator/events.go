@@ -21,6 +21,7 @@ type UpdateIn struct {
 	BaseRound uint64 // the model round it started from
 	Weight    float64
 	Params    []float32 // empty for algorithms that share nothing (local)
+	Grad      []float32 // gradient estimator (CE-FedGNN); empty otherwise
 	// Withheld: the client's privacy budget is spent, so it sends no
 	// parameters; it still counts as present for the quorum.
 	Withheld bool
@@ -65,6 +66,7 @@ type OpenRound struct {
 type PublishModel struct {
 	Round  uint64
 	Params []float32
+	Grad   []float32 // averaged gradient estimator, when clients share one
 	To     string
 	Final  bool
 }

@@ -29,6 +29,7 @@ type Machine struct {
 	closed   uint64 // rounds closed so far
 
 	model      []float32
+	grad       []float32 // averaged gradient estimator (CE-FedGNN)
 	modelRound uint64
 
 	pending map[string]contribution // this round's updates by client
@@ -125,7 +126,7 @@ func (m *Machine) join(e Join, out []Action) []Action {
 	out = append(out, ReplyJoin{Client: e.Client, Accepted: true, Round: m.round})
 	if m.model != nil {
 		// A late joiner or a restarted client resynchronizes from the latest model.
-		out = append(out, PublishModel{Round: m.modelRound, Params: m.model, To: e.Client})
+		out = append(out, PublishModel{Round: m.modelRound, Params: m.model, Grad: m.grad, To: e.Client})
 	}
 	if m.round == 0 && len(m.clients) >= m.cfg.MinClients {
 		out = m.openNext(e.Now, out)
@@ -142,7 +143,7 @@ func (m *Machine) update(e UpdateIn, out []Action) []Action {
 		return append(out, Dropped{Client: e.Client, Round: e.Round, Reason: "finished"})
 	}
 	c.live, c.left = true, false
-	if m.cfg.Algo != AlgoLocal && !e.Withheld && len(e.Params) != m.numParams {
+	if m.cfg.Averages() && !e.Withheld && (len(e.Params) != m.numParams || len(e.Grad) != 0 && len(e.Grad) != m.numParams) {
 		return append(out, Dropped{Client: e.Client, Round: e.Round, Reason: "shape"})
 	}
 	w := e.Weight
@@ -157,18 +158,18 @@ func (m *Machine) update(e UpdateIn, out []Action) []Action {
 		if _, dup := m.pending[e.Client]; dup {
 			return append(out, Dropped{Client: e.Client, Round: e.Round, Reason: "duplicate"})
 		}
-		m.pending[e.Client] = contribution{client: e.Client, weight: w, params: e.Params}
+		m.pending[e.Client] = contribution{client: e.Client, weight: w, params: e.Params, grad: e.Grad}
 		c.missed = 0
 		return m.maybeCloseOnQuorum(e.Now, out)
 	case e.Round < m.round:
 		key := fmt.Sprintf("%s/%d", e.Client, e.Round)
 		f := m.cfg.Staleness.Weight(m.round - e.Round)
-		if f == 0 || m.staleBy[key] || m.cfg.Algo == AlgoLocal {
+		if f == 0 || m.staleBy[key] || !m.cfg.Averages() {
 			return append(out, Dropped{Client: e.Client, Round: e.Round, Reason: "late"})
 		}
 		m.staleBy[key] = true
-		m.stale = append(m.stale, contribution{client: e.Client, weight: w * f, params: e.Params})
-		return out
+		m.stale = append(m.stale, contribution{client: e.Client, weight: w * f, params: e.Params, grad: e.Grad})
+		return m.maybeCloseOnBuffer(e.Now, out)
 	default:
 		return append(out, Dropped{Client: e.Client, Round: e.Round, Reason: "future"})
 	}
@@ -186,9 +187,20 @@ func (m *Machine) liveClients() []string {
 	return ids
 }
 
+// maybeCloseOnBuffer closes a FedBuff round once Buffer updates are in.
+func (m *Machine) maybeCloseOnBuffer(now time.Time, out []Action) []Action {
+	if m.open && m.cfg.Buffer > 0 && len(m.pending)+len(m.stale) >= m.cfg.Buffer {
+		return m.close("buffer", now, out)
+	}
+	return out
+}
+
 func (m *Machine) maybeCloseOnQuorum(now time.Time, out []Action) []Action {
 	if !m.open {
 		return out
+	}
+	if m.cfg.Buffer > 0 {
+		return m.maybeCloseOnBuffer(now, out)
 	}
 	live := m.liveClients()
 	need := m.cfg.Quorum
@@ -239,9 +251,10 @@ func (m *Machine) close(reason string, now time.Time, out []Action) []Action {
 		cs = append(cs, c)
 	}
 	rc.Live = len(m.liveClients())
-	if m.cfg.Algo == AlgoFedAvg {
+	if m.cfg.Averages() {
 		if avg, total := weightedAverage(cs, m.numParams); avg != nil {
 			m.model, m.modelRound = avg, m.round
+			m.grad = weightedGradAverage(cs, m.numParams)
 			rc.Weight, rc.Aggregate = total, true
 		}
 	}
@@ -251,7 +264,7 @@ func (m *Machine) close(reason string, now time.Time, out []Action) []Action {
 	m.stale = nil
 	out = append(out, rc)
 	if rc.Aggregate {
-		out = append(out, PublishModel{Round: m.round, Params: m.model, Final: m.closed >= uint64(m.cfg.Rounds)})
+		out = append(out, PublishModel{Round: m.round, Params: m.model, Grad: m.grad, Final: m.closed >= uint64(m.cfg.Rounds)})
 	}
 	if m.closed >= uint64(m.cfg.Rounds) {
 		m.finished = true

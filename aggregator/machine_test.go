@@ -1,6 +1,7 @@
 package aggregator
 
 import (
+	"math"
 	"reflect"
 	"testing"
 	"time"
@@ -309,5 +310,54 @@ func TestMachineWithheldCountsForQuorumOnly(t *testing.T) {
 	p, _ := find[PublishModel](acts)
 	if !reflect.DeepEqual(p.Params, []float32{4, 4}) {
 		t.Fatalf("withheld update changed the average: %v", p.Params)
+	}
+}
+
+func TestMachineAveragesGradientEstimators(t *testing.T) {
+	m := newTestMachine(t, Config{Algo: AlgoCEFedGNN})
+	m.Step(join("a", 0))
+	m.Step(join("b", 0))
+	m.Step(UpdateIn{Client: "a", Round: 1, Weight: 1, Params: []float32{1, 1}, Grad: []float32{2, 0}, Now: at(1)})
+	acts := m.Step(UpdateIn{Client: "b", Round: 1, Weight: 3, Params: []float32{5, 5}, Grad: []float32{6, 4}, Now: at(1)})
+	p, ok := find[PublishModel](acts)
+	if !ok {
+		t.Fatalf("no model: %#v", acts)
+	}
+	if !reflect.DeepEqual(p.Params, []float32{4, 4}) || !reflect.DeepEqual(p.Grad, []float32{5, 3}) {
+		t.Fatalf("params %v grad %v, want [4 4] and [5 3]", p.Params, p.Grad)
+	}
+	if acts := m.Step(UpdateIn{Client: "a", Round: 2, Weight: 1, Params: []float32{1, 1}, Grad: []float32{1}, Now: at(2)}); len(acts) == 0 {
+		t.Fatal("a gradient of the wrong length was accepted")
+	} else if d, _ := find[Dropped](acts); d.Reason != "shape" {
+		t.Fatalf("want shape drop, got %#v", acts)
+	}
+}
+
+// FedBuff: a round closes after B updates, counting late ones folded in by
+// the staleness policy, without waiting for the rest.
+func TestMachineBufferedAggregation(t *testing.T) {
+	m := newTestMachine(t, Config{MinClients: 3, Buffer: 2, Rounds: 5, Staleness: Staleness{Policy: StalePolynomial, A: 0.5}})
+	for _, id := range []string{"a", "b", "c"} {
+		m.Step(join(id, 0))
+	}
+	if acts := m.Step(upd("a", 1, 1, 1, 1, 1)); len(acts) != 0 {
+		t.Fatalf("closed after one update: %#v", acts)
+	}
+	c, ok := find[RoundClosed](m.Step(upd("b", 1, 2, 1, 3, 3)))
+	if !ok || c.Reason != "buffer" || !reflect.DeepEqual(c.In, []string{"a", "b"}) {
+		t.Fatalf("want round 1 closed by the buffer with a, b: %+v", c)
+	}
+	// c's round-1 update is late; with a's round-2 update it fills the buffer.
+	m.Step(upd("c", 1, 3, 1, 9, 9))
+	acts := m.Step(upd("a", 2, 4, 1, 1, 1))
+	c2, ok := find[RoundClosed](acts)
+	if !ok || c2.Reason != "buffer" || !reflect.DeepEqual(c2.Stale, []string{"c"}) {
+		t.Fatalf("want round 2 closed by the buffer with c stale: %#v", acts)
+	}
+	p, _ := find[PublishModel](acts)
+	f := float32(1 / math.Sqrt(2)) // (1+s)^-0.5 with s = 1
+	want := (1 + f*9) / (1 + f)
+	if d := p.Params[0] - want; d > 1e-5 || d < -1e-5 {
+		t.Fatalf("model %v, want %v", p.Params[0], want)
 	}
 }

@@ -195,7 +195,7 @@ func (s *Server) handle(ctx context.Context, m bus.Msg) error {
 		return s.step(ctx, Join{Client: env.From, SchemaHash: b.SchemaHash, NumParams: b.NumParams, Weight: float64(b.TrainSize), Now: now})
 	case *bus.Update:
 		return s.step(ctx, UpdateIn{Client: env.From, Round: b.Round, BaseRound: b.BaseRound, Weight: b.Weight,
-			Params: b.Params.Floats(), Withheld: b.Withheld, Now: now})
+			Params: b.Params.Floats(), Grad: b.Grad.Floats(), Withheld: b.Withheld, Now: now})
 	case *bus.Bye:
 		return s.step(ctx, Leave{Client: env.From, Now: now})
 	case *bus.Metrics:
@@ -270,7 +270,7 @@ func (s *Server) act(ctx context.Context, a Action) error {
 			to = x.To
 		}
 		return s.publish(ctx, bus.Subject(j, bus.KindModel, to), bus.KindModel, x.Round,
-			&bus.Model{Round: x.Round, Params: x.Params, Final: x.Final})
+			&bus.Model{Round: x.Round, Params: x.Params, Grad: x.Grad, Final: x.Final})
 	case RoundClosed:
 		s.mu.Lock()
 		s.result.Closes = append(s.result.Closes, x)

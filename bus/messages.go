@@ -34,6 +34,7 @@ type Update struct {
 	BaseRound uint64    `msgpack:"base"`   // the model round this update was trained from
 	Weight    float64   `msgpack:"weight"` // training-set size
 	Params    Sensitive `msgpack:"params"`
+	Grad      Sensitive `msgpack:"grad"` // CE-FedGNN's gradient estimator G; empty otherwise
 	Loss      float64   `msgpack:"loss"`
 	// Withheld says the client trained but the privacy gate refused to
 	// release its parameters (budget exhausted): it counts as present for
@@ -46,6 +47,7 @@ type Update struct {
 type Model struct {
 	Round  uint64 `msgpack:"round"`
 	Params Vector `msgpack:"params,omitempty"`
+	Grad   Vector `msgpack:"grad,omitempty"` // averaged gradient estimator (CE-FedGNN)
 	Final  bool   `msgpack:"final"`
 }
 

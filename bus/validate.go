@@ -261,12 +261,22 @@ func checkBody(s Schema, body any) error {
 				return err
 			}
 		}
+		if b.Grad.Len() > 0 {
+			if err := checkVec("update grad", b.Grad.Floats(), s.NumParams); err != nil {
+				return err
+			}
+		}
 		if b.Weight < 0 || b.Weight != b.Weight {
 			return &RejectError{ReasonNonFinite, fmt.Errorf("update weight %v", b.Weight)}
 		}
 	case *Model:
 		if len(b.Params) > 0 {
-			return checkVec("model params", b.Params, s.NumParams)
+			if err := checkVec("model params", b.Params, s.NumParams); err != nil {
+				return err
+			}
+		}
+		if len(b.Grad) > 0 {
+			return checkVec("model grad", b.Grad, s.NumParams)
 		}
 	case *Embeddings:
 		if b.Dim <= 0 || b.Data.Len() != b.Dim*len(b.NodeIDs) {
