@@ -25,6 +25,8 @@ type SimPrivacy struct {
 	Accountant privacy.AccountantKind
 	ModelSigma float64
 	ModelClip  float64
+	GradSigma  float64 // σ2 on gradient estimators (CE-FedGNN)
+	EmbSigma   float64 // σ0 on normalized embeddings; negative: no exchange
 	// NoiseSeed fixes the noise for a reproducible simulation and marks every
 	// ledger entry non-private; nil draws noise from crypto/rand.
 	NoiseSeed *uint64
@@ -36,10 +38,14 @@ type SimPrivacy struct {
 
 // SimConfig describes an in-process federated job on node classification.
 type SimConfig struct {
-	Job          string
-	Algo         string // aggregator.AlgoFedAvg or AlgoLocal
-	Clients      []*graph.ClientGraph
-	Node         agent.NodeConfig
+	Job     string
+	Algo    string // aggregator.AlgoFedAvg or AlgoLocal
+	Clients []*graph.ClientGraph
+	Node    agent.NodeConfig
+	// Learners, when set, are the clients' learners (one per client, ids
+	// from IDs or ClientID(i)); Clients and Node are then ignored.
+	Learners     []agent.Learner
+	IDs          []string
 	Rounds       int
 	LocalEpochs  int
 	RoundTimeout time.Duration
@@ -76,8 +82,9 @@ func ClientID(i int) string { return fmt.Sprintf("client-%d", i) }
 // for the job to finish.
 func RunSim(ctx context.Context, cfg SimConfig) (SimResult, error) {
 	start := time.Now()
-	if len(cfg.Clients) == 0 {
-		return SimResult{}, errors.New("scenarios: sim: no clients")
+	learners, ids, err := simLearners(cfg)
+	if err != nil {
+		return SimResult{}, err
 	}
 	url := cfg.NATSURL
 	if url == "" {
@@ -111,7 +118,7 @@ func RunSim(ctx context.Context, cfg SimConfig) (SimResult, error) {
 	var srv *aggregator.Server
 	srv, err = aggregator.NewServer(aggregator.ServerConfig{
 		Job: cfg.Job, InitSeed: cfg.Seed, Log: cfg.Log,
-		Round: aggregator.Config{Algo: cfg.Algo, Rounds: cfg.Rounds, MinClients: len(cfg.Clients),
+		Round: aggregator.Config{Algo: cfg.Algo, Rounds: cfg.Rounds, MinClients: len(learners),
 			Quorum: cfg.Quorum, RoundTimeout: cfg.RoundTimeout, Staleness: cfg.Staleness},
 		OnRound: func(rc aggregator.RoundClosed) {
 			if cfg.OnRound != nil {
@@ -122,25 +129,20 @@ func RunSim(ctx context.Context, cfg SimConfig) (SimResult, error) {
 	if err != nil {
 		return SimResult{}, fmt.Errorf("scenarios: sim: %w", err)
 	}
-	agents := make([]*agent.Agent, len(cfg.Clients))
-	for i, cg := range cfg.Clients {
-		nc := cfg.Node
-		nc.Seed = cfg.Seed*1000003 + uint64(i) + 1
-		l, err := agent.NewNodeLearner(cg.Data, nc)
-		if err != nil {
-			return SimResult{}, fmt.Errorf("scenarios: sim: client %d: %w", i, err)
-		}
-		tr, err := connect(ClientID(i))
+	agents := make([]*agent.Agent, len(learners))
+	for i, l := range learners {
+		tr, err := connect(ids[i])
 		if err != nil {
 			return SimResult{}, fmt.Errorf("scenarios: sim: %w", err)
 		}
-		gate, err := newSimGate(ctx, cfg, tr, ClientID(i), i)
+		gate, err := newSimGate(ctx, cfg, tr, ids[i], i)
 		if err != nil {
 			return SimResult{}, fmt.Errorf("scenarios: sim: %w", err)
 		}
-		agents[i], err = agent.New(agent.Config{Job: cfg.Job, Client: ClientID(i), LocalEpochs: cfg.LocalEpochs,
+		agents[i], err = agent.New(agent.Config{Job: cfg.Job, Client: ids[i], LocalEpochs: cfg.LocalEpochs,
 			Slowdown: cfg.Slowdown[i], ModelSigma: cfg.Privacy.ModelSigma, ModelClip: cfg.Privacy.ModelClip,
-			Log: cfg.Log.With().Str("client", ClientID(i)).Logger()}, tr, l, gate)
+			GradSigma: cfg.Privacy.GradSigma, EmbSigma: cfg.Privacy.EmbSigma,
+			Log: cfg.Log.With().Str("client", ids[i]).Logger()}, tr, l, gate)
 		if err != nil {
 			return SimResult{}, fmt.Errorf("scenarios: sim: %w", err)
 		}
@@ -235,4 +237,36 @@ func readLedger(ctx context.Context, tr *bus.NATSTransport, cfg SimConfig) ([]pr
 		}
 	}
 	return entries, nil
+}
+
+// simLearners returns the clients' learners and ids: the given ones, or a
+// NodeLearner per client graph.
+func simLearners(cfg SimConfig) ([]agent.Learner, []string, error) {
+	if len(cfg.Learners) > 0 {
+		ids := cfg.IDs
+		if ids == nil {
+			for i := range cfg.Learners {
+				ids = append(ids, ClientID(i))
+			}
+		}
+		if len(ids) != len(cfg.Learners) {
+			return nil, nil, fmt.Errorf("scenarios: sim: %d ids for %d learners", len(ids), len(cfg.Learners))
+		}
+		return cfg.Learners, ids, nil
+	}
+	if len(cfg.Clients) == 0 {
+		return nil, nil, errors.New("scenarios: sim: no clients")
+	}
+	learners := make([]agent.Learner, len(cfg.Clients))
+	ids := make([]string, len(cfg.Clients))
+	for i, cg := range cfg.Clients {
+		nc := cfg.Node
+		nc.Seed = cfg.Seed*1000003 + uint64(i) + 1
+		l, err := agent.NewNodeLearner(cg.Data, nc)
+		if err != nil {
+			return nil, nil, fmt.Errorf("scenarios: sim: client %d: %w", i, err)
+		}
+		learners[i], ids[i] = l, ClientID(i)
+	}
+	return learners, ids, nil
 }
