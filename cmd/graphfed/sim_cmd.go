@@ -23,6 +23,9 @@ type simFlags struct {
 	staleFactor, staleA                               float64
 	node                                              agent.NodeConfig
 	priv                                              privacyFlags
+	learner                                           string
+	embSigma                                          float64
+	cefed                                             agent.CEFedConfig
 }
 
 func newSimCmd(g *globalFlags) *cobra.Command {
@@ -37,11 +40,11 @@ func newSimCmd(g *globalFlags) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&s.dir, "dataset", "", "dataset directory in the TSV layout")
 	f.StringVar(&s.scenario, "scenario", "", "generated world instead of --dataset: csbm")
-	f.StringVar(&s.algo, "algo", "fedavg", "fedavg or local")
+	f.StringVar(&s.algo, "algo", "fedavg", "local, fedavg, fedgnn-st or cefedgnn")
 	f.IntVar(&s.clients, "clients", 10, "number of clients")
 	f.StringVar(&s.partition, "partition", "louvain", "louvain or random")
 	f.IntVar(&s.rounds, "rounds", 100, "federated rounds")
-	f.IntVar(&s.localEpochs, "local-epochs", 5, "local epochs per round")
+	f.IntVar(&s.localEpochs, "local-epochs", 5, "local steps per round (CE-FedGNN's K; full-batch epochs for node datasets)")
 	f.Uint64Var(&s.seed, "seed", 1, "seed for data generation, partitioning and model init (simulation only)")
 	f.StringVar(&s.natsURL, "nats", "", "external NATS server or cluster URL; default: an embedded server")
 	f.StringVar(&s.out, "out", "", "run directory for the JSON summary and per-round CSV")
@@ -57,7 +60,55 @@ func newSimCmd(g *globalFlags) *cobra.Command {
 	f.Float64Var(&s.node.WeightDecay, "weight-decay", s.node.WeightDecay, "L2 weight decay")
 	f.Float64Var(&s.node.Dropout, "dropout", s.node.Dropout, "dropout probability")
 	s.priv.register(cmd)
+	s.cefed = agent.DefaultCEFedConfig()
+	f.StringVar(&s.learner, "learner", "", "node learner: adam (GCN/SAGE with Adam) or cefed (CE-FedGNN's SAGE-mean with moving averages and Eq. 9 updates); default: cefed for cefedgnn and fedgnn-st, adam otherwise")
+	f.Float64Var(&s.embSigma, "emb-sigma", agent.DefaultEmbSigma, "σ0 on normalized boundary embeddings (cefedgnn, fedgnn-st)")
+	f.Float64Var(&s.cefed.Gamma, "gamma", s.cefed.Gamma, "CE-FedGNN moving-average rate γ of node embeddings")
+	f.Float64Var(&s.cefed.Beta, "beta", s.cefed.Beta, "CE-FedGNN moving-average rate β of the gradient estimator")
+	f.Float64Var(&s.cefed.LR, "eta", s.cefed.LR, "CE-FedGNN step size η")
 	return cmd
+}
+
+// nodeLearners builds CE-FedGNN-style learners for every client when
+// --learner cefed: the four algorithms then share one code path and differ
+// only in what is exchanged (local: nothing; fedavg: W and G; fedgnn-st and
+// cefedgnn: W, G and boundary embeddings).
+func nodeLearners(s simFlags, clients []*graph.ClientGraph) ([]agent.Learner, []string, error) {
+	learner := s.learner
+	if learner == "" {
+		learner = "adam"
+		if s.algo == aggregator.AlgoCEFedGNN || s.algo == aggregator.AlgoFedGNNST {
+			learner = "cefed"
+		}
+	}
+	switch learner {
+	case "adam":
+		if s.algo == aggregator.AlgoCEFedGNN || s.algo == aggregator.AlgoFedGNNST {
+			return nil, nil, fmt.Errorf("--algo %s needs --learner cefed", s.algo)
+		}
+		return nil, nil, nil
+	case "cefed":
+	default:
+		return nil, nil, fmt.Errorf("unknown --learner %q (want adam or cefed)", learner)
+	}
+	ids := make([]string, len(clients))
+	for i := range clients {
+		ids[i] = scenarios.ClientID(i)
+	}
+	ls := make([]agent.Learner, len(clients))
+	for i, cg := range clients {
+		cfg := s.cefed
+		cfg.Seed = s.seed*1000003 + uint64(i) + 1
+		if s.algo == aggregator.AlgoFedGNNST {
+			cfg.Variant = agent.VariantFedGNNST
+		}
+		l, err := agent.NewCEFedNodeLearner(cg, ids, cfg)
+		if err != nil {
+			return nil, nil, err
+		}
+		ls[i] = l
+	}
+	return ls, ids, nil
 }
 
 func runSim(cmd *cobra.Command, g *globalFlags, s simFlags) error {
@@ -75,13 +126,21 @@ func runSim(cmd *cobra.Command, g *globalFlags, s simFlags) error {
 	if err != nil {
 		return fmt.Errorf("sim: %w", err)
 	}
+	learners, ids, err := nodeLearners(s, clients)
+	if err != nil {
+		return fmt.Errorf("sim: %w", err)
+	}
+	priv.EmbSigma = s.embSigma
+	if s.algo != aggregator.AlgoCEFedGNN && s.algo != aggregator.AlgoFedGNNST {
+		priv.EmbSigma = -1 // no embedding exchange
+	}
 	ps := graph.PartitionStats(clients)
 	log.Info().Str("dataset", name).Int("nodes", d.N()).Int("clients", s.clients).Str("partition", s.partition).
 		Int("min_nodes", ps.MinNodes).Int("max_nodes", ps.MaxNodes).Float64("cross_share", ps.CrossShare).Msg("partitioned")
 	var rows []roundRow
 	p := newProgress("sim "+s.algo, s.rounds)
 	res, err := scenarios.RunSim(cmd.Context(), scenarios.SimConfig{
-		Job: s.job, Algo: s.algo, Clients: clients, Node: s.node, Rounds: s.rounds, LocalEpochs: s.localEpochs,
+		Job: s.job, Algo: s.algo, Clients: clients, Node: s.node, Learners: learners, IDs: ids, Rounds: s.rounds, LocalEpochs: s.localEpochs,
 		RoundTimeout: s.roundTimeout, Quorum: s.quorum, Seed: s.seed, NATSURL: s.natsURL, Log: log, Privacy: priv,
 		Staleness: aggregator.Staleness{Policy: s.staleness, Factor: s.staleFactor, A: s.staleA},
 		OnRound: func(rc aggregator.RoundClosed, scores map[string]map[string]float64) {
