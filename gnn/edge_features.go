@@ -1,0 +1,202 @@
+package gnn
+
+import (
+	"math"
+	"slices"
+
+	"graphfed/graph"
+)
+
+// Input features of the transaction classifier. Accounts have no features
+// of their own, so node inputs describe structure only; transactions carry
+// their CSV columns. Every column is a fixed function of the graph (no
+// statistics fitted on data), so federated clients compute identical
+// features for a transaction that both of them see.
+
+// The columns of EdgeFeatures, EdgeFeatureDim in all.
+const (
+	EdgeColLogPaid      = 0                                            // log1p(Amount Paid)/10
+	EdgeColLogRecv      = 1                                            // log1p(Amount Received)/10
+	EdgeColPayCurrency  = 2                                            // one-hot Payment Currency, graph.AMLNumCurrencies columns
+	EdgeColRecvCurrency = EdgeColPayCurrency + graph.AMLNumCurrencies  // one-hot Receiving Currency, graph.AMLNumCurrencies columns
+	EdgeColFormat       = EdgeColRecvCurrency + graph.AMLNumCurrencies // one-hot Payment Format, graph.AMLNumFormats columns
+	EdgeColHourSin      = EdgeColFormat + graph.AMLNumFormats          // sin(2π·second of day/86400)
+	EdgeColHourCos      = EdgeColHourSin + 1                           // cos(2π·second of day/86400)
+	EdgeColWeekSin      = EdgeColHourSin + 2                           // sin(2π·day of week/7), UTC days since 1970-01-01 mod 7
+	EdgeColWeekCos      = EdgeColHourSin + 3                           // cos(2π·day of week/7)
+	EdgeColSameCurr     = EdgeColHourSin + 4                           // 1 when pay and receiving currency agree
+	EdgeColSelf         = EdgeColHourSin + 5                           // 1 for a self-transfer (same account)
+	EdgeColCrossBank    = EdgeColHourSin + 6                           // 1 when the accounts are at different banks
+	EdgeColTime         = EdgeColHourSin + 7                           // (t − first)/(last − first), first and last time of the graph (SetTimeRange)
+	// EdgeFeatureDim is the number of edge feature columns (47).
+	EdgeFeatureDim = EdgeColTime + 1
+)
+
+// The columns of NodeFeatures, NodeFeatureDim in all. Counts are over the
+// edges of an EdgeIndex (the graph visible at that stage), divided by the
+// number of days that graph spans, and scaled as log1p(count/days): rates
+// keep their scale as the visible graph grows from the training days to
+// all days, where raw counts would shift (measured on a synthetic world:
+// the same training edges scored in the full graph lost most of their
+// recall with raw counts).
+const (
+	NodeColOne         = 0 // constant 1
+	NodeColInDegree    = 1 // incoming transactions per day
+	NodeColOutDegree   = 2 // outgoing transactions per day
+	NodeColInPartners  = 3 // distinct accounts paying this one, per day
+	NodeColOutPartners = 4 // distinct accounts this one pays, per day
+	// NodeFeatureDim is the number of node feature columns.
+	NodeFeatureDim = 5
+)
+
+// EdgeFeaturizer computes EdgeFeatures rows for any edges of one graph; it
+// holds the graph's time range, so rows computed batch by batch agree with
+// rows computed all at once.
+type EdgeFeaturizer struct {
+	g      *graph.AMLGraph
+	t0     int64
+	invDur float64 // 1/(last - first time), 0 for a graph spanning one instant
+}
+
+// NewEdgeFeaturizer prepares the features of g's edges.
+func NewEdgeFeaturizer(g *graph.AMLGraph) *EdgeFeaturizer {
+	f := &EdgeFeaturizer{g: g}
+	if len(g.Time) > 0 {
+		lo, hi := slices.Min(g.Time), slices.Max(g.Time)
+		f.t0 = lo
+		if hi > lo {
+			f.invDur = 1 / float64(hi-lo)
+		}
+	}
+	return f
+}
+
+// SetTimeRange makes EdgeColTime measure from first to last (Unix
+// seconds) instead of over the graph's own range: federated clients, each
+// holding part of the transactions, agree on a job-wide range this way.
+func (f *EdgeFeaturizer) SetTimeRange(first, last int64) {
+	f.t0, f.invDur = first, 0
+	if last > first {
+		f.invDur = 1 / float64(last-first)
+	}
+}
+
+// Fill sets row i of dst (len(edges)×EdgeFeatureDim) to the features of
+// edge edges[i]. It panics on a shape mismatch or an edge outside the
+// graph.
+func (f *EdgeFeaturizer) Fill(dst *Tensor, edges []int32) {
+	if dst.Rows != len(edges) || dst.Cols != EdgeFeatureDim {
+		shapePanic("edge features", "%v for %d edges and %d features", dst, len(edges), EdgeFeatureDim)
+	}
+	g := f.g
+	clear(dst.Data)
+	for i, e := range edges {
+		r := dst.Row(i)
+		r[EdgeColLogPaid] = float32(math.Log1p(math.Max(g.AmountPaid[e], 0)) / 10)
+		r[EdgeColLogRecv] = float32(math.Log1p(math.Max(g.AmountReceived[e], 0)) / 10)
+		pc, rc := g.PayCurrency[e], g.RecvCurrency[e]
+		r[EdgeColPayCurrency+int(pc)] = 1
+		r[EdgeColRecvCurrency+int(rc)] = 1
+		r[EdgeColFormat+int(g.Format[e])] = 1
+		t := g.Time[e]
+		sec, day := edgeFloorMod(t, 86400), edgeFloorDiv(t, 86400)
+		hs, hc := math.Sincos(2 * math.Pi * float64(sec) / 86400)
+		ws, wc := math.Sincos(2 * math.Pi * float64(edgeFloorMod(day, 7)) / 7)
+		r[EdgeColHourSin], r[EdgeColHourCos] = float32(hs), float32(hc)
+		r[EdgeColWeekSin], r[EdgeColWeekCos] = float32(ws), float32(wc)
+		r[EdgeColSameCurr] = edgeFlag(pc == rc)
+		r[EdgeColSelf] = edgeFlag(g.Src[e] == g.Dst[e])
+		r[EdgeColCrossBank] = edgeFlag(g.AccountBank[g.Src[e]] != g.AccountBank[g.Dst[e]])
+		r[EdgeColTime] = float32(float64(t-f.t0) * f.invDur)
+	}
+}
+
+// Features returns the len(edges)×EdgeFeatureDim features of edges.
+func (f *EdgeFeaturizer) Features(edges []int32) *Tensor {
+	t := New(len(edges), EdgeFeatureDim)
+	f.Fill(t, edges)
+	return t
+}
+
+// EdgeFeatures returns the E×EdgeFeatureDim features of the given edges of
+// g (all edges, in order, when edges is nil); the EdgeCol constants name
+// the columns. For features batch by batch use an EdgeFeaturizer, which
+// computes the graph's time range once.
+func EdgeFeatures(g *graph.AMLGraph, edges []int32) *Tensor {
+	if edges == nil {
+		edges = make([]int32, g.NumEdges())
+		for e := range edges {
+			edges[e] = int32(e)
+		}
+	}
+	return NewEdgeFeaturizer(g).Features(edges)
+}
+
+// NodeFeatures returns the N×NodeFeatureDim structural features of every
+// node of idx (the NodeCol constants name the columns), computed from the
+// edges idx holds only, over a visible period of days (values below 1
+// count as 1; VisibleDays computes it): build idx from the
+// training-visible edges to keep later edges out of training inputs.
+func NodeFeatures(idx *EdgeIndex, days float64) *Tensor {
+	n := idx.NumNodes()
+	x := New(n, NodeFeatureDim)
+	var buf []int32
+	partners := func(edges []int32, other []int32) int {
+		buf = buf[:0]
+		for _, e := range edges {
+			buf = append(buf, other[e])
+		}
+		slices.Sort(buf)
+		return len(slices.Compact(buf))
+	}
+	days = max(days, 1)
+	scaled := func(c int) float32 { return float32(math.Log1p(float64(c) / days)) }
+	for v := range n {
+		in, out := idx.InEdges(int32(v)), idx.OutEdges(int32(v))
+		r := x.Row(v)
+		r[NodeColOne] = 1
+		r[NodeColInDegree] = scaled(len(in))
+		r[NodeColOutDegree] = scaled(len(out))
+		r[NodeColInPartners] = scaled(partners(in, idx.src))
+		r[NodeColOutPartners] = scaled(partners(out, idx.dst))
+	}
+	return x
+}
+
+// VisibleDays returns the number of days between the first and the last
+// of the given edges of g (all when edges is nil), at least 1: the period
+// NodeFeatures divides counts by.
+func VisibleDays(g *graph.AMLGraph, edges []int32) float64 {
+	if len(g.Time) == 0 {
+		return 1
+	}
+	lo, hi := g.Time[0], g.Time[0]
+	if edges == nil {
+		lo, hi = slices.Min(g.Time), slices.Max(g.Time)
+	}
+	for i, e := range edges {
+		if t := g.Time[e]; i == 0 {
+			lo, hi = t, t
+		} else {
+			lo, hi = min(lo, t), max(hi, t)
+		}
+	}
+	return max(float64(hi-lo)/86400, 1)
+}
+
+func edgeFlag(b bool) float32 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func edgeFloorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}
+
+func edgeFloorMod(a, b int64) int64 { return a - edgeFloorDiv(a, b)*b }

@@ -1,0 +1,203 @@
+package gnn
+
+import (
+	"fmt"
+	"math/rand/v2"
+)
+
+// EdgeConfig describes an edge classifier: linear encoders of the node
+// and edge inputs to Hidden columns, Layers message-passing layers of
+// aggregation Kind with edge updates, and the edge head.
+type EdgeConfig struct {
+	Kind    string // KindSAGE, KindGIN or KindGCN
+	NodeIn  int    // node input features (NodeFeatureDim)
+	EdgeIn  int    // edge input features (EdgeFeatureDim)
+	Hidden  int    // embedding width H
+	Layers  int    // message-passing layers L
+	Classes int    // logits per edge (2: licit, laundering)
+	// HeadEdge concatenates each seed's final edge embedding to its
+	// endpoint mean in the head; without it the head is exactly
+	// φ(W_e·(h_u + h_v)/2) and the last layer has no edge update.
+	HeadEdge bool
+	Dropout  float64 // inverted dropout on the head's hidden units
+}
+
+// DefaultEdgeConfig is the AML setup: 2 layers of 64 units over the
+// NodeFeatures and EdgeFeatures inputs, 2 classes, edge embedding in the
+// head, no dropout.
+func DefaultEdgeConfig(kind string) EdgeConfig {
+	return EdgeConfig{Kind: kind, NodeIn: NodeFeatureDim, EdgeIn: EdgeFeatureDim, Hidden: 64, Layers: 2, Classes: 2, HeadEdge: true}
+}
+
+// Validate reports a configuration that cannot build a model.
+func (c EdgeConfig) Validate() error {
+	switch c.Kind {
+	case KindSAGE, KindGIN, KindGCN:
+	default:
+		return fmt.Errorf("gnn: edge config: unknown kind %q (want %q, %q or %q)", c.Kind, KindSAGE, KindGIN, KindGCN)
+	}
+	if c.NodeIn <= 0 || c.EdgeIn <= 0 || c.Hidden <= 0 || c.Layers <= 0 || c.Classes <= 0 {
+		return fmt.Errorf("gnn: edge config: node in=%d edge in=%d hidden=%d layers=%d classes=%d must be positive",
+			c.NodeIn, c.EdgeIn, c.Hidden, c.Layers, c.Classes)
+	}
+	if !(c.Dropout >= 0 && c.Dropout < 1) {
+		return fmt.Errorf("gnn: edge config: dropout %v outside [0, 1)", c.Dropout)
+	}
+	return nil
+}
+
+// EdgeModel classifies the seed edges of an EdgeBatch. Its parameters, in
+// order (the model schema): "enc.node", "enc.edge" (W, b each), then per
+// layer l "l<l>.node" (sage, gcn) or "l<l>.msg", "l<l>.eps", "l<l>.mlp1",
+// "l<l>.mlp2" (gin), and "l<l>.edge" (edge update), then "head.We",
+// "head.phi1", "head.phi2". Like the other models it owns the tensors it
+// returns until its next Forward and is not safe for concurrent use.
+type EdgeModel struct {
+	cfg     EdgeConfig
+	nodeEnc *edgeLinear
+	edgeEnc *edgeLinear
+	layers  []*edgeLayer
+	head    *edgeHead
+	params  []*Param
+
+	// State of the last Forward.
+	b        *EdgeBatch
+	ovs      []EmbeddingOverride
+	h0, e0   *Tensor
+	dh0, de0 *Tensor // gradients w.r.t. h0 and e0 of the last Backward
+}
+
+// NewEdgeModel builds the model cfg describes with Glorot weights drawn
+// from rng.
+func NewEdgeModel(cfg EdgeConfig, rng *rand.Rand) (*EdgeModel, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	m := &EdgeModel{
+		cfg:     cfg,
+		nodeEnc: newEdgeLinear("enc.node", cfg.NodeIn, cfg.Hidden, rng),
+		edgeEnc: newEdgeLinear("enc.edge", cfg.EdgeIn, cfg.Hidden, rng),
+	}
+	m.edgeEnc.sparseIn = cfg.EdgeIn <= maxCompact
+	m.params = append(m.nodeEnc.params(), m.edgeEnc.params()...)
+	for l := 1; l <= cfg.Layers; l++ {
+		update := l < cfg.Layers || cfg.HeadEdge
+		layer, err := newEdgeLayer(fmt.Sprintf("l%d", l), cfg.Kind, cfg.Hidden, update, rng)
+		if err != nil {
+			return nil, err
+		}
+		m.layers = append(m.layers, layer)
+		m.params = append(m.params, layer.params()...)
+	}
+	m.head = newEdgeHead(cfg.Hidden, cfg.Classes, cfg.HeadEdge, cfg.Dropout, rng)
+	m.params = append(m.params, m.head.params()...)
+	return m, nil
+}
+
+// Config returns the configuration the model was built from.
+func (m *EdgeModel) Config() EdgeConfig { return m.cfg }
+
+// Params lists the parameters in schema order.
+func (m *EdgeModel) Params() []*Param { return m.params }
+
+// CheckBatch reports a batch the model cannot run: a different layer
+// count or input shapes.
+func (m *EdgeModel) CheckBatch(b *EdgeBatch) error {
+	const op = "gnn: edge model"
+	if b.Layers() != m.cfg.Layers || len(b.NumNodes) != m.cfg.Layers+1 || len(b.NumEdges) != m.cfg.Layers+1 {
+		return fmt.Errorf("%s: batch of %d layers for a %d-layer model", op, b.Layers(), m.cfg.Layers)
+	}
+	if b.NodeX == nil || b.NodeX.Rows != b.NumNodes[0] || b.NodeX.Cols != m.cfg.NodeIn {
+		return fmt.Errorf("%s: node inputs %v for %d nodes of %d features", op, b.NodeX, b.NumNodes[0], m.cfg.NodeIn)
+	}
+	if b.EdgeX == nil || b.EdgeX.Rows != b.NumEdges[0] || b.EdgeX.Cols != m.cfg.EdgeIn {
+		return fmt.Errorf("%s: edge inputs %v for %d edges of %d features", op, b.EdgeX, b.NumEdges[0], m.cfg.EdgeIn)
+	}
+	return nil
+}
+
+// CheckOverrides reports an override that does not fit batch b: a layer
+// outside [0, L], a row outside that layer's nodes, values of the wrong
+// shape or not finite, Keep outside [0, 1].
+func (m *EdgeModel) CheckOverrides(b *EdgeBatch, ovs []EmbeddingOverride) error {
+	for i := range ovs {
+		if err := ovs[i].check(b, m.cfg.Hidden); err != nil {
+			return fmt.Errorf("gnn: edge model: override %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// Forward returns the logits of b's seed edges (NumSeeds×Classes), with
+// the node embeddings of every layer overridden as ovs says (nil for
+// none; see EmbeddingOverride). ovs and b must stay unchanged until
+// Backward. With train set, head dropout is active and draws from rng
+// (which may be nil otherwise or when Dropout is 0). It panics when b or
+// ovs do not fit the model (CheckBatch and CheckOverrides say why).
+func (m *EdgeModel) Forward(b *EdgeBatch, ovs []EmbeddingOverride, train bool, rng *rand.Rand) *Tensor {
+	if err := m.CheckBatch(b); err != nil {
+		panic(err.Error())
+	}
+	if err := m.CheckOverrides(b, ovs); err != nil {
+		panic(err.Error())
+	}
+	m.b, m.ovs = b, ovs
+	m.h0 = m.nodeEnc.forward(b.NodeX)
+	applyOverrides(m.h0, ovs, 0, false)
+	m.e0 = m.edgeEnc.forward(b.EdgeX)
+	h, e := m.h0, m.e0
+	for i, l := range m.layers {
+		h, e = l.forward(b, i+1, h, e, ovs)
+	}
+	return m.head.forward(b, h, e, train, rng)
+}
+
+// Backward back-propagates dLogits (the loss gradient w.r.t. the last
+// Forward's logits) and adds into Param.G. Rows overridden with Keep 0
+// pass no gradient on; others pass Keep times theirs.
+func (m *EdgeModel) Backward(dLogits *Tensor) {
+	if m.b == nil {
+		panic("gnn: edge model backward: no forward")
+	}
+	if want := m.b.NumSeeds(); dLogits.Rows != want || dLogits.Cols != m.cfg.Classes {
+		shapePanic("edge model backward", "gradient %v for %d seeds and %d classes", dLogits, want, m.cfg.Classes)
+	}
+	dh, de := m.head.backward(dLogits)
+	for i := len(m.layers) - 1; i >= 0; i-- {
+		dh, de = m.layers[i].backward(dh, de)
+	}
+	scaleOverrideGrads(dh, m.ovs, 0, false)
+	m.dh0, m.de0 = dh, de
+	m.nodeEnc.backward(dh, false)
+	m.edgeEnc.backward(de, false)
+}
+
+// NodeEmbeddings returns layer l's node embeddings h^l of the last Forward
+// (NumNodes[l]×Hidden, after overrides): l = 0 is the encoded input, l = L
+// what the head reads. Owned by the model.
+func (m *EdgeModel) NodeEmbeddings(l int) *Tensor {
+	if l == 0 {
+		return m.h0
+	}
+	return m.layers[l-1].h
+}
+
+// PreActivations returns layer l's Z^l of the last Forward (NumNodes[l]×
+// Hidden, after Pre overrides), with h^l = ReLU(Z^l); for l = 0 the
+// encoded input. Owned by the model.
+func (m *EdgeModel) PreActivations(l int) *Tensor {
+	if l == 0 {
+		return m.h0
+	}
+	return m.layers[l-1].z
+}
+
+// EdgeEmbeddings returns the edge embeddings after layer l of the last
+// Forward (NumEdges[l]×Hidden; l = 0 the encoded edge features), or nil
+// for the last layer when the head does not use them. Owned by the model.
+func (m *EdgeModel) EdgeEmbeddings(l int) *Tensor {
+	if l == 0 {
+		return m.e0
+	}
+	return m.layers[l-1].e
+}

@@ -1,0 +1,269 @@
+package gnn
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"graphfed/graph"
+)
+
+// EdgeStage is the data of one stage of edge classification: the graph
+// visible at that stage (an EdgeIndex), a sampler over it, the structural
+// node features computed from it, and the edge features and labels of the
+// whole graph. Training on a temporal split uses three stages, as
+// Multi-GNN does: training edges only; training and validation edges
+// (validation seeds); all edges (test seeds). A federated client builds
+// its stages from the edges it sees.
+type EdgeStage struct {
+	Index   *EdgeIndex
+	Sampler *EdgeSampler
+	NodeX   *Tensor // N×NodeFeatureDim, NodeFeatures of Index over its visible days
+	Feat    *EdgeFeaturizer
+	Labels  []uint8 // per graph edge, g.Label
+}
+
+// NewEdgeStage prepares the stage of g whose visible edges are visible
+// (all when nil), sampling with fanOut (see EdgeSampler).
+func NewEdgeStage(g *graph.AMLGraph, visible []int32, fanOut []int, feat *EdgeFeaturizer) (*EdgeStage, error) {
+	idx, err := NewAMLEdgeIndex(g, visible)
+	if err != nil {
+		return nil, err
+	}
+	s, err := NewEdgeSampler(idx, fanOut)
+	if err != nil {
+		return nil, err
+	}
+	return &EdgeStage{Index: idx, Sampler: s, NodeX: NodeFeatures(idx, VisibleDays(g, visible)), Feat: feat, Labels: g.Label}, nil
+}
+
+// Batch samples the batch of seeds into b, sets its inputs, and returns
+// the seeds' labels (into labels, grown as needed).
+func (st *EdgeStage) Batch(b *EdgeBatch, seeds []int32, labels []int32, rng *rand.Rand) ([]int32, error) {
+	if err := st.Sampler.Sample(b, seeds, rng); err != nil {
+		return labels, err
+	}
+	b.SetInputs(st.NodeX, st.Feat)
+	labels = labels[:0]
+	for _, e := range seeds {
+		labels = append(labels, int32(st.Labels[e]))
+	}
+	return labels, nil
+}
+
+// EvaluateEdges scores m without dropout on seeds of st, batchSize seeds
+// at a time (all at once when batchSize ≤ 0), sampling neighbourhoods with
+// rng as in training.
+func EvaluateEdges(m *EdgeModel, st *EdgeStage, seeds []int32, batchSize int, rng *rand.Rand) (EdgeScores, error) {
+	var (
+		t      edgeTally
+		b      EdgeBatch
+		labels []int32
+		err    error
+	)
+	if batchSize <= 0 {
+		batchSize = max(len(seeds), 1)
+	}
+	for lo := 0; lo < len(seeds); lo += batchSize {
+		chunk := seeds[lo:min(lo+batchSize, len(seeds))]
+		if labels, err = st.Batch(&b, chunk, labels, rng); err != nil {
+			return EdgeScores{}, fmt.Errorf("gnn: evaluate edges: %w", err)
+		}
+		t.add(m.Forward(&b, nil, false, nil), labels)
+	}
+	return t.scores(), nil
+}
+
+// EdgeTrainConfig configures TrainEdgeClassifier.
+type EdgeTrainConfig struct {
+	Model       EdgeConfig // NodeIn and EdgeIn are set from the features
+	Epochs      int
+	BatchSize   int   // seed edges per step; ≤ 0: all training edges in one step
+	FanOut      []int // per layer, nearest hop first; negative = all neighbours
+	LR          float64
+	WeightDecay float64 // L2 on weights (Decay set), not biases
+	// ClassWeights are the loss weights of the two classes; nil means
+	// EdgeClassWeights(training labels, ClassWeightCap).
+	ClassWeights   []float32
+	ClassWeightCap float64
+	EvalBatch      int // seeds per evaluation batch; ≤ 0: BatchSize
+	// Progress, when set, is called after every epoch.
+	Progress func(EdgeEpoch)
+}
+
+// DefaultEdgeTrainConfig is the centralised AML baseline of the given
+// aggregation kind: DefaultEdgeConfig, Adam with lr 0.005, batches of 2048
+// seed edges, fan-out [10, 10], inverse-frequency class weights capped at
+// 10, 20 epochs.
+func DefaultEdgeTrainConfig(kind string) EdgeTrainConfig {
+	return EdgeTrainConfig{Model: DefaultEdgeConfig(kind), Epochs: 20, BatchSize: 2048, FanOut: DefaultFanOut(),
+		LR: 0.005, ClassWeightCap: 10}
+}
+
+// EdgeEpoch is one epoch of edge training.
+type EdgeEpoch struct {
+	Epoch   int     // from 1
+	Loss    float64 // mean weighted training cross-entropy over the steps
+	Val     EdgeScores
+	Seconds float64 // training time of the epoch, evaluation excluded
+}
+
+// EdgeHistory is the result of TrainEdgeClassifier: the per-epoch record,
+// the class weights used, and the scores of the model of the epoch with
+// the best validation F1 (the model returned).
+type EdgeHistory struct {
+	Epochs       []EdgeEpoch
+	ClassWeights []float32
+	BestEpoch    int
+	Val, Test    EdgeScores
+}
+
+// TrainEdgeClassifier trains an edge model on g centrally (the
+// non-federated baseline) on the temporal split (graph.AMLDaySplit):
+// Adam on mini-batches of training seed edges sampled in the training
+// graph, validation after every epoch on the train+validation graph, and
+// the test edges scored in the full graph by the parameters of the best
+// validation epoch, which the returned model holds.
+func TrainEdgeClassifier(g *graph.AMLGraph, cfg EdgeTrainConfig, rng *rand.Rand) (*EdgeModel, EdgeHistory, error) {
+	const op = "gnn: train edge classifier"
+	if err := g.Validate(); err != nil {
+		return nil, EdgeHistory{}, fmt.Errorf("%s: %w", op, err)
+	}
+	if cfg.Epochs <= 0 || cfg.LR <= 0 || cfg.WeightDecay < 0 || len(cfg.FanOut) != cfg.Model.Layers {
+		return nil, EdgeHistory{}, fmt.Errorf("%s: bad config: epochs=%d lr=%v weight decay=%v fan-out %v for %d layers",
+			op, cfg.Epochs, cfg.LR, cfg.WeightDecay, cfg.FanOut, cfg.Model.Layers)
+	}
+	sp := g.TemporalSplit()
+	var train, trainVal, val, test []int32
+	for e, s := range g.EdgeSplits(&sp) {
+		switch s {
+		case graph.SplitTrain:
+			train = append(train, int32(e))
+			trainVal = append(trainVal, int32(e))
+		case graph.SplitVal:
+			val = append(val, int32(e))
+			trainVal = append(trainVal, int32(e))
+		default:
+			test = append(test, int32(e))
+		}
+	}
+	if len(train) == 0 {
+		return nil, EdgeHistory{}, fmt.Errorf("%s: no training edges", op)
+	}
+	feat := NewEdgeFeaturizer(g)
+	stages := make([]*EdgeStage, 3)
+	for i, vis := range [][]int32{train, trainVal, nil} {
+		st, err := NewEdgeStage(g, vis, cfg.FanOut, feat)
+		if err != nil {
+			return nil, EdgeHistory{}, fmt.Errorf("%s: %w", op, err)
+		}
+		stages[i] = st
+	}
+	mc := cfg.Model
+	mc.NodeIn, mc.EdgeIn = NodeFeatureDim, EdgeFeatureDim
+	m, err := NewEdgeModel(mc, rng)
+	if err != nil {
+		return nil, EdgeHistory{}, err
+	}
+	h := EdgeHistory{ClassWeights: cfg.ClassWeights}
+	if h.ClassWeights == nil {
+		trainLabels := make([]uint8, len(train))
+		for i, e := range train {
+			trainLabels[i] = g.Label[e]
+		}
+		h.ClassWeights = EdgeClassWeights(trainLabels, cfg.ClassWeightCap)
+	}
+	if len(h.ClassWeights) != mc.Classes {
+		return nil, EdgeHistory{}, fmt.Errorf("%s: %d class weights for %d classes", op, len(h.ClassWeights), mc.Classes)
+	}
+	evalBatch := cfg.EvalBatch
+	if evalBatch <= 0 {
+		evalBatch = cfg.BatchSize
+	}
+	// Evaluation samples the same neighbourhoods every time.
+	evalSeed := rng.Uint64()
+	evalRNG := func() *rand.Rand { return rand.New(rand.NewPCG(evalSeed, 0x5eed)) }
+
+	tr := edgeTrainer{m: m, opt: NewAdam(m.Params(), cfg.LR), st: stages[0], weights: h.ClassWeights, wd: cfg.WeightDecay}
+	order := append([]int32(nil), train...)
+	best := -1.0
+	var bestParams []float32
+	for ep := 1; ep <= cfg.Epochs; ep++ {
+		start := time.Now()
+		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		loss, err := tr.epoch(order, cfg.BatchSize, rng)
+		if err != nil {
+			return nil, EdgeHistory{}, fmt.Errorf("%s: %w", op, err)
+		}
+		rec := EdgeEpoch{Epoch: ep, Loss: loss, Seconds: time.Since(start).Seconds()}
+		if rec.Val, err = EvaluateEdges(m, stages[1], val, evalBatch, evalRNG()); err != nil {
+			return nil, EdgeHistory{}, err
+		}
+		h.Epochs = append(h.Epochs, rec)
+		if cfg.Progress != nil {
+			cfg.Progress(rec)
+		}
+		if rec.Val.F1 > best || bestParams == nil {
+			best, h.BestEpoch, h.Val = rec.Val.F1, ep, rec.Val
+			bestParams = Flatten(m.Params())
+		}
+	}
+	if err := Unflatten(m.Params(), bestParams); err != nil {
+		return nil, EdgeHistory{}, fmt.Errorf("%s: %w", op, err)
+	}
+	if h.Test, err = EvaluateEdges(m, stages[2], test, evalBatch, evalRNG()); err != nil {
+		return nil, EdgeHistory{}, err
+	}
+	return m, h, nil
+}
+
+// edgeTrainer runs training steps and keeps the buffers between them.
+type edgeTrainer struct {
+	m       *EdgeModel
+	opt     Optimizer
+	st      *EdgeStage
+	weights []float32
+	wd      float64
+
+	b       EdgeBatch
+	labels  []int32
+	dLogits *Tensor
+}
+
+// step runs one step on seeds: sample, forward with dropout, weighted
+// cross-entropy, backward, weight decay, optimizer update. It returns the
+// loss before the update.
+func (t *edgeTrainer) step(seeds []int32, rng *rand.Rand) (float64, error) {
+	var err error
+	if t.labels, err = t.st.Batch(&t.b, seeds, t.labels, rng); err != nil {
+		return 0, err
+	}
+	params := t.m.Params()
+	ZeroGrad(params)
+	logits := t.m.Forward(&t.b, nil, true, rng)
+	t.dLogits = edgeReuse(t.dLogits, logits.Rows, logits.Cols)
+	loss := SoftmaxCrossEntropy(logits, t.labels, nil, t.weights, t.dLogits)
+	t.m.Backward(t.dLogits)
+	ApplyWeightDecay(params, t.wd)
+	t.opt.Step()
+	return loss, nil
+}
+
+// epoch runs steps over order in batches of batchSize (all at once when
+// ≤ 0) and returns the mean loss.
+func (t *edgeTrainer) epoch(order []int32, batchSize int, rng *rand.Rand) (float64, error) {
+	if batchSize <= 0 {
+		batchSize = len(order)
+	}
+	var sum float64
+	steps := 0
+	for lo := 0; lo < len(order); lo += batchSize {
+		loss, err := t.step(order[lo:min(lo+batchSize, len(order))], rng)
+		if err != nil {
+			return 0, err
+		}
+		sum += loss
+		steps++
+	}
+	return sum / float64(max(steps, 1)), nil
+}

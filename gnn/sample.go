@@ -1,0 +1,256 @@
+package gnn
+
+import (
+	"fmt"
+	"math/rand/v2"
+)
+
+// EdgeBatch is the computation graph of an L-layer edge model for a set
+// of seed edges: nested node and edge sets, one message block per layer,
+// and the inputs. Rows are batch-local; Nodes and Edges map them to the
+// graph's ids.
+//
+// Nodes are ordered so that every layer's targets are a prefix: layer l
+// (1..L) computes embeddings for Nodes[:NumNodes[l]] from the layer-(l−1)
+// embeddings of Nodes[:NumNodes[l−1]], and NumNodes[L] nodes are the seed
+// endpoints. Edges are ordered likewise: Edges[:NumEdges[L]] are the seeds,
+// layer l updates the embeddings of Edges[:NumEdges[l]], and the input
+// edge features cover all of Edges (NumEdges[0]). Both endpoints of an
+// edge whose embedding layer l updates are among layer l's nodes.
+type EdgeBatch struct {
+	Nodes    []int32 // graph node id of each local node row
+	NumNodes []int   // len L+1, non-increasing
+	Degree   []int32 // visible degree (EdgeIndex.Degree) of each node
+	Edges    []int32 // graph edge id of each local edge row
+	NumEdges []int   // len L+1, non-increasing
+	// EdgeSrc and EdgeDst are the local node rows of each edge's source
+	// and destination.
+	EdgeSrc, EdgeDst []int32
+	// Blocks[l−1] holds the messages of layer l.
+	Blocks []EdgeBlock
+	// Inputs: NumNodes[0]×NodeFeatureDim node features and
+	// NumEdges[0]×EdgeFeatureDim edge features (SetInputs fills them).
+	NodeX, EdgeX *Tensor
+}
+
+// EdgeBlock is one layer's messages, by direction. In sends each
+// target v a message from u over every sampled edge u→v; Out sends each
+// target u a message from w over every sampled edge u→w. An edge between
+// two targets carries a message each way, a self-transfer one in each
+// list.
+type EdgeBlock struct {
+	In, Out EdgeMessages
+}
+
+// EdgeMessages lists messages by target row: target t receives, for k in
+// [Ptr[t], Ptr[t+1]), the embedding of node row Src[k] and of edge row
+// Edge[k]. Src rows are below the layer's source count NumNodes[l−1] and
+// Edge rows below its input edge count NumEdges[l−1].
+type EdgeMessages struct {
+	Ptr       []int // len targets+1
+	Src, Edge []int32
+}
+
+// Layers is the number of message-passing layers L the batch was sampled
+// for.
+func (b *EdgeBatch) Layers() int { return len(b.Blocks) }
+
+// NumSeeds is the number of seed edges, Edges[:NumSeeds()].
+func (b *EdgeBatch) NumSeeds() int { return b.NumEdges[len(b.NumEdges)-1] }
+
+// Rows returns, ascending, the local rows r < NumNodes[l] whose graph node
+// Nodes[r] satisfies keep: for instance the cross-client neighbours whose
+// layer-l embeddings an EmbeddingOverride should supply.
+func (b *EdgeBatch) Rows(l int, keep func(node int32) bool) []int32 {
+	var rows []int32
+	for r, v := range b.Nodes[:b.NumNodes[l]] {
+		if keep(v) {
+			rows = append(rows, int32(r))
+		}
+	}
+	return rows
+}
+
+// SetInputs fills NodeX from the rows of nodeX (N×NodeFeatureDim, by graph
+// node id, e.g. NodeFeatures) and EdgeX from f.
+func (b *EdgeBatch) SetInputs(nodeX *Tensor, f *EdgeFeaturizer) {
+	b.NodeX = edgeReuse(b.NodeX, len(b.Nodes), nodeX.Cols)
+	for r, v := range b.Nodes {
+		copy(b.NodeX.Row(r), nodeX.Row(int(v)))
+	}
+	b.EdgeX = edgeReuse(b.EdgeX, len(b.Edges), EdgeFeatureDim)
+	f.Fill(b.EdgeX, b.Edges)
+}
+
+// EdgeSampler draws EdgeBatches from an EdgeIndex: seed edges, their
+// endpoints, then per layer, from the seeds outward, up to FanOut[h] of
+// the incoming and up to FanOut[h] of the outgoing edges of every node
+// reached so far (uniformly without replacement; all of them when the
+// fan-out is negative). The batch has len(FanOut) layers; FanOut[0] is the
+// hop nearest the seeds (the last layer's messages). With every fan-out
+// negative a batch is the full L-hop neighbourhood, and no rng is needed.
+//
+// A sampler keeps scratch space sized to the graph; it is not safe for
+// concurrent use.
+type EdgeSampler struct {
+	idx    *EdgeIndex
+	fanOut []int
+
+	stamp     uint32
+	nodeStamp []uint32
+	nodeRow   []int32
+	edgeStamp []uint32
+	edgeRow   []int32
+	picked    []int32
+	chosen    []int
+}
+
+// NewEdgeSampler returns a sampler over idx with the given fan-outs, one
+// per layer (DefaultFanOut is [10, 10]).
+func NewEdgeSampler(idx *EdgeIndex, fanOut []int) (*EdgeSampler, error) {
+	if len(fanOut) == 0 {
+		return nil, fmt.Errorf("gnn: new edge sampler: no layers")
+	}
+	return &EdgeSampler{
+		idx:       idx,
+		fanOut:    append([]int(nil), fanOut...),
+		nodeStamp: make([]uint32, idx.NumNodes()),
+		nodeRow:   make([]int32, idx.NumNodes()),
+		edgeStamp: make([]uint32, idx.NumGraphEdges()),
+		edgeRow:   make([]int32, idx.NumGraphEdges()),
+	}, nil
+}
+
+// DefaultFanOut is the default per-layer fan-out of the neighbour sampler.
+func DefaultFanOut() []int { return []int{10, 10} }
+
+// Index returns the index the sampler walks.
+func (s *EdgeSampler) Index() *EdgeIndex { return s.idx }
+
+// Sample fills b (reusing its slices) with the computation graph of seeds.
+// It returns an error, leaving b unusable, for a seed outside the graph or
+// a repeated seed. The result is a deterministic function of the seeds and
+// the state of rng.
+func (s *EdgeSampler) Sample(b *EdgeBatch, seeds []int32, rng *rand.Rand) error {
+	L := len(s.fanOut)
+	s.nextStamp()
+	b.Nodes, b.Degree, b.Edges = b.Nodes[:0], b.Degree[:0], b.Edges[:0]
+	b.EdgeSrc, b.EdgeDst = b.EdgeSrc[:0], b.EdgeDst[:0]
+	b.NumNodes = sampleResize(b.NumNodes, L+1)
+	b.NumEdges = sampleResize(b.NumEdges, L+1)
+	if cap(b.Blocks) < L {
+		b.Blocks = make([]EdgeBlock, L)
+	}
+	b.Blocks = b.Blocks[:L]
+	for _, e := range seeds {
+		if e < 0 || int(e) >= s.idx.NumGraphEdges() {
+			return fmt.Errorf("gnn: sample edges: seed %d outside [0,%d)", e, s.idx.NumGraphEdges())
+		}
+		if s.edgeStamp[e] == s.stamp {
+			return fmt.Errorf("gnn: sample edges: seed %d repeated", e)
+		}
+		s.addEdge(b, e)
+	}
+	b.NumNodes[L], b.NumEdges[L] = len(b.Nodes), len(b.Edges)
+	for l := L; l >= 1; l-- {
+		f := s.fanOut[L-l]
+		blk := &b.Blocks[l-1]
+		nt := b.NumNodes[l]
+		s.reset(&blk.In, nt)
+		s.reset(&blk.Out, nt)
+		for t := range nt {
+			v := b.Nodes[t]
+			for _, e := range s.pick(s.idx.InEdges(v), f, rng) {
+				k := s.addEdge(b, e)
+				blk.In.Src = append(blk.In.Src, b.EdgeSrc[k])
+				blk.In.Edge = append(blk.In.Edge, k)
+			}
+			blk.In.Ptr[t+1] = len(blk.In.Src)
+			for _, e := range s.pick(s.idx.OutEdges(v), f, rng) {
+				k := s.addEdge(b, e)
+				blk.Out.Src = append(blk.Out.Src, b.EdgeDst[k])
+				blk.Out.Edge = append(blk.Out.Edge, k)
+			}
+			blk.Out.Ptr[t+1] = len(blk.Out.Src)
+		}
+		b.NumNodes[l-1], b.NumEdges[l-1] = len(b.Nodes), len(b.Edges)
+	}
+	return nil
+}
+
+func (s *EdgeSampler) reset(m *EdgeMessages, targets int) {
+	m.Ptr = sampleResize(m.Ptr, targets+1)
+	m.Ptr[0] = 0
+	m.Src, m.Edge = m.Src[:0], m.Edge[:0]
+}
+
+// nextStamp starts a new batch: rows stamped with an older value are
+// stale. On wrap-around the stamps are cleared.
+func (s *EdgeSampler) nextStamp() {
+	s.stamp++
+	if s.stamp == 0 {
+		clear(s.nodeStamp)
+		clear(s.edgeStamp)
+		s.stamp = 1
+	}
+}
+
+// addNode returns v's local row, appending v if new.
+func (s *EdgeSampler) addNode(b *EdgeBatch, v int32) int32 {
+	if s.nodeStamp[v] == s.stamp {
+		return s.nodeRow[v]
+	}
+	r := int32(len(b.Nodes))
+	s.nodeStamp[v], s.nodeRow[v] = s.stamp, r
+	b.Nodes = append(b.Nodes, v)
+	b.Degree = append(b.Degree, int32(s.idx.Degree(v)))
+	return r
+}
+
+// addEdge returns e's local row, appending e (and its endpoints) if new.
+func (s *EdgeSampler) addEdge(b *EdgeBatch, e int32) int32 {
+	if s.edgeStamp[e] == s.stamp {
+		return s.edgeRow[e]
+	}
+	r := int32(len(b.Edges))
+	s.edgeStamp[e], s.edgeRow[e] = s.stamp, r
+	src, dst := s.idx.Endpoints(e)
+	b.Edges = append(b.Edges, e)
+	b.EdgeSrc = append(b.EdgeSrc, s.addNode(b, src))
+	b.EdgeDst = append(b.EdgeDst, s.addNode(b, dst))
+	return r
+}
+
+// pick returns up to f of list (all when f < 0 or len(list) ≤ f), drawn
+// uniformly without replacement by Floyd's algorithm.
+func (s *EdgeSampler) pick(list []int32, f int, rng *rand.Rand) []int32 {
+	d := len(list)
+	if f < 0 || d <= f {
+		return list
+	}
+	s.chosen = s.chosen[:0]
+	for j := d - f; j < d; j++ {
+		t := rng.IntN(j + 1)
+		for _, c := range s.chosen {
+			if c == t {
+				t = j
+				break
+			}
+		}
+		s.chosen = append(s.chosen, t)
+	}
+	s.picked = s.picked[:0]
+	for _, c := range s.chosen {
+		s.picked = append(s.picked, list[c])
+	}
+	return s.picked
+}
+
+// sampleResize returns x with length n, reallocating when short; contents
+// are unspecified.
+func sampleResize(x []int, n int) []int {
+	if cap(x) < n {
+		return make([]int, n)
+	}
+	return x[:n]
+}
