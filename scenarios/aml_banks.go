@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 
+	"graphfed/agent"
 	"graphfed/bus"
 	"graphfed/graph"
 )
@@ -102,4 +103,21 @@ func (v *BankView) Boundary(b int) []int32 {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out
+}
+
+// Data turns the view into the agent's AML learner input.
+func (v *BankView) Data() agent.AMLData {
+	d := agent.AMLData{World: v.World, Edges: v.Edges, Split: v.Split, Home: v.Home, Owned: v.Owned,
+		Remote: make(map[int32]string, len(v.Remote)), Peers: map[string][]int32{}}
+	banks := map[int]bool{}
+	for a, b := range v.Remote {
+		d.Remote[a] = BankClientID(v.World, b)
+		banks[b] = true
+	}
+	for b := range banks {
+		if facing := v.Boundary(b); len(facing) > 0 {
+			d.Peers[BankClientID(v.World, b)] = facing
+		}
+	}
+	return d
 }

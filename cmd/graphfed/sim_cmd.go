@@ -26,6 +26,7 @@ type simFlags struct {
 	learner                                           string
 	embSigma                                          float64
 	cefed                                             agent.CEFedConfig
+	aml                                               amlFlags
 }
 
 func newSimCmd(g *globalFlags) *cobra.Command {
@@ -39,7 +40,7 @@ func newSimCmd(g *globalFlags) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&s.dir, "dataset", "", "dataset directory in the TSV layout")
-	f.StringVar(&s.scenario, "scenario", "", "generated world instead of --dataset: csbm")
+	f.StringVar(&s.scenario, "scenario", "", "generated world instead of --dataset: aml (multi-bank AML, the main job) or csbm")
 	f.StringVar(&s.algo, "algo", "fedavg", "local, fedavg, fedgnn-st or cefedgnn")
 	f.IntVar(&s.clients, "clients", 10, "number of clients")
 	f.StringVar(&s.partition, "partition", "louvain", "louvain or random")
@@ -60,6 +61,7 @@ func newSimCmd(g *globalFlags) *cobra.Command {
 	f.Float64Var(&s.node.WeightDecay, "weight-decay", s.node.WeightDecay, "L2 weight decay")
 	f.Float64Var(&s.node.Dropout, "dropout", s.node.Dropout, "dropout probability")
 	s.priv.register(cmd)
+	s.aml.register(cmd)
 	s.cefed = agent.DefaultCEFedConfig()
 	f.StringVar(&s.learner, "learner", "", "node learner: adam (GCN/SAGE with Adam) or cefed (CE-FedGNN's SAGE-mean with moving averages and Eq. 9 updates); default: cefed for cefedgnn and fedgnn-st, adam otherwise")
 	f.Float64Var(&s.embSigma, "emb-sigma", agent.DefaultEmbSigma, "σ0 on normalized boundary embeddings (cefedgnn, fedgnn-st)")
@@ -113,6 +115,9 @@ func nodeLearners(s simFlags, clients []*graph.ClientGraph) ([]agent.Learner, []
 
 func runSim(cmd *cobra.Command, g *globalFlags, s simFlags) error {
 	start := time.Now()
+	if s.scenario == "aml" {
+		return runAMLSim(cmd, g, s, start)
+	}
 	log := g.logger()
 	priv, err := s.priv.sim(cmd, s.seed, s.out)
 	if err != nil {

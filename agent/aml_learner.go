@@ -1,0 +1,327 @@
+package agent
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"graphfed/gnn"
+	"graphfed/graph"
+)
+
+// AMLData is one bank's share of an AML world: the transactions it sees
+// (at least one endpoint is its account; attributes of a cross-bank
+// transaction are seen by both banks), their split, which of them it scores,
+// the accounts it hosts, and for accounts hosted elsewhere the bank (client
+// id) hosting them.
+type AMLData struct {
+	World  *graph.AMLGraph
+	Edges  []int32          // visible transactions
+	Split  []graph.Split    // per visible transaction
+	Home   []bool           // per visible transaction: scored by this bank
+	Owned  []bool           // per world account
+	Remote map[int32]string // adjacent foreign account -> its bank's client id
+	// Peers maps a neighbouring bank to our accounts facing it (ascending).
+	Peers map[string][]int32
+}
+
+// AMLConfig configures an AMLLearner.
+type AMLConfig struct {
+	Kind      string  // gnn.KindGIN (default), KindSAGE or KindGCN
+	Hidden    int     // default 64
+	LR        float64 // Adam, default 1e-3
+	BatchSize int     // seed transactions per step, default 512
+	FanOut    []int   // default [10 10]
+	// Gamma is the moving-average rate of the released boundary embeddings
+	// (CE-FedGNN's γ); 1 releases the latest value (FedGNN-ST).
+	Gamma float64
+	Seed  uint64
+}
+
+// AMLLearner trains a bank's transaction classifier. Cross-bank
+// neighbours' last-layer embeddings come from the latest release of their
+// bank (rescaled to this bank's mean embedding norm, since releases are on
+// the unit sphere) and receive no gradient: each bank back-propagates only
+// through its own endpoint.
+type AMLLearner struct {
+	cfg     AMLConfig
+	d       AMLData
+	trainSt *gnn.EdgeStage // training transactions only
+	evalSt  *gnn.EdgeStage // every visible transaction
+	train   []int32        // training seeds (world edge ids)
+	val     []int32        // home validation seeds
+	test    []int32        // home test seeds
+	weights []float32
+	model   *gnn.EdgeModel
+	opt     *gnn.Adam
+	rng     *rand.Rand
+	cursor  int
+	batch   gnn.EdgeBatch
+	labels  []int32
+	dLogits *gnn.Tensor
+
+	remote  map[int32][]float32 // received embeddings of foreign accounts
+	own     map[int32][]float32 // moving average of our boundary accounts' embeddings
+	facing  map[int32]bool      // our accounts facing some neighbour
+	meanOwn float64             // mean norm of our last-layer embeddings
+}
+
+var _ Exchanger = (*AMLLearner)(nil)
+
+// NewAMLLearner prepares a bank's stages, features and model.
+func NewAMLLearner(d AMLData, cfg AMLConfig) (*AMLLearner, error) {
+	if cfg.Kind == "" {
+		cfg.Kind = gnn.KindGIN
+	}
+	if cfg.Hidden == 0 {
+		cfg.Hidden = 64
+	}
+	if cfg.LR == 0 {
+		cfg.LR = 1e-3
+	}
+	if cfg.BatchSize == 0 {
+		cfg.BatchSize = 512
+	}
+	if cfg.FanOut == nil {
+		cfg.FanOut = []int{10, 10}
+	}
+	if cfg.Gamma == 0 {
+		cfg.Gamma = 0.5
+	}
+	if !(cfg.Gamma > 0 && cfg.Gamma <= 1) {
+		return nil, fmt.Errorf("agent: aml learner: γ %v outside (0,1]", cfg.Gamma)
+	}
+	if len(d.Split) != len(d.Edges) || len(d.Home) != len(d.Edges) {
+		return nil, fmt.Errorf("agent: aml learner: %d edges, %d splits, %d home flags", len(d.Edges), len(d.Split), len(d.Home))
+	}
+	l := &AMLLearner{cfg: cfg, d: d, rng: rand.New(rand.NewPCG(cfg.Seed, 0xa31)),
+		remote: map[int32][]float32{}, own: map[int32][]float32{}, facing: map[int32]bool{}}
+	for _, accts := range d.Peers {
+		for _, a := range accts {
+			l.facing[a] = true
+		}
+	}
+	var trainLabels []uint8
+	for i, e := range d.Edges {
+		switch d.Split[i] {
+		case graph.SplitTrain:
+			l.train = append(l.train, e)
+			trainLabels = append(trainLabels, d.World.Label[e])
+		case graph.SplitVal:
+			if d.Home[i] {
+				l.val = append(l.val, e)
+			}
+		case graph.SplitTest:
+			if d.Home[i] {
+				l.test = append(l.test, e)
+			}
+		}
+	}
+	if len(l.train) == 0 {
+		return nil, fmt.Errorf("agent: aml learner: no training transactions")
+	}
+	feat := gnn.NewEdgeFeaturizer(d.World)
+	var err error
+	if l.trainSt, err = gnn.NewEdgeStage(d.World, l.train, cfg.FanOut, feat); err != nil {
+		return nil, fmt.Errorf("agent: aml learner: %w", err)
+	}
+	if l.evalSt, err = gnn.NewEdgeStage(d.World, d.Edges, cfg.FanOut, feat); err != nil {
+		return nil, fmt.Errorf("agent: aml learner: %w", err)
+	}
+	l.weights = gnn.EdgeClassWeights(trainLabels, 10)
+	l.Init(0)
+	return l, nil
+}
+
+// SchemaHash implements Learner.
+func (l *AMLLearner) SchemaHash() string { return gnn.SchemaHash(l.model.Params()) }
+
+// NumParams implements Learner.
+func (l *AMLLearner) NumParams() int { return gnn.NumParams(l.model.Params()) }
+
+// TrainSize implements Learner: the training transactions this bank sees.
+func (l *AMLLearner) TrainSize() int { return len(l.train) }
+
+// Init implements Learner.
+func (l *AMLLearner) Init(seed uint64) {
+	mc := gnn.DefaultEdgeConfig(l.cfg.Kind)
+	mc.Hidden = l.cfg.Hidden
+	m, err := gnn.NewEdgeModel(mc, rand.New(rand.NewPCG(seed, 0xed6e)))
+	if err != nil {
+		panic(fmt.Sprintf("agent: aml learner: validated config refused: %v", err))
+	}
+	l.model, l.opt = m, gnn.NewAdam(m.Params(), l.cfg.LR)
+}
+
+// Params implements Learner.
+func (l *AMLLearner) Params() []float32 { return gnn.Flatten(l.model.Params()) }
+
+// SetParams implements Learner.
+func (l *AMLLearner) SetParams(p []float32) error { return gnn.Unflatten(l.model.Params(), p) }
+
+// overrides supplies the received embeddings of foreign accounts at the
+// last layer, scaled to this bank's own embedding norm.
+func (l *AMLLearner) overrides(b *gnn.EdgeBatch) []gnn.EmbeddingOverride {
+	L := b.Layers()
+	rows := b.Rows(L, func(v int32) bool { _, ok := l.remote[v]; return ok && !l.d.Owned[v] })
+	if len(rows) == 0 {
+		return nil
+	}
+	scale := float32(l.meanOwn)
+	if scale == 0 {
+		scale = 1
+	}
+	vals := gnn.New(len(rows), l.cfg.Hidden)
+	for i, r := range rows {
+		src := l.remote[b.Nodes[r]]
+		dst := vals.Row(i)
+		for j, x := range src {
+			dst[j] = x * scale
+		}
+	}
+	return []gnn.EmbeddingOverride{{Layer: L, Rows: rows, Values: vals}}
+}
+
+// record folds the fresh last-layer embeddings of our boundary accounts into
+// their moving averages and tracks the mean norm of our embeddings.
+func (l *AMLLearner) record(b *gnn.EdgeBatch) {
+	L := b.Layers()
+	h := l.model.NodeEmbeddings(L)
+	var sum float64
+	n := 0
+	for r, v := range b.Nodes[:b.NumNodes[L]] {
+		if !l.d.Owned[v] {
+			continue
+		}
+		row := h.Row(r)
+		var ss float64
+		for _, x := range row {
+			ss += float64(x) * float64(x)
+		}
+		sum += math.Sqrt(ss)
+		n++
+		if !l.facing[v] {
+			continue
+		}
+		prev, ok := l.own[v]
+		if !ok {
+			l.own[v] = slices.Clone(row)
+			continue
+		}
+		g := float32(l.cfg.Gamma)
+		for j, x := range row {
+			prev[j] = (1-g)*prev[j] + g*x
+		}
+	}
+	if n > 0 {
+		l.meanOwn = 0.9*l.meanOwn + 0.1*sum/float64(n)
+		if l.meanOwn == 0 {
+			l.meanOwn = sum / float64(n)
+		}
+	}
+}
+
+// Train implements Learner: steps mini-batches of training transactions.
+func (l *AMLLearner) Train(steps int) float64 {
+	var loss float64
+	for k := 0; k < steps; k++ {
+		if l.cursor == 0 {
+			l.rng.Shuffle(len(l.train), func(i, j int) { l.train[i], l.train[j] = l.train[j], l.train[i] })
+		}
+		hi := min(l.cursor+l.cfg.BatchSize, len(l.train))
+		seeds := l.train[l.cursor:hi]
+		l.cursor = hi % len(l.train)
+		var err error
+		if l.labels, err = l.trainSt.Batch(&l.batch, seeds, l.labels, l.rng); err != nil {
+			panic(fmt.Sprintf("agent: aml learner: sampling training seeds: %v", err))
+		}
+		params := l.model.Params()
+		gnn.ZeroGrad(params)
+		logits := l.model.Forward(&l.batch, l.overrides(&l.batch), true, l.rng)
+		if l.dLogits == nil || l.dLogits.Rows != logits.Rows {
+			l.dLogits = gnn.New(logits.Rows, logits.Cols)
+		}
+		loss = gnn.SoftmaxCrossEntropy(logits, l.labels, nil, l.weights, l.dLogits)
+		l.model.Backward(l.dLogits)
+		l.opt.Step()
+		l.record(&l.batch)
+	}
+	return loss
+}
+
+// score runs seeds through the evaluation stage with a fixed sample.
+func (l *AMLLearner) score(seeds []int32) gnn.EdgeScores {
+	rng := rand.New(rand.NewPCG(l.cfg.Seed, 0xe7a1))
+	var tp, fp, fn, tn int
+	var b gnn.EdgeBatch
+	var labels []int32
+	for lo := 0; lo < len(seeds); lo += 4096 {
+		chunk := seeds[lo:min(lo+4096, len(seeds))]
+		var err error
+		if labels, err = l.evalSt.Batch(&b, chunk, labels, rng); err != nil {
+			panic(fmt.Sprintf("agent: aml learner: sampling evaluation seeds: %v", err))
+		}
+		s := gnn.ScoreEdges(l.model.Forward(&b, l.overrides(&b), false, nil), labels)
+		tp, fp, fn, tn = tp+s.TP, fp+s.FP, fn+s.FN, tn+s.TN
+	}
+	return gnn.EdgeScores{TP: tp, FP: fp, FN: fn, TN: tn}
+}
+
+// Evaluate implements Learner: counts for pooling across banks, and this
+// bank's own minority-class F1.
+func (l *AMLLearner) Evaluate() map[string]float64 {
+	out := map[string]float64{}
+	for _, part := range []struct {
+		name  string
+		seeds []int32
+	}{{"val_", l.val}, {"test_", l.test}} {
+		s := l.score(part.seeds)
+		out[part.name+"tp"], out[part.name+"fp"], out[part.name+"fn"], out[part.name+"tn"] = float64(s.TP), float64(s.FP), float64(s.FN), float64(s.TN)
+		if s.TP > 0 {
+			out[part.name+"f1_illicit"] = 2 * float64(s.TP) / float64(2*s.TP+s.FP+s.FN)
+		} else {
+			out[part.name+"f1_illicit"] = 0
+		}
+	}
+	return out
+}
+
+// Neighbours implements Exchanger.
+func (l *AMLLearner) Neighbours() []string {
+	ids := make([]string, 0, len(l.d.Peers))
+	for id := range l.d.Peers {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// Boundary implements Exchanger: our accounts facing to that have an
+// embedding yet, with their moving averages.
+func (l *AMLLearner) Boundary(to string) ([]int64, []float32, int) {
+	var ids []int64
+	var rows []float32
+	for _, a := range l.d.Peers[to] {
+		if h, ok := l.own[a]; ok {
+			ids = append(ids, int64(a))
+			rows = append(rows, h...)
+		}
+	}
+	return ids, rows, l.cfg.Hidden
+}
+
+// Receive implements Exchanger.
+func (l *AMLLearner) Receive(from string, ids []int64, rows []float32, dim int) error {
+	if dim != l.cfg.Hidden || len(rows) != dim*len(ids) {
+		return fmt.Errorf("agent: aml learner: %d values for %d embeddings of width %d (want %d)", len(rows), len(ids), dim, l.cfg.Hidden)
+	}
+	for i, id := range ids {
+		a := int32(id)
+		if int64(a) != id || l.d.Remote[a] != from {
+			continue
+		}
+		l.remote[a] = slices.Clone(rows[i*dim : (i+1)*dim])
+	}
+	return nil
+}

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"graphfed/agent"
+	"graphfed/aggregator"
+	"graphfed/graph"
+	"graphfed/privacy"
+	"graphfed/scenarios"
+	"graphfed/scenarios/amlworld"
+)
+
+// amlFlags are sim's settings for --scenario aml.
+type amlFlags struct {
+	banks     int
+	size      string
+	kind      string
+	batch     int
+	gamma     float64
+	worldRows int
+}
+
+func (a *amlFlags) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.IntVar(&a.banks, "banks", 6, "AML world: banks (one client each)")
+	f.StringVar(&a.size, "size", "tiny", "AML world size: tiny, small or medium")
+	f.IntVar(&a.worldRows, "world-rows", 0, "AML world: transactions (0: the size's default)")
+	f.StringVar(&a.kind, "gnn", "gin", "AML message passing: gin, sage or gcn")
+	f.IntVar(&a.batch, "batch", 512, "AML: seed transactions per local step")
+}
+
+// runAMLSim generates an AML world, gives each bank an agent and runs the
+// job: the main job of `make demo`.
+func runAMLSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Time) error {
+	log := g.logger()
+	priv, err := s.priv.sim(cmd, s.seed, s.out)
+	if err != nil {
+		return fmt.Errorf("sim: %w", err)
+	}
+	size, err := amlworld.ParseSize(s.aml.size)
+	if err != nil {
+		return fmt.Errorf("sim: %w", err)
+	}
+	wcfg, err := amlworld.Preset(size, amlworld.HI, s.seed)
+	if err != nil {
+		return fmt.Errorf("sim: %w", err)
+	}
+	wcfg.Banks = s.aml.banks
+	if s.aml.worldRows > 0 {
+		wcfg.Transactions = int64(s.aml.worldRows)
+	}
+	dir := filepath.Join(s.out, "world")
+	if s.out == "" {
+		if dir, err = os.MkdirTemp("", "graphfed-aml-"); err != nil {
+			return fmt.Errorf("sim: %w", err)
+		}
+		defer os.RemoveAll(dir)
+	}
+	gp := newProgress("gen aml", int(wcfg.Transactions))
+	sum, err := amlworld.Generate(wcfg, dir, func(done, total int64) { gp.update(int(done), "rows") })
+	gp.finish()
+	if err != nil {
+		return fmt.Errorf("sim: %w", err)
+	}
+	w, _, err := graph.LoadAMLTrans(sum.TransPath, graph.AMLOptions{})
+	if err != nil {
+		return fmt.Errorf("sim: %w", err)
+	}
+	views, err := scenarios.SplitBanks(w)
+	if err != nil {
+		return fmt.Errorf("sim: %w", err)
+	}
+	gamma := s.cefed.Gamma
+	if s.algo == aggregator.AlgoFedGNNST {
+		gamma = 1
+	}
+	learners := make([]agent.Learner, len(views))
+	ids := make([]string, len(views))
+	for i, v := range views {
+		l, err := agent.NewAMLLearner(v.Data(), agent.AMLConfig{Kind: s.aml.kind, BatchSize: s.aml.batch, Gamma: gamma,
+			Seed: s.seed*7919 + uint64(i) + 1})
+		if err != nil {
+			return fmt.Errorf("sim: bank %s: %w", v.ID, err)
+		}
+		learners[i], ids[i] = l, v.ID
+	}
+	priv.EmbSigma = s.embSigma
+	if s.algo != aggregator.AlgoCEFedGNN && s.algo != aggregator.AlgoFedGNNST {
+		priv.EmbSigma = -1
+	}
+	log.Info().Int("banks", len(views)).Int("rows", w.NumEdges()).Int("accounts", w.NumAccounts()).Msg("AML world ready")
+	var rows []roundRow
+	p := newProgress("sim aml "+s.algo, s.rounds)
+	res, err := scenarios.RunSim(cmd.Context(), scenarios.SimConfig{
+		Job: s.job, Algo: s.algo, Learners: learners, IDs: ids, Rounds: s.rounds, LocalEpochs: s.localEpochs,
+		RoundTimeout: s.roundTimeout, Quorum: s.quorum, Seed: s.seed, NATSURL: s.natsURL, Log: log, Privacy: priv,
+		Staleness: aggregator.Staleness{Policy: s.staleness, Factor: s.staleFactor, A: s.staleA},
+		OnRound: func(rc aggregator.RoundClosed, scores map[string]map[string]float64) {
+			f1, _, _ := pooledF1(scores, "val_")
+			rows = append(rows, roundRow{rc: rc, acc: f1})
+			p.update(int(rc.Round), fmt.Sprintf("%s in=%d val_f1(start)=%.4f", rc.Reason, len(rc.In), f1))
+		},
+	})
+	p.finish()
+	if err != nil {
+		return fmt.Errorf("sim: %w", err)
+	}
+	f1, prec, rec := pooledF1(res.Agg.Final, "test_")
+	vf1, _, _ := pooledF1(res.Agg.Final, "val_")
+	rep := Report{
+		Command: "sim", Algo: s.algo, Dataset: "aml-" + s.aml.size, Clients: len(views), Rounds: int(res.Agg.Rounds), Seed: int64(s.seed),
+		Metrics: map[string]any{"test_f1_illicit": f1, "test_precision_illicit": prec, "test_recall_illicit": rec,
+			"val_f1_illicit": vf1, "rows": w.NumEdges(), "gnn": s.aml.kind, "k": s.localEpochs, "rejects": res.Agg.Rejects},
+		Comm:    &CommReport{Bytes: res.Bytes, Messages: res.Messages},
+		Privacy: privacyReport(res.Agg.Final, res.Ledger, priv),
+	}
+	if s.out != "" {
+		if err := writeAMLRun(s.out, rep, rows, res.Ledger, priv); err != nil {
+			return fmt.Errorf("sim: %w", err)
+		}
+	}
+	return g.emit(rep, start)
+}
+
+// writeAMLRun writes the run directory: summary, rounds, F1 and ε plots and
+// the audit text.
+func writeAMLRun(dir string, rep Report, rows []roundRow, ledger []privacy.Entry, p scenarios.SimPrivacy) error {
+	if err := writeSimRun(dir, rep, rows); err != nil {
+		return err
+	}
+	xs := make([]float64, len(rows))
+	ys := make([]float64, len(rows))
+	for i, r := range rows {
+		xs[i], ys[i] = float64(r.rc.Round), r.acc
+	}
+	if err := writeLinePlot(filepath.Join(dir, "f1.png"), "laundering-class F1 (validation, model at round start)", "F1", []series{{name: rep.Algo, xs: xs, ys: ys}}); err != nil {
+		return err
+	}
+	audit, err := privacy.Audit(ledger, privacy.AuditOptions{Kind: p.Accountant, Delta: p.Delta})
+	if err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
+	f, err := os.Create(filepath.Join(dir, "audit.txt"))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := audit.WriteText(f); err != nil {
+		return err
+	}
+	return privacy.WritePNG(audit, filepath.Join(dir, "epsilon.png"))
+}
