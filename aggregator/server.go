@@ -3,7 +3,6 @@ package aggregator
 import (
 	"context"
 	"fmt"
-	"sort"
 	"sync"
 	"time"
 
@@ -156,8 +155,8 @@ func (s *Server) snapshot() Result {
 func (s *Server) allFinalIn() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for id, c := range s.machine.clients {
-		if _, ok := s.result.Final[id]; !ok && !c.left && c.live {
+	for _, id := range s.machine.liveClients() {
+		if _, ok := s.result.Final[id]; !ok {
 			return false
 		}
 	}
@@ -303,23 +302,4 @@ func (s *Server) RoundScores(r uint64) map[string]map[string]float64 {
 		out[id] = sc
 	}
 	return out
-}
-
-// MeanFinal averages a final score over the clients that reported it.
-func (r Result) MeanFinal(key string) (mean float64, n int) {
-	ids := make([]string, 0, len(r.Final))
-	for id := range r.Final {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	for _, id := range ids {
-		if v, ok := r.Final[id][key]; ok {
-			mean += v
-			n++
-		}
-	}
-	if n > 0 {
-		mean /= float64(n)
-	}
-	return mean, n
 }

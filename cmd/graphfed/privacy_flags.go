@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"math"
 	"path/filepath"
 
@@ -67,7 +66,7 @@ func privacyReport(final map[string]map[string]float64, ledger []privacy.Entry, 
 		out["ledger"] = p.ExportLedger
 	}
 	if seeded {
-		out["note"] = fmt.Sprintf("noise seeded with --seed: reproducible simulation, not a privacy claim")
+		out["note"] = "noise seeded with --seed: reproducible simulation, not a privacy claim"
 	}
 	return out
 }
