@@ -79,19 +79,7 @@ func randOverrides(rng *rand.Rand, b *EdgeBatch, hidden int) []EmbeddingOverride
 // and the central one away from the analytic value.
 func checkGradPiecewise(tb testing.TB, name string, vals, grad []float32, loss func() float64, h float64) {
 	tb.Helper()
-	if len(vals) != len(grad) {
-		tb.Fatalf("%s: %d values, %d gradients", name, len(vals), len(grad))
-	}
-	grad = append([]float32(nil), grad...)
-	idx := make([]int, len(vals))
-	for i := range idx {
-		idx[i] = i
-	}
-	if len(idx) > fdMax {
-		r := newRNG(uint64(len(vals)))
-		r.Shuffle(len(idx), func(i, j int) { idx[i], idx[j] = idx[j], idx[i] })
-		idx = idx[:fdMax]
-	}
+	grad, idx := fdSetup(tb, name, vals, grad)
 	l0 := loss()
 	skipped := 0
 	for _, i := range idx {

@@ -154,11 +154,10 @@ const (
 	fdMax  = 48   // elements checked per tensor (a seeded sample beyond that)
 )
 
-// checkGrad compares grad (the analytic gradient of loss w.r.t. vals) with
-// central differences (loss(v+h) - loss(v-h))/2h element by element:
-// |num - ana| ≤ fdRTol·max(|num|, |ana|) + fdATol. loss must recompute from
-// scratch. vals is restored.
-func checkGrad(tb testing.TB, name string, vals, grad []float32, loss func() float64, h float64) {
+// fdSetup checks that vals and grad match, copies grad (loss may overwrite
+// it) and picks the elements to check: all of them, or fdMax at random
+// (seeded by the length, so a failure reproduces).
+func fdSetup(tb testing.TB, name string, vals, grad []float32) ([]float32, []int) {
 	tb.Helper()
 	if len(vals) != len(grad) {
 		tb.Fatalf("%s: %d values, %d gradients", name, len(vals), len(grad))
@@ -173,6 +172,16 @@ func checkGrad(tb testing.TB, name string, vals, grad []float32, loss func() flo
 		rng.Shuffle(len(idx), func(i, j int) { idx[i], idx[j] = idx[j], idx[i] })
 		idx = idx[:fdMax]
 	}
+	return grad, idx
+}
+
+// checkGrad compares grad (the analytic gradient of loss w.r.t. vals) with
+// central differences (loss(v+h) - loss(v-h))/2h element by element:
+// |num - ana| ≤ fdRTol·max(|num|, |ana|) + fdATol. loss must recompute from
+// scratch. vals is restored.
+func checkGrad(tb testing.TB, name string, vals, grad []float32, loss func() float64, h float64) {
+	tb.Helper()
+	grad, idx := fdSetup(tb, name, vals, grad)
 	for _, i := range idx {
 		orig := vals[i]
 		vals[i] = orig + float32(h)
