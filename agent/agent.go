@@ -18,11 +18,21 @@ import (
 type Config struct {
 	Job         string
 	Client      string
-	LocalEpochs int              // per round; default 1
-	HelloRetry  time.Duration    // between hello attempts; default 1s
-	Slowdown    time.Duration    // extra delay per round, to simulate a slow bank
-	Now         func() time.Time // default time.Now
-	Log         zerolog.Logger
+	LocalEpochs int // per round; default 1
+	// EvalEvery scores the model a round starts from every this many rounds
+	// (round 1, 1+EvalEvery, ...); default 1. The final scores are always
+	// computed. Frequent exchange (small K) makes per-round scoring the
+	// dominant cost otherwise.
+	EvalEvery  int
+	HelloRetry time.Duration // between hello attempts; default 1s
+	Slowdown   time.Duration // extra delay per round, to simulate a slow bank
+	// SlowFactor > 1 makes the bank that many times slower than its
+	// hardware: after each round's training it waits (SlowFactor−1) times
+	// the training time, so the delay scales with the work as a slower
+	// machine's would.
+	SlowFactor float64
+	Now        func() time.Time // default time.Now
+	Log        zerolog.Logger
 	// ModelSigma and ModelClip are the Gaussian noise and L2 clip norm the
 	// privacy gate applies to every model update (CE-FedGNN's σ1 and model
 	// clip).
@@ -148,6 +158,32 @@ func (a *Agent) next(ctx context.Context) (bus.Msg, error) {
 	}
 }
 
+// newerRoundQueued reports whether a round after r has opened while the
+// agent was busy.
+func (a *Agent) newerRoundQueued(r uint64) bool {
+	subj := bus.Subject(a.cfg.Job, bus.KindRound)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, m := range a.queue {
+		if m.Subject != subj {
+			continue
+		}
+		if env, err := bus.Open(m.Data); err == nil && env.Kind == bus.KindRound && env.Round > r {
+			return true
+		}
+	}
+	return false
+}
+
+// slowWait is the extra time a SlowFactor-times slower bank would have
+// needed for training that took took.
+func (a *Agent) slowWait(took time.Duration) time.Duration {
+	if a.cfg.SlowFactor <= 1 {
+		return 0
+	}
+	return time.Duration(float64(took) * (a.cfg.SlowFactor - 1))
+}
+
 func (a *Agent) publish(ctx context.Context, subject string, kind bus.Kind, round uint64, body any) error {
 	a.seq++
 	data, err := bus.Seal(bus.Envelope{Job: a.cfg.Job, Kind: kind, From: a.cfg.Client, Round: round, Seq: a.seq, Time: a.cfg.Now().UnixNano()}, body)
@@ -192,6 +228,13 @@ func (a *Agent) Run(ctx context.Context) (Result, error) {
 		case *bus.Embeddings:
 			a.receive(env.From, b)
 		case *bus.RoundOpen:
+			if a.newerRoundQueued(b.Round) {
+				// A bank that fell behind trains for the newest round only;
+				// working through every missed round would make each update
+				// staler than the last.
+				a.cfg.Log.Debug().Uint64("round", b.Round).Msg("skipping superseded round")
+				continue
+			}
 			if err := a.train(ctx, b); err != nil {
 				return a.result(nil), err
 			}
@@ -258,15 +301,18 @@ func (a *Agent) train(ctx context.Context, r *bus.RoundOpen) error {
 		base = a.modelRound
 	}
 	// Scores of the model this round starts from: the global model's progress.
-	scores := a.learner.Evaluate()
-	if err := a.publish(ctx, bus.Subject(a.cfg.Job, bus.KindMetrics, a.cfg.Client), bus.KindMetrics, r.Round,
-		&bus.Metrics{Round: r.Round, Scores: scores}); err != nil {
-		return err
+	if every := max(a.cfg.EvalEvery, 1); (r.Round-1)%uint64(every) == 0 {
+		scores := a.learner.Evaluate()
+		if err := a.publish(ctx, bus.Subject(a.cfg.Job, bus.KindMetrics, a.cfg.Client), bus.KindMetrics, r.Round,
+			&bus.Metrics{Round: r.Round, Scores: scores}); err != nil {
+			return err
+		}
 	}
+	began := time.Now()
 	loss := a.learner.Train(a.cfg.LocalEpochs)
-	if a.cfg.Slowdown > 0 {
+	if wait := a.cfg.Slowdown + a.slowWait(time.Since(began)); wait > 0 {
 		select {
-		case <-time.After(a.cfg.Slowdown):
+		case <-time.After(wait):
 		case <-ctx.Done():
 			return ctx.Err()
 		}

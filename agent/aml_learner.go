@@ -250,40 +250,46 @@ func (l *AMLLearner) Train(steps int) float64 {
 	return loss
 }
 
-// score runs seeds through the evaluation stage with a fixed sample.
-func (l *AMLLearner) score(seeds []int32) gnn.EdgeScores {
+// score runs seeds through the evaluation stage with a fixed sample and
+// returns each transaction's positive-class margin and its label.
+func (l *AMLLearner) score(seeds []int32) ([]float32, []int32) {
 	rng := rand.New(rand.NewPCG(l.cfg.Seed, 0xe7a1))
-	var tp, fp, fn, tn int
 	var b gnn.EdgeBatch
-	var labels []int32
+	var labels, chunkLabels []int32
+	var margins, chunkMargins []float32
 	for lo := 0; lo < len(seeds); lo += 4096 {
 		chunk := seeds[lo:min(lo+4096, len(seeds))]
 		var err error
-		if labels, err = l.evalSt.Batch(&b, chunk, labels, rng); err != nil {
+		if chunkLabels, err = l.evalSt.Batch(&b, chunk, chunkLabels, rng); err != nil {
 			panic(fmt.Sprintf("agent: aml learner: sampling evaluation seeds: %v", err))
 		}
-		s := gnn.ScoreEdges(l.model.Forward(&b, l.overrides(&b), false, nil), labels)
-		tp, fp, fn, tn = tp+s.TP, fp+s.FP, fn+s.FN, tn+s.TN
+		chunkMargins = gnn.EdgeMargins(l.model.Forward(&b, l.overrides(&b), false, nil), chunkMargins)
+		labels = append(labels, chunkLabels...)
+		margins = append(margins, chunkMargins...)
 	}
-	return gnn.EdgeScores{TP: tp, FP: fp, FN: fn, TN: tn}
+	return margins, labels
 }
 
 // Evaluate implements Learner: counts for pooling across banks, and this
-// bank's own minority-class F1.
+// bank's own minority-class F1. The decision threshold is the one that
+// maximizes this bank's validation F1 (so val_ figures are optimistic);
+// test_argmax_ counts use the plain arg-max instead.
 func (l *AMLLearner) Evaluate() map[string]float64 {
 	out := map[string]float64{}
-	for _, part := range []struct {
-		name  string
-		seeds []int32
-	}{{"val_", l.val}, {"test_", l.test}} {
-		s := l.score(part.seeds)
-		out[part.name+"tp"], out[part.name+"fp"], out[part.name+"fn"], out[part.name+"tn"] = float64(s.TP), float64(s.FP), float64(s.FN), float64(s.TN)
-		if s.TP > 0 {
-			out[part.name+"f1_illicit"] = 2 * float64(s.TP) / float64(2*s.TP+s.FP+s.FN)
-		} else {
-			out[part.name+"f1_illicit"] = 0
-		}
+	vm, vl := l.score(l.val)
+	tm, tl := l.score(l.test)
+	thr, _, err := gnn.BestThreshold(vm, vl)
+	if err != nil {
+		panic(fmt.Sprintf("agent: aml learner: %v", err))
 	}
+	out["threshold"] = float64(thr)
+	put := func(prefix string, s gnn.EdgeScores) {
+		out[prefix+"tp"], out[prefix+"fp"], out[prefix+"fn"], out[prefix+"tn"] = float64(s.TP), float64(s.FP), float64(s.FN), float64(s.TN)
+		out[prefix+"f1_illicit"] = s.F1
+	}
+	put("val_", gnn.CountAt(vm, vl, thr))
+	put("test_", gnn.CountAt(tm, tl, thr))
+	put("test_argmax_", gnn.CountAt(tm, tl, 0))
 	return out
 }
 

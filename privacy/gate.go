@@ -46,7 +46,8 @@ type Gate struct {
 	clock  func() time.Time
 	acct   *Accountant
 	noise  *noiseSource
-	seq    uint64 // last sequence number used by this job and client
+	seq    uint64       // last sequence number used by this job and client
+	calib  *Calibration // the latest recorded calibration
 }
 
 // NewGate builds a gate. It replays the ledger's entries of cfg.Job and
@@ -170,7 +171,24 @@ func (g *Gate) RecordCalibration(ctx context.Context, round uint64, c Calibratio
 	if err := g.ledger.Append(ctx, e.clone()); err != nil {
 		return Entry{}, wrapErr("record calibration", ErrLedger, fmt.Sprintf("append seq %d", e.Seq), err)
 	}
+	g.calib = e.Calibration
 	return e, nil
+}
+
+// RhoAt is the metric distance at percentile q (in (0,100]) of the latest recorded
+// calibration; false before the first or when q was not measured.
+func (g *Gate) RhoAt(q float64) (float64, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.calib == nil {
+		return 0, false
+	}
+	for i, x := range g.calib.Q {
+		if x == q {
+			return g.calib.Rho[i], true
+		}
+	}
+	return 0, false
 }
 
 // Spending is what a gate's client has spent, at δ = Delta.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sync"
@@ -48,6 +49,7 @@ type SimConfig struct {
 	IDs          []string
 	Rounds       int
 	LocalEpochs  int
+	EvalEvery    int // agents score their starting model every this many rounds; default 1
 	RoundTimeout time.Duration
 	Quorum       int
 	Staleness    aggregator.Staleness
@@ -57,11 +59,51 @@ type SimConfig struct {
 	NATSURL string
 	// Slowdown delays given clients (by index) every round.
 	Slowdown map[int]time.Duration
-	Privacy  SimPrivacy
-	Log      zerolog.Logger
+	// SlowFactor makes given clients (by index) that many times slower.
+	SlowFactor map[int]float64
+	// Buffer > 0 aggregates every Buffer updates (FedBuff) instead of
+	// waiting for the quorum.
+	Buffer  int
+	Privacy SimPrivacy
+	Log     zerolog.Logger
 	// OnRound is called after every close decision with the clients' scores
 	// of the model the round started from.
 	OnRound func(rc aggregator.RoundClosed, scores map[string]map[string]float64)
+	// OnProgress, if set, is called after every close decision with the
+	// traffic and privacy spending so far.
+	OnProgress func(rc aggregator.RoundClosed, p Progress)
+}
+
+// Progress is a running job's traffic and privacy spending.
+type Progress struct {
+	Messages, Bytes int64 // published by every party so far
+	// ClientEpsilon is the largest ε of a client's model and gradient
+	// releases composed; NodeEpsilonP90 the largest per-node embedding ε at
+	// its bank's 90th-percentile metric distance ρ (0 before the first
+	// calibration). Both at the job's δ.
+	ClientEpsilon, NodeEpsilonP90 float64
+}
+
+// progress sums the transports' traffic and the gates' spending.
+func progress(transports []bus.Transport, gates []*privacy.Gate) Progress {
+	var p Progress
+	for _, t := range transports {
+		m, b := t.Stats()
+		p.Messages += m
+		p.Bytes += b
+	}
+	for _, g := range gates {
+		rho, ok := g.RhoAt(90)
+		if !ok {
+			rho = math.NaN()
+		}
+		sp := g.Spent(rho)
+		p.ClientEpsilon = max(p.ClientEpsilon, sp.Client)
+		if ok {
+			p.NodeEpsilonP90 = max(p.NodeEpsilonP90, sp.WorstNode)
+		}
+	}
+	return p
 }
 
 // SimResult is a finished simulation.
@@ -116,13 +158,17 @@ func RunSim(ctx context.Context, cfg SimConfig) (SimResult, error) {
 		return SimResult{}, fmt.Errorf("scenarios: sim: %w", err)
 	}
 	var srv *aggregator.Server
+	var gates []*privacy.Gate
 	srv, err = aggregator.NewServer(aggregator.ServerConfig{
 		Job: cfg.Job, InitSeed: cfg.Seed, Log: cfg.Log,
 		Round: aggregator.Config{Algo: cfg.Algo, Rounds: cfg.Rounds, MinClients: len(learners),
-			Quorum: cfg.Quorum, RoundTimeout: cfg.RoundTimeout, Staleness: cfg.Staleness},
+			Quorum: cfg.Quorum, RoundTimeout: cfg.RoundTimeout, Staleness: cfg.Staleness, Buffer: cfg.Buffer},
 		OnRound: func(rc aggregator.RoundClosed) {
 			if cfg.OnRound != nil {
 				cfg.OnRound(rc, srv.RoundScores(rc.Round))
+			}
+			if cfg.OnProgress != nil {
+				cfg.OnProgress(rc, progress(transports, gates))
 			}
 		},
 	}, aggTr)
@@ -139,8 +185,9 @@ func RunSim(ctx context.Context, cfg SimConfig) (SimResult, error) {
 		if err != nil {
 			return SimResult{}, fmt.Errorf("scenarios: sim: %w", err)
 		}
-		agents[i], err = agent.New(agent.Config{Job: cfg.Job, Client: ids[i], LocalEpochs: cfg.LocalEpochs,
-			Slowdown: cfg.Slowdown[i], ModelSigma: cfg.Privacy.ModelSigma, ModelClip: cfg.Privacy.ModelClip,
+		gates = append(gates, gate)
+		agents[i], err = agent.New(agent.Config{Job: cfg.Job, Client: ids[i], LocalEpochs: cfg.LocalEpochs, EvalEvery: cfg.EvalEvery,
+			Slowdown: cfg.Slowdown[i], SlowFactor: cfg.SlowFactor[i], ModelSigma: cfg.Privacy.ModelSigma, ModelClip: cfg.Privacy.ModelClip,
 			GradSigma: cfg.Privacy.GradSigma, EmbSigma: cfg.Privacy.EmbSigma,
 			Log: cfg.Log.With().Str("client", ids[i]).Logger()}, tr, l, gate)
 		if err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -24,21 +25,51 @@ type amlFlags struct {
 	batch     int
 	gamma     float64
 	worldRows int
+	accounts  int
+	ratio     float64
+	hidden    int
+	lr        float64
+	fanOut    []int
+	evalEvery int
 }
+
+// AML defaults of flags shared with node simulations: the main job runs
+// CE-FedGNN, exchanging every K = 32 local steps.
+const (
+	amlDefaultAlgo   = aggregator.AlgoCEFedGNN
+	amlDefaultRounds = 12
+	amlDefaultK      = 32
+)
 
 func (a *amlFlags) register(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.IntVar(&a.banks, "banks", 6, "AML world: banks (one client each)")
-	f.StringVar(&a.size, "size", "tiny", "AML world size: tiny, small or medium")
+	f.StringVar(&a.size, "size", "demo", "AML world size: demo (6k accounts, 60k rows, 1 in 100 laundering), tiny, small or medium")
 	f.IntVar(&a.worldRows, "world-rows", 0, "AML world: transactions (0: the size's default)")
 	f.StringVar(&a.kind, "gnn", "gin", "AML message passing: gin, sage or gcn")
 	f.IntVar(&a.batch, "batch", 512, "AML: seed transactions per local step")
+	f.IntVar(&a.accounts, "world-accounts", 0, "AML world: accounts (0: the size's default)")
+	f.Float64Var(&a.ratio, "illicit-ratio", 0, "AML world: share of laundering transactions (0: the HI preset's 1/900)")
+	f.IntVar(&a.hidden, "aml-hidden", 32, "AML: hidden units of the transaction GNN")
+	f.Float64Var(&a.lr, "aml-lr", 5e-3, "AML: Adam learning rate")
+	f.IntSliceVar(&a.fanOut, "fanout", []int{5, 5}, "AML: neighbours sampled per node at each layer")
+	f.IntVar(&a.evalEvery, "eval-every", 1, "AML: banks score the model every this many rounds (the final model always)")
 }
 
 // runAMLSim generates an AML world, gives each bank an agent and runs the
 // job: the main job of `make demo`.
 func runAMLSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Time) error {
 	log := g.logger()
+	fl := cmd.Flags()
+	if !fl.Changed("algo") {
+		s.algo = amlDefaultAlgo
+	}
+	if !fl.Changed("rounds") {
+		s.rounds = amlDefaultRounds
+	}
+	if !fl.Changed("local-epochs") {
+		s.localEpochs = amlDefaultK
+	}
 	priv, err := s.priv.sim(cmd, s.seed, s.out)
 	if err != nil {
 		return fmt.Errorf("sim: %w", err)
@@ -54,6 +85,12 @@ func runAMLSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Time) 
 	wcfg.Banks = s.aml.banks
 	if s.aml.worldRows > 0 {
 		wcfg.Transactions = int64(s.aml.worldRows)
+	}
+	if s.aml.accounts > 0 {
+		wcfg.Accounts = s.aml.accounts
+	}
+	if s.aml.ratio > 0 {
+		wcfg.IllicitRatio = s.aml.ratio
 	}
 	dir := filepath.Join(s.out, "world")
 	if s.out == "" {
@@ -84,6 +121,7 @@ func runAMLSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Time) 
 	ids := make([]string, len(views))
 	for i, v := range views {
 		l, err := agent.NewAMLLearner(v.Data(), agent.AMLConfig{Kind: s.aml.kind, BatchSize: s.aml.batch, Gamma: gamma,
+			Hidden: s.aml.hidden, LR: s.aml.lr, FanOut: s.aml.fanOut,
 			Seed: s.seed*7919 + uint64(i) + 1})
 		if err != nil {
 			return fmt.Errorf("sim: bank %s: %w", v.ID, err)
@@ -94,17 +132,30 @@ func runAMLSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Time) 
 	if s.algo != aggregator.AlgoCEFedGNN && s.algo != aggregator.AlgoFedGNNST {
 		priv.EmbSigma = -1
 	}
+	slow, err := s.async.slowFactors(len(views))
+	if err != nil {
+		return fmt.Errorf("sim: %w", err)
+	}
 	log.Info().Int("banks", len(views)).Int("rows", w.NumEdges()).Int("accounts", w.NumAccounts()).Msg("AML world ready")
 	var rows []roundRow
 	p := newProgress("sim aml "+s.algo, s.rounds)
 	res, err := scenarios.RunSim(cmd.Context(), scenarios.SimConfig{
-		Job: s.job, Algo: s.algo, Learners: learners, IDs: ids, Rounds: s.rounds, LocalEpochs: s.localEpochs,
+		Job: s.job, Algo: s.algo, Learners: learners, IDs: ids, Rounds: s.rounds, LocalEpochs: s.localEpochs, EvalEvery: s.aml.evalEvery,
 		RoundTimeout: s.roundTimeout, Quorum: s.quorum, Seed: s.seed, NATSURL: s.natsURL, Log: log, Privacy: priv,
-		Staleness: aggregator.Staleness{Policy: s.staleness, Factor: s.staleFactor, A: s.staleA},
+		Staleness:  aggregator.Staleness{Policy: s.staleness, Factor: s.staleFactor, A: s.staleA},
+		SlowFactor: slow, Buffer: s.async.buffer,
 		OnRound: func(rc aggregator.RoundClosed, scores map[string]map[string]float64) {
-			f1, _, _ := pooledF1(scores, "val_")
+			f1 := math.NaN() // not scored this round (--eval-every)
+			if len(scores) > 0 {
+				f1, _, _ = pooledF1(scores, "val_")
+			}
 			rows = append(rows, roundRow{rc: rc, acc: f1})
-			p.update(int(rc.Round), fmt.Sprintf("%s in=%d val_f1(start)=%.4f", rc.Reason, len(rc.In), f1))
+		},
+		OnProgress: func(rc aggregator.RoundClosed, pr scenarios.Progress) {
+			r := &rows[len(rows)-1]
+			r.prog = pr
+			p.update(int(rc.Round), fmt.Sprintf("%s in=%d late=%d val_f1(start)=%.4f %s ε_p90=%.3g",
+				rc.Reason, len(rc.In), len(rc.Late), r.acc, humanBytes(pr.Bytes), pr.NodeEpsilonP90))
 		},
 	})
 	p.finish()
@@ -113,10 +164,11 @@ func runAMLSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Time) 
 	}
 	f1, prec, rec := pooledF1(res.Agg.Final, "test_")
 	vf1, _, _ := pooledF1(res.Agg.Final, "val_")
+	af1, _, _ := pooledF1(res.Agg.Final, "test_argmax_")
 	rep := Report{
 		Command: "sim", Algo: s.algo, Dataset: "aml-" + s.aml.size, Clients: len(views), Rounds: int(res.Agg.Rounds), Seed: int64(s.seed),
 		Metrics: map[string]any{"test_f1_illicit": f1, "test_precision_illicit": prec, "test_recall_illicit": rec,
-			"val_f1_illicit": vf1, "rows": w.NumEdges(), "gnn": s.aml.kind, "k": s.localEpochs, "rejects": res.Agg.Rejects},
+			"val_f1_illicit": vf1, "test_f1_illicit_argmax": af1, "threshold": "each bank's validation-F1-maximizing threshold", "rows": w.NumEdges(), "gnn": s.aml.kind, "k": s.localEpochs, "rejects": res.Agg.Rejects},
 		Comm:    &CommReport{Bytes: res.Bytes, Messages: res.Messages},
 		Privacy: privacyReport(res.Agg.Final, res.Ledger, priv),
 	}
@@ -131,13 +183,14 @@ func runAMLSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Time) 
 // writeAMLRun writes the run directory: summary, rounds, F1 and ε plots and
 // the audit text.
 func writeAMLRun(dir string, rep Report, rows []roundRow, ledger []privacy.Entry, p scenarios.SimPrivacy) error {
-	if err := writeSimRun(dir, rep, rows); err != nil {
+	if err := writeSimRun(dir, rep, rows, "val_f1_illicit"); err != nil {
 		return err
 	}
-	xs := make([]float64, len(rows))
-	ys := make([]float64, len(rows))
-	for i, r := range rows {
-		xs[i], ys[i] = float64(r.rc.Round), r.acc
+	var xs, ys []float64
+	for _, r := range rows {
+		if !math.IsNaN(r.acc) {
+			xs, ys = append(xs, float64(r.rc.Round)), append(ys, r.acc)
+		}
 	}
 	if err := writeLinePlot(filepath.Join(dir, "f1.png"), "laundering-class F1 (validation, model at round start)", "F1", []series{{name: rep.Algo, xs: xs, ys: ys}}); err != nil {
 		return err

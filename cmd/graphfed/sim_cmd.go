@@ -27,6 +27,7 @@ type simFlags struct {
 	embSigma                                          float64
 	cefed                                             agent.CEFedConfig
 	aml                                               amlFlags
+	async                                             asyncFlags
 }
 
 func newSimCmd(g *globalFlags) *cobra.Command {
@@ -62,6 +63,7 @@ func newSimCmd(g *globalFlags) *cobra.Command {
 	f.Float64Var(&s.node.Dropout, "dropout", s.node.Dropout, "dropout probability")
 	s.priv.register(cmd)
 	s.aml.register(cmd)
+	s.async.register(cmd)
 	s.cefed = agent.DefaultCEFedConfig()
 	f.StringVar(&s.learner, "learner", "", "node learner: adam (GCN/SAGE with Adam) or cefed (CE-FedGNN's SAGE-mean with moving averages and Eq. 9 updates); default: cefed for cefedgnn and fedgnn-st, adam otherwise")
 	f.Float64Var(&s.embSigma, "emb-sigma", agent.DefaultEmbSigma, "σ0 on normalized boundary embeddings (cefedgnn, fedgnn-st)")
@@ -142,17 +144,23 @@ func runSim(cmd *cobra.Command, g *globalFlags, s simFlags) error {
 	ps := graph.PartitionStats(clients)
 	log.Info().Str("dataset", name).Int("nodes", d.N()).Int("clients", s.clients).Str("partition", s.partition).
 		Int("min_nodes", ps.MinNodes).Int("max_nodes", ps.MaxNodes).Float64("cross_share", ps.CrossShare).Msg("partitioned")
+	slow, err := s.async.slowFactors(len(learners))
+	if err != nil {
+		return fmt.Errorf("sim: %w", err)
+	}
 	var rows []roundRow
 	p := newProgress("sim "+s.algo, s.rounds)
 	res, err := scenarios.RunSim(cmd.Context(), scenarios.SimConfig{
 		Job: s.job, Algo: s.algo, Clients: clients, Node: s.node, Learners: learners, IDs: ids, Rounds: s.rounds, LocalEpochs: s.localEpochs,
 		RoundTimeout: s.roundTimeout, Quorum: s.quorum, Seed: s.seed, NATSURL: s.natsURL, Log: log, Privacy: priv,
-		Staleness: aggregator.Staleness{Policy: s.staleness, Factor: s.staleFactor, A: s.staleA},
+		Staleness:  aggregator.Staleness{Policy: s.staleness, Factor: s.staleFactor, A: s.staleA},
+		SlowFactor: slow, Buffer: s.async.buffer,
 		OnRound: func(rc aggregator.RoundClosed, scores map[string]map[string]float64) {
 			acc, _ := meanScore(scores, "test_acc")
 			rows = append(rows, roundRow{rc: rc, acc: acc})
 			p.update(int(rc.Round), fmt.Sprintf("%s in=%d late=%d test_acc(start)=%.4f", rc.Reason, len(rc.In), len(rc.Late), acc))
 		},
+		OnProgress: func(_ aggregator.RoundClosed, pr scenarios.Progress) { rows[len(rows)-1].prog = pr },
 	})
 	p.finish()
 	if err != nil {
@@ -172,7 +180,7 @@ func runSim(cmd *cobra.Command, g *globalFlags, s simFlags) error {
 		Privacy: privacyReport(res.Agg.Final, res.Ledger, priv),
 	}
 	if s.out != "" {
-		if err := writeSimRun(s.out, rep, rows); err != nil {
+		if err := writeSimRun(s.out, rep, rows, "test_acc"); err != nil {
 			return fmt.Errorf("sim: %w", err)
 		}
 	}
@@ -180,8 +188,9 @@ func runSim(cmd *cobra.Command, g *globalFlags, s simFlags) error {
 }
 
 type roundRow struct {
-	rc  aggregator.RoundClosed
-	acc float64
+	rc   aggregator.RoundClosed
+	acc  float64
+	prog scenarios.Progress
 }
 
 // meanScore averages key over clients, unweighted: "mean client accuracy".

@@ -10,8 +10,9 @@ import (
 	"strings"
 )
 
-// writeSimRun writes a run directory: summary.json and rounds.csv.
-func writeSimRun(dir string, rep Report, rows []roundRow) error {
+// writeSimRun writes a run directory: summary.json and rounds.csv;
+// metric names the per-round score column (test_acc, val_f1_illicit).
+func writeSimRun(dir string, rep Report, rows []roundRow, metric string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("run dir: %w", err)
 	}
@@ -28,12 +29,13 @@ func writeSimRun(dir string, rep Report, rows []roundRow) error {
 	}
 	defer f.Close()
 	w := csv.NewWriter(f)
-	w.Write([]string{"round", "reason", "in", "late", "stale", "seconds", "test_acc_start"})
+	w.Write([]string{"round", "reason", "in", "late", "stale", "seconds", metric + "_start", "bytes", "messages", "client_epsilon", "node_epsilon_p90"})
 	for _, r := range rows {
 		w.Write([]string{
 			strconv.FormatUint(r.rc.Round, 10), r.rc.Reason, strings.Join(r.rc.In, " "), strings.Join(r.rc.Late, " "),
 			strings.Join(r.rc.Stale, " "), strconv.FormatFloat(r.rc.Duration.Seconds(), 'f', 3, 64),
-			strconv.FormatFloat(r.acc, 'f', 4, 64),
+			strconv.FormatFloat(r.acc, 'f', 4, 64), strconv.FormatInt(r.prog.Bytes, 10), strconv.FormatInt(r.prog.Messages, 10),
+			strconv.FormatFloat(r.prog.ClientEpsilon, 'g', 6, 64), strconv.FormatFloat(r.prog.NodeEpsilonP90, 'g', 6, 64),
 		})
 	}
 	w.Flush()

@@ -32,6 +32,11 @@ type Size string
 // The preset sizes. Rows and accounts are targets: accounts are exact, rows
 // within a fraction of a percent.
 const (
+	// Demo is the world of `make demo`: 6k accounts and 60k rows over 10
+	// days with 1 laundering row in 100 — denser than the published 1 in
+	// ~1,000 so that so small a world still holds ~120 laundering rows in
+	// its test days and a laundering-class F1 means something.
+	Demo   Size = "demo"
 	Tiny   Size = "tiny"   // 10k accounts, 100k rows over 10 days
 	Small  Size = "small"  // 500k accounts, 5M rows over 10 days (HI-Small is 515k/5.08M)
 	Medium Size = "medium" // 2M accounts, 30M rows over 16 days (HI-Medium is 2.08M/31.9M)
@@ -95,10 +100,10 @@ func DefaultMix() [graph.AMLNumTypologies]float64 {
 // ParseSize checks a size name.
 func ParseSize(s string) (Size, error) {
 	switch Size(s) {
-	case Tiny, Small, Medium:
+	case Demo, Tiny, Small, Medium:
 		return Size(s), nil
 	}
-	return "", fmt.Errorf("amlworld: unknown size %q (want tiny, small or medium)", s)
+	return "", fmt.Errorf("amlworld: unknown size %q (want demo, tiny, small or medium)", s)
 }
 
 // ParseRatio checks a ratio name ("hi" or "li", any case).
@@ -128,6 +133,8 @@ func Preset(size Size, ratio Ratio, seed uint64) (Config, error) {
 	}
 	var sizeName string
 	switch size {
+	case Demo:
+		c.Accounts, c.Transactions, c.Days, sizeName = 6_000, 60_000, 10, "Demo"
 	case Tiny:
 		c.Accounts, c.Transactions, c.Days, sizeName = 10_000, 100_000, 10, "Tiny"
 	case Small:
@@ -146,6 +153,9 @@ func Preset(size Size, ratio Ratio, seed uint64) (Config, error) {
 		c.Prefix = "LI-" + sizeName
 	default:
 		return Config{}, fmt.Errorf("amlworld: preset: unknown ratio %q", ratio)
+	}
+	if size == Demo {
+		c.IllicitRatio *= 9 // HI: 1 in 100, LI: 1 in ~211
 	}
 	return c, nil
 }
