@@ -3,6 +3,7 @@ package bus
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -12,13 +13,30 @@ import (
 
 // ConnectOptions configure a client connection.
 type ConnectOptions struct {
-	Name  string
-	Creds string // NATS credentials file (NKey seed or JWT); empty: none
-	NKey  string // NKey seed file; empty: none
+	Name string
+	// Creds is a NATS credentials file: a user JWT with its seed (from
+	// nsc), or a bare NKey user seed file as `graphfed keys` writes them,
+	// which is then used as NKey would be. Empty: none.
+	Creds string
+	// NKey is an NKey user seed file. With a seed (here or in Creds) the
+	// connection's inboxes are InboxPrefix(public key), the only inboxes
+	// the permissions of `graphfed keys` let the party read.
+	NKey string
+	// OnError receives the server's asynchronous errors, permission
+	// violations above all: NATS reports a refused publish or
+	// subscription only this way. Nil: nats.go's default handler, which
+	// prints them to stderr.
+	OnError func(error)
 	// ReconnectWait and MaxReconnects keep clients alive across a server restart.
 	ReconnectWait time.Duration
 	MaxReconnects int
 }
+
+// InboxPrefix is the inbox prefix of the party whose NKey user public key
+// is pub: _INBOX.<pub>. Replies to its requests (hello, JetStream API)
+// arrive below it, and only it may subscribe there, so no party reads
+// another's replies.
+func InboxPrefix(pub string) string { return "_INBOX." + pub }
 
 // Connect dials url (comma-separated for a cluster) with reconnection on.
 func Connect(url string, o ConnectOptions) (*nats.Conn, error) {
@@ -37,15 +55,33 @@ func Connect(url string, o ConnectOptions) (*nats.Conn, error) {
 		nats.RetryOnFailedConnect(true),
 		nats.ReconnectBufSize(256 << 20),
 	}
+	seed := o.NKey
 	if o.Creds != "" {
-		opts = append(opts, nats.UserCredentials(o.Creds))
+		jwt, err := credsHoldJWT(o.Creds)
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("bus: connect %s: %w", url, err)
+		case jwt:
+			opts = append(opts, nats.UserCredentials(o.Creds))
+		case seed != "" && seed != o.Creds:
+			return nil, fmt.Errorf("bus: connect %s: two NKey seeds, %s and %s", url, o.Creds, seed)
+		default:
+			seed = o.Creds
+		}
 	}
-	if o.NKey != "" {
-		opt, err := nats.NkeyOptionFromSeed(o.NKey)
+	if seed != "" {
+		kp, err := LoadSeedFile(seed)
+		if err != nil {
+			return nil, fmt.Errorf("bus: connect %s: %w", url, err)
+		}
+		pub, err := kp.PublicKey()
 		if err != nil {
 			return nil, fmt.Errorf("bus: connect %s: nkey: %w", url, err)
 		}
-		opts = append(opts, opt)
+		opts = append(opts, nats.Nkey(pub, kp.Sign), nats.CustomInboxPrefix(InboxPrefix(pub)))
+	}
+	if o.OnError != nil {
+		opts = append(opts, nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { o.OnError(err) }))
 	}
 	nc, err := nats.Connect(url, opts...)
 	if err != nil {
@@ -54,10 +90,22 @@ func Connect(url string, o ConnectOptions) (*nats.Conn, error) {
 	return nc, nil
 }
 
+// credsHoldJWT reads a credentials file and reports whether it is a JWT
+// creds file rather than a bare NKey seed.
+func credsHoldJWT(path string) (bool, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return false, fmt.Errorf("credentials: %w", err)
+	}
+	defer wipe(data)
+	return isJWTCreds(data), nil
+}
+
 // NATSTransport is the Transport over a nats.go connection.
 type NATSTransport struct {
 	nc       *nats.Conn
 	own      bool
+	signer   atomic.Pointer[Signer]
 	messages atomic.Int64
 	bytes    atomic.Int64
 	wg       sync.WaitGroup
@@ -71,9 +119,31 @@ func NewNATSTransport(nc *nats.Conn, own bool) *NATSTransport {
 // Conn exposes the connection (JetStream, credentials tests).
 func (t *NATSTransport) Conn() *nats.Conn { return t.nc }
 
+// SetSigner makes the transport sign every envelope it publishes, requests
+// or responds with, as s's party; data that is not an envelope from that
+// party is refused. Nil: envelopes go as sealed (the default).
+func (t *NATSTransport) SetSigner(s *Signer) { t.signer.Store(s) }
+
+// sign applies the signer, if any, to outgoing data.
+func (t *NATSTransport) sign(op string, data []byte) ([]byte, error) {
+	s := t.signer.Load()
+	if s == nil {
+		return data, nil
+	}
+	out, err := s.SignSealed(data)
+	if err != nil {
+		return nil, fmt.Errorf("bus: %s: %w", op, err)
+	}
+	return out, nil
+}
+
 // Publish implements Transport.
 func (t *NATSTransport) Publish(ctx context.Context, subject string, data []byte) error {
 	if err := ctx.Err(); err != nil {
+		return err
+	}
+	data, err := t.sign("publish "+subject, data)
+	if err != nil {
 		return err
 	}
 	if err := t.nc.Publish(subject, data); err != nil {
@@ -136,6 +206,10 @@ func (t *NATSTransport) Request(ctx context.Context, subject string, data []byte
 		ctx, cancel = context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
 	}
+	data, err := t.sign("request "+subject, data)
+	if err != nil {
+		return nil, err
+	}
 	m, err := t.nc.RequestWithContext(ctx, subject, data)
 	if err != nil {
 		return nil, fmt.Errorf("bus: request %s: %w", subject, err)
@@ -149,6 +223,10 @@ func (t *NATSTransport) Request(ctx context.Context, subject string, data []byte
 func (t *NATSTransport) Respond(m Msg, data []byte) error {
 	if m.Reply == "" {
 		return fmt.Errorf("bus: respond on %s: no reply subject", m.Subject)
+	}
+	data, err := t.sign("respond on "+m.Subject, data)
+	if err != nil {
+		return err
 	}
 	if err := t.nc.Publish(m.Reply, data); err != nil {
 		return fmt.Errorf("bus: respond on %s: %w", m.Subject, err)

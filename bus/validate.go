@@ -17,6 +17,7 @@ const (
 	ReasonShape     = "shape"          // vector length differs from the job's schema
 	ReasonNonFinite = "non_finite"     // NaN or Inf in a vector
 	ReasonRound     = "round"          // round number impossible for the job
+	ReasonSignature = "signature"      // unsigned or wrongly signed while the job has a keyring
 )
 
 // RejectError says why a message was rejected.
@@ -47,6 +48,10 @@ type Schema struct {
 	Enrol      map[string]bool // clients allowed to say hello; nil: any valid id (open enrolment)
 	MaxRound   uint64          // 0: unbounded
 	Aggregator string          // id the aggregator signs as; default AggregatorID
+	// Keyring, when set, requires every envelope to carry its sender's
+	// valid signature (Keyring.Verify); nil accepts unsigned envelopes and
+	// ignores signatures, as when credentials are off.
+	Keyring *Keyring
 }
 
 // Validator opens and checks received messages and counts rejects. It is
@@ -134,9 +139,10 @@ func (v *Validator) reject(err error) error {
 }
 
 // Open decodes and checks a message received on subject: envelope schema
-// version, size, agreement of subject and envelope, allowed sender, and for
-// typed bodies vector lengths and finiteness. The decoded body is returned
-// (one of the messages.go types, as a pointer). Every rejection is counted.
+// version, size, agreement of subject and envelope, allowed sender, the
+// sender's signature when the schema has a keyring, and for typed bodies
+// vector lengths and finiteness. The decoded body is returned (one of the
+// messages.go types, as a pointer). Every rejection is counted.
 func (v *Validator) Open(subject string, data []byte) (Envelope, any, error) {
 	env, body, err := v.open(subject, data)
 	if err != nil {
@@ -172,6 +178,14 @@ func (v *Validator) open(subject string, data []byte) (Envelope, any, error) {
 	}
 	if err := v.checkSender(s, ps, env); err != nil {
 		return Envelope{}, nil, err
+	}
+	// After the sender checks, so that a message on the wrong subject is
+	// counted as such, and before the body is decoded: a forged body is
+	// never looked at.
+	if s.Keyring != nil {
+		if err := s.Keyring.Verify(&env); err != nil {
+			return Envelope{}, nil, &RejectError{ReasonSignature, err}
+		}
 	}
 	if s.MaxRound > 0 && env.Round > s.MaxRound+1 {
 		return Envelope{}, nil, &RejectError{ReasonRound, fmt.Errorf("round %d beyond the job's %d", env.Round, s.MaxRound)}

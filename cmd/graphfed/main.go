@@ -56,5 +56,6 @@ func subcommands(g *globalFlags) []*cobra.Command {
 		newAuditCmd(g),
 		newGenCmd(g),
 		newDataCmd(g),
+		newKeysCmd(g),
 	}
 }

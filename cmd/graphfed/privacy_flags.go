@@ -65,6 +65,18 @@ func privacyReport(final map[string]map[string]float64, ledger []privacy.Entry, 
 	if p.ExportLedger != "" {
 		out["ledger"] = p.ExportLedger
 	}
+	// Per-node embedding ε at the 90th-percentile metric distance, recomputed
+	// from the ledger as `graphfed audit` would.
+	if rep, err := privacy.Audit(ledger, privacy.AuditOptions{Kind: p.Accountant, Delta: p.Delta}); err != nil {
+		out["audit_error"] = err.Error()
+	} else {
+		for _, pe := range rep.Percentiles {
+			if pe.Q == 90 {
+				out["rho_p90"], out["epsilon_p90"], out["epsilon_p90_median_node"] = pe.Rho, pe.WorstEpsilon, pe.MedianEpsilon
+				out["releases_worst_node"] = pe.WorstReleases
+			}
+		}
+	}
 	if seeded {
 		out["note"] = "noise seeded with --seed: reproducible simulation, not a privacy claim"
 	}

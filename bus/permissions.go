@@ -1,0 +1,97 @@
+package bus
+
+import "fmt"
+
+// Permissions are one party's NATS allow-lists. A user with allow-lists is
+// denied everything else: a refused publish is dropped by the server, a
+// refused subscription is never made, and the client hears of either only
+// as an asynchronous permissions violation (ConnectOptions.OnError).
+type Permissions struct {
+	Publish   []string
+	Subscribe []string
+	// AllowResponses lets the party answer requests it received, once
+	// each, without publish rights on anyone's inbox: the aggregator's
+	// hello replies.
+	AllowResponses bool
+}
+
+// PartyPermissions returns what p may publish and subscribe to in job:
+//
+//   - a bank publishes only subjects that name it as the sender (hello,
+//     update, metrics, bye, its ledger subject, and embeddings
+//     gf.<job>.emb.<bank>.*), and reads only what is addressed to it or to
+//     everyone (round, done, model.all, model.<bank>, emb.*.<bank>);
+//   - the aggregator reads hellos, updates, metrics and byes, publishes
+//     rounds, models and done, answers hellos, and may create the ledger
+//     stream; it reads no embeddings;
+//   - the auditor reads the public subjects and the ledger and publishes
+//     nothing on gf.<job>.
+//
+// Every party reads the job's ledger stream through the JetStream API (the
+// ledger is the job's audit record, and each agent replays it when its
+// gate starts) and receives replies only under its own InboxPrefix. No party
+// may delete or purge the stream, or touch any other stream.
+func PartyPermissions(job string, p Party) (Permissions, error) {
+	if !ValidID(job) {
+		return Permissions{}, fmt.Errorf("bus: permissions: job %q is not [a-z0-9-]{1,64}", job)
+	}
+	if err := p.check(); err != nil {
+		return Permissions{}, fmt.Errorf("bus: permissions: %w", err)
+	}
+	s := func(kind Kind, parts ...string) string { return Subject(job, kind, parts...) }
+	inbox := InboxPrefix(p.PublicKey) + ".>"
+	read := ledgerReadAPI(job)
+	switch p.Role {
+	case RoleBank:
+		c := p.ID
+		return Permissions{
+			Publish: append([]string{
+				s(KindHello, c), s(KindUpdate, c), s(KindEmb, c, "*"), s(KindMetrics, c), s(KindBye, c),
+				LedgerSubject(job, c),
+			}, read...),
+			Subscribe: []string{
+				s(KindRound), s(KindDone), s(KindModel, "all"), s(KindModel, c), s(KindEmb, "*", c), inbox,
+			},
+		}, nil
+	case RoleAggregator:
+		return Permissions{
+			Publish: append([]string{
+				s(KindRound), s(KindModel, "*"), s(KindDone),
+				"$JS.API.STREAM.CREATE." + LedgerStreamName(job),
+			}, read...),
+			Subscribe: []string{
+				s(KindHello, "*"), s(KindUpdate, "*"), s(KindMetrics, "*"), s(KindBye, "*"), inbox,
+			},
+			AllowResponses: true,
+		}, nil
+	case RoleAuditor:
+		return Permissions{
+			Publish: read,
+			Subscribe: []string{
+				s(KindRound), s(KindDone), s(KindModel, "all"), s(KindHello, "*"), s(KindMetrics, "*"),
+				s(KindBye, "*"), LedgerSubject(job, "*"), inbox,
+			},
+		}, nil
+	}
+	return Permissions{}, fmt.Errorf("bus: permissions: party %s: unknown role %q", p.ID, p.Role)
+}
+
+// ledgerReadAPI is the JetStream API a party needs to bind to the job's
+// ledger stream, append to it (the append itself is a publish on the
+// party's ledger subject) and read it with ordered consumers. The stream
+// name is part of every subject, so no other stream is reachable.
+func ledgerReadAPI(job string) []string {
+	const api = "$JS.API."
+	st := LedgerStreamName(job)
+	return []string{
+		api + "STREAM.INFO." + st,
+		api + "STREAM.MSG.GET." + st,
+		api + "DIRECT.GET." + st,
+		api + "DIRECT.GET." + st + ".>",
+		api + "CONSUMER.CREATE." + st + ".>",
+		api + "CONSUMER.INFO." + st + ".*",
+		api + "CONSUMER.MSG.NEXT." + st + ".*",
+		// Ordered consumers delete the consumer they replace.
+		api + "CONSUMER.DELETE." + st + ".*",
+	}
+}

@@ -1,0 +1,159 @@
+package bus
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+)
+
+// ServerConfigOptions shape the nats-server configuration that ServerConfig
+// renders. The zero value is a single server listening on every interface.
+type ServerConfigOptions struct {
+	ServerName string // server_name; required with a cluster (JetStream names its peers)
+	Listen     string // client host:port; default "0.0.0.0:4222"
+	StoreDir   string // JetStream store_dir; empty: the server's default
+	Cluster    *ClusterOptions
+}
+
+// ClusterOptions add a cluster block: the node's route listener, the route
+// credentials every node shares, and routes to the other nodes.
+type ClusterOptions struct {
+	Name     string   // default "graphfed"
+	Listen   string   // route host:port; default "0.0.0.0:6222"
+	Routes   []string // host:port of the other nodes' route listeners
+	User     string   // route user; default "route"
+	Password string   // route password; required: an open route port would let anyone join the cluster and see every message
+}
+
+// ServerConfig renders a nats-server configuration (the format of
+// `nats-server -c` and `graphfed server --config`) for the parties of k:
+// JetStream on, graphfed's 64 MiB payload limit, and one NKey user per
+// party with its PartyPermissions. Users without a key in it cannot log in.
+func ServerConfig(k *Keyring, o ServerConfigOptions) ([]byte, error) {
+	fail := func(format string, args ...any) ([]byte, error) {
+		return nil, fmt.Errorf("bus: server config: "+format, args...)
+	}
+	if o.Listen == "" {
+		o.Listen = "0.0.0.0:4222"
+	}
+	if err := checkHostPort(o.Listen); err != nil {
+		return fail("listen: %v", err)
+	}
+	for name, v := range map[string]string{"server name": o.ServerName, "store dir": o.StoreDir} {
+		if !confSafe(v) {
+			return fail("%s %q has quotes, backslashes or control characters", name, v)
+		}
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# nats-server configuration for graphfed job %s, written by `graphfed keys`.\n", k.Job())
+	b.WriteString("# Every party logs in with its NKey; its permissions below are all it may do.\n\n")
+	if o.ServerName != "" {
+		fmt.Fprintf(&b, "server_name: %q\n", o.ServerName)
+	}
+	fmt.Fprintf(&b, "listen: %q\n", o.Listen)
+	fmt.Fprintf(&b, "max_payload: %d\n", DefaultMaxPayload)
+	// The server refuses a payload limit above its pending limit.
+	fmt.Fprintf(&b, "max_pending: %d\n\n", 2*DefaultMaxPayload)
+	b.WriteString("jetstream {\n")
+	if o.StoreDir != "" {
+		fmt.Fprintf(&b, "  store_dir: %q\n", o.StoreDir)
+	}
+	// fsync before acknowledging: the privacy ledger must be durable
+	// before a release is published (bus.ServerOptions.AsyncFsync).
+	b.WriteString("  sync_interval: always\n}\n\n")
+	if o.Cluster != nil {
+		if o.ServerName == "" {
+			return fail("a cluster node needs a server name")
+		}
+		if err := writeCluster(&b, *o.Cluster); err != nil {
+			return fail("cluster: %v", err)
+		}
+	}
+	b.WriteString("authorization {\n  users = [\n")
+	for _, p := range k.Parties() {
+		perm, err := PartyPermissions(k.Job(), p)
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(&b, "    # %s (%s)\n    {\n      nkey: %q\n      permissions: {\n", p.ID, p.Role, p.PublicKey)
+		fmt.Fprintf(&b, "        publish: { allow: %s }\n", confList(perm.Publish))
+		fmt.Fprintf(&b, "        subscribe: { allow: %s }\n", confList(perm.Subscribe))
+		if perm.AllowResponses {
+			b.WriteString("        allow_responses: true\n")
+		}
+		b.WriteString("      }\n    }\n")
+	}
+	b.WriteString("  ]\n}\n")
+	return b.Bytes(), nil
+}
+
+func writeCluster(b *bytes.Buffer, c ClusterOptions) error {
+	if c.Name == "" {
+		c.Name = "graphfed"
+	}
+	if c.Listen == "" {
+		c.Listen = "0.0.0.0:6222"
+	}
+	if c.User == "" {
+		c.User = "route"
+	}
+	if c.Password == "" {
+		return fmt.Errorf("no route password")
+	}
+	if !ValidID(c.Name) || !ValidID(c.User) || !confSafe(c.Password) || strings.ContainsAny(c.Password, "@:/ ") {
+		return fmt.Errorf("name, user and password must be plain tokens")
+	}
+	if err := checkHostPort(c.Listen); err != nil {
+		return fmt.Errorf("listen: %v", err)
+	}
+	routes := make([]string, len(c.Routes))
+	for i, r := range c.Routes {
+		if err := checkHostPort(r); err != nil {
+			return fmt.Errorf("route %d: %v", i+1, err)
+		}
+		routes[i] = "nats-route://" + c.User + ":" + c.Password + "@" + r
+	}
+	fmt.Fprintf(b, "cluster {\n  name: %q\n  listen: %q\n", c.Name, c.Listen)
+	fmt.Fprintf(b, "  authorization {\n    user: %q\n    password: %q\n  }\n", c.User, c.Password)
+	fmt.Fprintf(b, "  routes: %s\n}\n\n", confList(routes))
+	return nil
+}
+
+// checkHostPort accepts host:port with a port in 1..65535 and a host free of
+// characters that would break the configuration or a route URL.
+func checkHostPort(hp string) error {
+	host, port, err := net.SplitHostPort(hp)
+	if err != nil {
+		return err
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("%q: port %q is not 1 to 65535", hp, port)
+	}
+	if host == "" || !confSafe(host) || strings.ContainsAny(host, "@/ ") {
+		return fmt.Errorf("%q: bad host", hp)
+	}
+	return nil
+}
+
+// confSafe reports whether s can go between double quotes in a
+// configuration file unescaped.
+func confSafe(s string) bool {
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || r == '"' || r == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+// confList renders strings as a configuration list of quoted strings. The
+// quotes matter: unquoted, "$JS.API..." would read as a variable.
+func confList(items []string) string {
+	q := make([]string, len(items))
+	for i, s := range items {
+		q[i] = strconv.Quote(s)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}

@@ -1,0 +1,202 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/spf13/cobra"
+
+	"graphfed/bus"
+	"graphfed/scenarios"
+)
+
+// runKeysCLI runs `graphfed <args> --json` with the keys command in this
+// process and returns the JSON report printed on stdout.
+func runKeysCLI(t *testing.T, args ...string) (Report, error) {
+	t.Helper()
+	g := &globalFlags{logLevel: "error"}
+	root := &cobra.Command{Use: "graphfed", SilenceUsage: true, SilenceErrors: true}
+	root.PersistentFlags().BoolVar(&g.json, "json", false, "")
+	root.PersistentFlags().StringVar(&g.logLevel, "log-level", "error", "")
+	root.AddCommand(newKeysCmd(g))
+	root.SetArgs(append(args, "--json"))
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout := os.Stdout
+	os.Stdout = w
+	done := make(chan []byte)
+	go func() {
+		b, _ := io.ReadAll(r)
+		done <- b
+	}()
+	runErr := root.Execute()
+	w.Close()
+	os.Stdout = stdout
+	out := <-done
+	var rep Report
+	if runErr != nil {
+		return rep, runErr
+	}
+	lines := bytes.Split(bytes.TrimSpace(out), []byte("\n"))
+	if err := json.Unmarshal(lines[len(lines)-1], &rep); err != nil {
+		t.Fatalf("last stdout line is not a JSON report: %q: %v", out, err)
+	}
+	return rep, nil
+}
+
+// `graphfed keys` writes a seed per party (0600), the keyring and server
+// configurations nats-server accepts, one per cluster node with routes to
+// the others; it never overwrites, and bad flags write nothing.
+func TestKeysWritesDeployment(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "keys")
+	rep, err := runKeysCLI(t, "keys", "--job", "aml-1", "--banks", "bank-0,bank-1,bank-2", "--out", out,
+		"--cluster", "nats-1.example:6222,nats-2.example:6222,nats-3.example:6222", "--store", "/var/lib/graphfed/js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Command != "keys" || rep.Clients != 3 || rep.Metrics["cluster_nodes"] != 3.0 {
+		t.Fatalf("report %+v", rep)
+	}
+	for _, id := range []string{"aggregator", "bank-0", "bank-1", "bank-2", "auditor"} {
+		p := filepath.Join(out, id+".nk")
+		st, err := os.Stat(p)
+		if err != nil || st.Mode().Perm() != 0o600 {
+			t.Fatalf("%s: %v, %v", p, st, err)
+		}
+		if _, err := bus.LoadSeedFile(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ring, err := bus.LoadKeyring(filepath.Join(out, "keyring.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ring.Job() != "aml-1" || len(ring.Parties()) != 5 {
+		t.Fatalf("keyring %s %v", ring.Job(), ring.Parties())
+	}
+	for i, name := range []string{"server.conf", "server-1.conf", "server-2.conf", "server-3.conf"} {
+		o, err := server.ProcessConfigFile(filepath.Join(out, name))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(o.Nkeys) != 5 || o.StoreDir != "/var/lib/graphfed/js" {
+			t.Fatalf("%s: %d users, store %q", name, len(o.Nkeys), o.StoreDir)
+		}
+		if i == 0 {
+			continue
+		}
+		if o.ServerName != fmt.Sprintf("graphfed-%d", i) || len(o.Routes) != 2 || o.Cluster.Password == "" {
+			t.Fatalf("%s: server %q routes %v", name, o.ServerName, o.Routes)
+		}
+		for _, r := range o.Routes {
+			if strings.Contains(r.Host, fmt.Sprintf("nats-%d", i)) {
+				t.Fatalf("%s routes to itself: %v", name, o.Routes)
+			}
+		}
+	}
+
+	if _, err := runKeysCLI(t, "keys", "--job", "aml-1", "--banks", "bank-0", "--out", out); err == nil {
+		t.Fatal("overwrote an existing deployment")
+	}
+	for name, args := range map[string][]string{
+		"bank named all":    {"--banks", "bank-0,all"},
+		"duplicate bank":    {"--banks", "bank-0,bank-0"},
+		"bad bank id":       {"--banks", "Bank_0"},
+		"two-node cluster":  {"--banks", "bank-0", "--cluster", "a:6222,b:6222"},
+		"node without port": {"--banks", "bank-0", "--cluster", "a,b,c"},
+	} {
+		dir := filepath.Join(t.TempDir(), "k")
+		if _, err := runKeysCLI(t, append([]string{"keys", "--job", "j", "--out", dir}, args...)...); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+		if _, err := os.Stat(dir); err == nil {
+			t.Errorf("%s: wrote %s", name, dir)
+		}
+	}
+}
+
+// A whole job under credentials, as docs/DEPLOY.md runs it: the server on
+// the generated configuration, the ledger stream created with the
+// aggregator's seed, the aggregator and three agents as processes each
+// with its own seed (the agents keep their JetStream ledgers), then the
+// auditor's audit of the ledger.
+func TestKeysSecuredProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	const job = "proc"
+	dirs := writeClients(t, 3)
+	banks := make([]string, len(dirs))
+	for i := range dirs {
+		banks[i] = scenarios.ClientID(i)
+	}
+	keys := filepath.Join(t.TempDir(), "keys")
+	if _, err := runKeysCLI(t, "keys", "--job", job, "--banks", strings.Join(banks, ","), "--out", keys); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := bus.StartServer(bus.ServerOptions{ConfigFile: filepath.Join(keys, "server.conf"), Port: -1,
+		StoreDir: filepath.Join(t.TempDir(), "js")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	url := srv.ClientURL()
+	seed := func(id string) string { return filepath.Join(keys, id+".nk") }
+	if _, err := runKeysCLI(t, "keys", "ledger", "--nats", url, "--job", job, "--creds", seed("aggregator")); err != nil {
+		t.Fatalf("creating the ledger: %v", err)
+	}
+
+	var aggOut, aggErr bytes.Buffer
+	agg := graphfedCmd(t, "aggregator", "--nats", url, "--job", job, "--creds", seed("aggregator"), "--rounds", "3",
+		"--min-clients", "3", "--round-timeout", "20s", "--json", "--log-level", "warn")
+	agg.Stdout, agg.Stderr = &aggOut, &aggErr
+	if err := agg.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { agg.Process.Kill() })
+	agentErrs := make([]bytes.Buffer, len(dirs))
+	var agents []*exec.Cmd
+	for i, dir := range dirs {
+		a := graphfedCmd(t, "agent", "--nats", url, "--job", job, "--client", banks[i], "--creds", seed(banks[i]),
+			"--data", dir, "--local-epochs", "1", "--json", "--log-level", "warn")
+		a.Stderr = &agentErrs[i]
+		if err := a.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { a.Process.Kill() })
+		agents = append(agents, a)
+	}
+	if err := agg.Wait(); err != nil {
+		t.Fatalf("aggregator: %v\n%s", err, aggErr.String())
+	}
+	for i, a := range agents {
+		if err := a.Wait(); err != nil {
+			t.Fatalf("agent %s: %v\n%s", banks[i], err, agentErrs[i].String())
+		}
+	}
+	r := lastJSON(t, aggOut.Bytes())
+	if r["rounds"].(float64) != 3 || r["metrics"].(map[string]any)["clients_reporting"].(float64) != 3 {
+		t.Fatalf("aggregator report %v", r)
+	}
+
+	audit := graphfedCmd(t, "audit", "--nats", url, "--job", job, "--creds", seed("auditor"), "--json", "--log-level", "warn")
+	var auditErr bytes.Buffer
+	audit.Stderr = &auditErr
+	out, err := audit.Output()
+	if err != nil {
+		t.Fatalf("audit: %v\n%s", err, auditErr.String())
+	}
+	if a := lastJSON(t, out); a["command"] != "audit" || a["clients"].(float64) != 3 {
+		t.Fatalf("audit report %v", a)
+	}
+}
