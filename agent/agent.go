@@ -75,8 +75,9 @@ type Agent struct {
 	// from then on the agent trains but publishes no parameters.
 	withheld   bool
 	clipWarned bool
-	// lastReleased holds the embeddings released in the last exchange (noised
-	// and normalized), for calibration; embDim is their width.
+	// lastReleased holds the inputs of the last exchange's releases,
+	// before normalization and noise, for calibration;
+	// embDim is their width.
 	lastReleased []float32
 	embDim       int
 	calib        *privacy.Calibration

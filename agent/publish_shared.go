@@ -66,7 +66,7 @@ func (a *Agent) exchange(ctx context.Context, round uint64) error {
 			return fmt.Errorf("agent %s: release embeddings to %s: %w", a.cfg.Client, to, err)
 		}
 		data := bus.FromReleased(rel)
-		a.lastReleased = append(a.lastReleased, data.Floats()...)
+		a.lastReleased = append(a.lastReleased, rows...) // Calibrate normalizes
 		a.embDim = dim
 		body := &bus.Embeddings{Round: round, Layer: 1, Dim: dim, NodeIDs: rel.NodeIDs(), Data: data}
 		if err := a.publish(ctx, bus.Subject(a.cfg.Job, bus.KindEmb, a.cfg.Client, to), bus.KindEmb, round, body); err != nil {
@@ -89,7 +89,11 @@ func (a *Agent) receive(from string, e *bus.Embeddings) {
 
 // calibrate records the metric-DP distances of the embeddings released in
 // the last exchange in the ledger, so that the audit can evaluate per-node ε
-// from the ledger alone.
+// from the ledger alone. Distances are between the normalized inputs of the
+// mechanism, not its noisy outputs: metric DP protects an embedding against
+// its neighbours in input space, and distances between noisy outputs grow
+// as σ0·sqrt(2·dim) whatever the data, which would make ρ/σ0 — and ε — a
+// constant no amount of noise could lower.
 func (a *Agent) calibrate(ctx context.Context) {
 	if a.embDim == 0 || len(a.lastReleased) == 0 {
 		return

@@ -244,6 +244,9 @@ func (m *Machine) close(reason string, now time.Time, out []Action) []Action {
 	for id, c := range m.pending {
 		rc.In = append(rc.In, id)
 		cs = append(cs, c)
+		// A copy of this update arriving late (redelivered, duplicated) must
+		// not be folded into a later round as well.
+		m.staleBy[fmt.Sprintf("%s/%d", id, m.round)] = true
 	}
 	sort.Strings(rc.In)
 	for _, c := range m.stale {

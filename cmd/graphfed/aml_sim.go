@@ -164,11 +164,11 @@ func runAMLSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Time) 
 	}
 	f1, prec, rec := pooledF1(res.Agg.Final, "test_")
 	vf1, _, _ := pooledF1(res.Agg.Final, "val_")
-	af1, _, _ := pooledF1(res.Agg.Final, "test_argmax_")
+	tf1, _, _ := pooledF1(res.Agg.Final, "test_tuned_")
 	rep := Report{
 		Command: "sim", Algo: s.algo, Dataset: "aml-" + s.aml.size, Clients: len(views), Rounds: int(res.Agg.Rounds), Seed: int64(s.seed),
 		Metrics: map[string]any{"test_f1_illicit": f1, "test_precision_illicit": prec, "test_recall_illicit": rec,
-			"val_f1_illicit": vf1, "test_f1_illicit_argmax": af1, "threshold": "each bank's validation-F1-maximizing threshold", "rows": w.NumEdges(), "gnn": s.aml.kind, "k": s.localEpochs, "rejects": res.Agg.Rejects},
+			"val_f1_illicit": vf1, "test_f1_illicit_tuned": tf1, "rows": w.NumEdges(), "gnn": s.aml.kind, "k": s.localEpochs, "rejects": res.Agg.Rejects},
 		Comm:    &CommReport{Bytes: res.Bytes, Messages: res.Messages},
 		Privacy: privacyReport(res.Agg.Final, res.Ledger, priv),
 	}

@@ -1,0 +1,128 @@
+package aggregator
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// snapshotCase drives a machine into a state a crash can interrupt; then is
+// applied to both the original and the restored machine, which must answer
+// identically.
+type snapshotCase struct {
+	name  string
+	cfg   Config
+	steps []Event
+	then  []Event
+}
+
+func snapshotCases() []snapshotCase {
+	return []snapshotCase{
+		{"waiting for joins", Config{}, []Event{join("a", 0)},
+			[]Event{join("b", 1), upd("a", 1, 2, 1, 1, 1), upd("b", 1, 3, 1, 3, 3)}},
+		{"open round with a pending update", Config{}, []Event{join("a", 0), join("b", 0), upd("a", 1, 1, 2, 1, 2)},
+			[]Event{upd("a", 1, 2, 2, 9, 9), upd("b", 1, 3, 1, 4, 5), Tick{at(30)}}},
+		{"late update folded in", Config{Quorum: 1, Staleness: Staleness{Policy: StaleConstant, Factor: 0.5}},
+			[]Event{join("a", 0), join("b", 0), upd("b", 1, 1, 1, 1, 1), upd("a", 1, 2, 1, 8, 8)},
+			[]Event{upd("a", 1, 3, 1, 8, 8), upd("b", 2, 4, 1, 2, 2)}},
+		{"dead client", Config{Rounds: 6, MissedToDead: 1}, []Event{join("a", 0), join("b", 0), upd("a", 1, 1, 1, 1, 1), Tick{at(10)}},
+			[]Event{upd("a", 2, 11, 1, 2, 2), upd("b", 2, 12, 1, 2, 2)}},
+		{"gradient estimators", Config{Algo: AlgoCEFedGNN}, []Event{join("a", 0), join("b", 0),
+			UpdateIn{Client: "a", Round: 1, Weight: 1, Params: []float32{1, 1}, Grad: []float32{0.1, -3e-7}, Now: at(1)}},
+			[]Event{UpdateIn{Client: "b", Round: 1, Weight: 3, Params: []float32{5, 5}, Grad: []float32{6, 4}, Now: at(1)}, join("c", 2)}},
+		{"finished", Config{Rounds: 1}, []Event{join("a", 0), join("b", 0), upd("a", 1, 1, 1, 1, 1), upd("b", 1, 1, 1, 1, 1)},
+			[]Event{upd("a", 2, 2, 1, 1, 1), join("c", 3)}},
+	}
+}
+
+func TestSnapshotRestoreResumesIdentically(t *testing.T) {
+	for _, tc := range snapshotCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			m := newTestMachine(t, tc.cfg)
+			for _, ev := range tc.steps {
+				m.Step(ev)
+			}
+			snap := m.Snapshot()
+			b, err := snap.Encode()
+			if err != nil {
+				t.Fatal(err)
+			}
+			dec, err := DecodeSnapshot(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(dec, snap) {
+				t.Fatalf("snapshot changed through its encoding:\n got %+v\nwant %+v", dec, snap)
+			}
+			r, err := Restore(dec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := r.Snapshot(); !reflect.DeepEqual(got, snap) {
+				t.Fatalf("restored machine's snapshot differs:\n got %+v\nwant %+v", got, snap)
+			}
+			for i, ev := range tc.then {
+				want, got := m.Step(ev), r.Step(ev)
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("event %d: restored machine answered\n%#v\nwant\n%#v", i, got, want)
+				}
+			}
+		})
+	}
+}
+
+func TestSnapshotSharesNoMemory(t *testing.T) {
+	m := newTestMachine(t, Config{})
+	m.Step(join("a", 0))
+	m.Step(join("b", 0))
+	m.Step(UpdateIn{Client: "a", Round: 1, Weight: 1, Params: []float32{1, 2}, Now: at(1)})
+	s := m.Snapshot()
+	s.Pending[0].Params[0] = 99
+	if again := m.Snapshot(); again.Pending[0].Params[0] != 1 {
+		t.Fatal("editing a snapshot changed the machine")
+	}
+	r, err := Restore(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Pending[0].Params[1] = 77
+	if got := r.Snapshot().Pending[0].Params; got[0] != 99 || got[1] != 2 {
+		t.Fatalf("restored machine aliases its snapshot: %v", got)
+	}
+}
+
+func TestSnapshotRestoreRefusesInconsistentState(t *testing.T) {
+	good := func() Snapshot {
+		m := newTestMachine(t, Config{})
+		m.Step(join("a", 0))
+		m.Step(join("b", 0))
+		m.Step(upd("a", 1, 1, 1, 1, 1))
+		return m.Snapshot()
+	}
+	tests := []struct {
+		name   string
+		mutate func(*Snapshot)
+		want   string
+	}{
+		{"future version", func(s *Snapshot) { s.Version = 2 }, "version"},
+		{"invalid config", func(s *Snapshot) { s.Config.Rounds = 0 }, "rounds"},
+		{"duplicate client", func(s *Snapshot) { s.Clients = append(s.Clients, s.Clients[0]) }, "twice"},
+		{"pending of a stranger", func(s *Snapshot) { s.Pending[0].Client = "x" }, "unknown client"},
+		{"two pending of one client", func(s *Snapshot) { s.Pending = append(s.Pending, s.Pending[0]) }, "two pending"},
+		{"round 0 open", func(s *Snapshot) { s.Round = 0; s.Closed = 0 }, "round 0"},
+		{"more closed than opened", func(s *Snapshot) { s.Closed = 5 }, "closed"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := good()
+			tc.mutate(&s)
+			_, err := Restore(s)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "aggregator: restore snapshot") {
+				t.Fatalf("err %v, want one mentioning %q", err, tc.want)
+			}
+		})
+	}
+	if _, err := DecodeSnapshot([]byte("{")); err == nil {
+		t.Fatal("decoded a truncated snapshot")
+	}
+}

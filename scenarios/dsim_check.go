@@ -1,0 +1,357 @@
+package scenarios
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"slices"
+	"time"
+
+	"graphfed/agent"
+	"graphfed/aggregator"
+	"graphfed/privacy"
+)
+
+// The invariants the simulator checks after every step, by name.
+const (
+	// InvCountedTwice: an update entered two aggregates, or one twice.
+	InvCountedTwice = "update-counted-twice"
+	// InvUpdateLost: an update the aggregator accepted is missing from the
+	// aggregate of the round it was accepted into.
+	InvUpdateLost = "update-lost"
+	// InvNotAccepted: an aggregate counts an update the aggregator never
+	// accepted (or accepted for a round that was not open).
+	InvNotAccepted = "update-not-accepted"
+	// InvReleaseLedger: published parameters whose release has no
+	// matching, durable ledger entry of its own.
+	InvReleaseLedger = "release-without-ledger"
+	// InvBudget: a client's (or node's) spending, recomputed from its
+	// ledger alone, exceeds its budget.
+	InvBudget = "budget-exceeded"
+	// InvRoundOpen: a round stayed open although its quorum (or FedBuff
+	// buffer) was in, or past its deadline while the aggregator was up.
+	InvRoundOpen = "round-not-closed"
+	// InvNoProgress: the job did not finish within the run's bounds.
+	InvNoProgress = "no-progress"
+	// InvNondeterministic: two runs of one seed differ.
+	InvNondeterministic = "nondeterministic"
+	// InvNotRejected: a message that must be refused (garbage, wrong
+	// shape, wrong round, wrong sender) was accepted, or refused for
+	// another reason than its own, or not counted.
+	InvNotRejected = "hostile-not-rejected"
+	// InvResultChanged: hostile traffic changed the job's result.
+	InvResultChanged = "result-changed"
+)
+
+// Violation is a broken invariant: its name, what broke it, and where.
+type Violation struct {
+	Invariant string
+	Detail    string
+	Seed      uint64
+	Step      int
+	At        time.Duration // simulated time since the start
+}
+
+func (v *Violation) Error() string {
+	return fmt.Sprintf("scenarios: dsim seed %d, step %d at +%v: %s: %s", v.Seed, v.Step, v.At, v.Invariant, v.Detail)
+}
+
+func violation(inv, format string, args ...any) *Violation {
+	return &Violation{Invariant: inv, Detail: fmt.Sprintf(format, args...)}
+}
+
+type updKey struct {
+	client string
+	round  uint64
+}
+
+type accepted struct {
+	key    updKey
+	weight float64 // the weight the aggregate must give it
+}
+
+// checker holds the ground truth the invariants are checked against. It
+// learns only from what parties did (events in, actions out, ledger
+// entries), not from their internals, except the aggregator's persisted
+// snapshot, which it cross-checks.
+type checker struct {
+	cfg      DsimConfig
+	counters *DsimCounters
+
+	round    uint64 // the aggregator's round and whether it is open
+	open     bool
+	deadline time.Time
+	cur      map[string]accepted // accepted for the open round, by client
+	stale    []accepted          // accepted late, to be folded into the open round
+	counted  map[updKey]int      // times each update entered an aggregate
+
+	acct     *privacy.Accountant // every agent's ledger, replayed
+	seen     map[string]int      // ledger entries replayed, per agent
+	released map[relKey]bool     // releases already published
+}
+
+type relKey struct {
+	client string
+	seq    uint64
+}
+
+func newChecker(cfg DsimConfig, counters *DsimCounters) *checker {
+	// The agents' gates refuse a bad delta first; should the checker's own
+	// accountant fail anyway, budget() reports it as a violation rather
+	// than skipping the check.
+	acct, _ := privacy.NewAccountant(privacy.RDP, cfg.Delta, privacy.Budget{})
+	return &checker{cfg: cfg, counters: counters, cur: map[string]accepted{}, counted: map[updKey]int{},
+		acct: acct, seen: map[string]int{}, released: map[relKey]bool{}}
+}
+
+// aggStep checks one aggregator step: the event, its actions and the
+// snapshot persisted after it.
+func (c *checker) aggStep(ev aggregator.Event, acts []aggregator.Action, post aggregator.Snapshot, now time.Time) *Violation {
+	if u, ok := ev.(aggregator.UpdateIn); ok {
+		if v := c.accept(u, acts); v != nil {
+			return v
+		}
+	}
+	for _, a := range acts {
+		if rc, ok := a.(aggregator.RoundClosed); ok {
+			if v := c.closeRound(rc); v != nil {
+				return v
+			}
+		}
+	}
+	c.round, c.open, c.deadline = post.Round, post.Open, post.Deadline
+	if !c.open {
+		return nil
+	}
+	if v := c.crossCheck(post); v != nil {
+		return v
+	}
+	return c.quorum(post, now)
+}
+
+// accept records an update the aggregator did not drop.
+func (c *checker) accept(u aggregator.UpdateIn, acts []aggregator.Action) *Violation {
+	for _, a := range acts {
+		if d, ok := a.(aggregator.Dropped); ok && d.Client == u.Client && d.Round == u.Round {
+			return nil
+		}
+	}
+	w := u.Weight
+	if u.Withheld {
+		w = 0
+	}
+	k := updKey{u.Client, u.Round}
+	switch {
+	case c.open && u.Round == c.round:
+		if _, dup := c.cur[u.Client]; dup {
+			return violation(InvCountedTwice, "accepted a second update of %s for open round %d", u.Client, u.Round)
+		}
+		c.cur[u.Client] = accepted{k, w}
+		c.counters.Accepted++
+	case u.Round < c.round && c.open:
+		c.stale = append(c.stale, accepted{k, w * c.cfg.Staleness.Weight(c.round-u.Round)})
+		c.counters.StaleFolded++
+	default:
+		return violation(InvNotAccepted, "accepted %s's update for round %d while round %d was open=%v", u.Client, u.Round, c.round, c.open)
+	}
+	return nil
+}
+
+// closeRound checks a close decision against what was accepted.
+func (c *checker) closeRound(rc aggregator.RoundClosed) *Violation {
+	if !c.open || rc.Round != c.round {
+		return violation(InvNotAccepted, "closed round %d while round %d was open=%v", rc.Round, c.round, c.open)
+	}
+	want := make([]accepted, 0, len(c.cur)+len(c.stale))
+	for _, id := range sortedKeys(c.cur) {
+		want = append(want, c.cur[id])
+	}
+	if v := c.compare(rc.Round, "in", rc.In, want); v != nil {
+		return v
+	}
+	if v := c.compare(rc.Round, "stale", rc.Stale, c.stale); v != nil {
+		return v
+	}
+	want = append(want, c.stale...)
+	var total float64
+	for _, a := range want {
+		c.counted[a.key]++
+		if c.counted[a.key] > 1 {
+			return violation(InvCountedTwice, "%s's update for round %d entered a second aggregate (round %d)", a.key.client, a.key.round, rc.Round)
+		}
+		total += a.weight
+	}
+	switch {
+	case rc.Aggregate && math.Abs(rc.Weight-total) > 1e-9*math.Max(1, total) && rc.Weight > total:
+		return violation(InvCountedTwice, "round %d aggregated weight %v, accepted updates weigh %v", rc.Round, rc.Weight, total)
+	case rc.Aggregate && math.Abs(rc.Weight-total) > 1e-9*math.Max(1, total):
+		return violation(InvUpdateLost, "round %d aggregated weight %v, accepted updates weigh %v", rc.Round, rc.Weight, total)
+	case !rc.Aggregate && total > 0:
+		return violation(InvUpdateLost, "round %d closed without an aggregate although updates of weight %v were accepted", rc.Round, total)
+	}
+	clear(c.cur)
+	c.stale = c.stale[:0]
+	c.open = false
+	return nil
+}
+
+// compare matches a close decision's list of clients against the accepted
+// updates, as multisets.
+func (c *checker) compare(round uint64, list string, got []string, want []accepted) *Violation {
+	n := map[string]int{}
+	for _, id := range got {
+		n[id]++
+	}
+	for _, a := range want {
+		n[a.key.client]--
+	}
+	for _, id := range sortedKeys(n) {
+		switch d := n[id]; {
+		case d > 0 && c.everCounted(id):
+			return violation(InvCountedTwice, "round %d lists %s %d more time(s) in %q than it has accepted updates", round, id, d, list)
+		case d > 0:
+			return violation(InvNotAccepted, "round %d lists %s in %q without an accepted update", round, id, list)
+		case d < 0:
+			return violation(InvUpdateLost, "round %d leaves %d accepted update(s) of %s out of %q", round, -d, id, list)
+		}
+	}
+	return nil
+}
+
+func (c *checker) everCounted(client string) bool {
+	for k := range c.counted {
+		if k.client == client {
+			return true
+		}
+	}
+	for _, a := range c.cur {
+		if a.key.client == client {
+			return true
+		}
+	}
+	return false
+}
+
+// crossCheck compares the persisted snapshot's pending updates with what
+// was accepted: a restart from it must lose nothing and invent nothing.
+func (c *checker) crossCheck(post aggregator.Snapshot) *Violation {
+	var got []string
+	for _, p := range post.Pending {
+		got = append(got, p.Client)
+	}
+	want := make([]accepted, 0, len(c.cur))
+	for _, a := range c.cur {
+		want = append(want, a)
+	}
+	if v := c.compare(post.Round, "snapshot pending", got, want); v != nil {
+		return v
+	}
+	got = got[:0]
+	for _, p := range post.Stale {
+		got = append(got, p.Client)
+	}
+	return c.compare(post.Round, "snapshot stale", got, c.stale)
+}
+
+// quorum checks that an open round is not one that had to close.
+func (c *checker) quorum(post aggregator.Snapshot, now time.Time) *Violation {
+	if !now.Before(post.Deadline) {
+		return violation(InvRoundOpen, "round %d still open at its deadline %v", post.Round, post.Deadline.Sub(dsimEpoch()))
+	}
+	if c.cfg.Buffer > 0 {
+		if n := len(c.cur) + len(c.stale); n >= c.cfg.Buffer {
+			return violation(InvRoundOpen, "round %d open with %d updates in a buffer of %d", post.Round, n, c.cfg.Buffer)
+		}
+		return nil
+	}
+	live := post.LiveClients()
+	need := c.cfg.Quorum
+	if need == 0 {
+		need = len(live)
+	}
+	got := 0
+	for _, id := range live {
+		if _, ok := c.cur[id]; ok {
+			got++
+		}
+	}
+	if need > 0 && got >= need {
+		return violation(InvRoundOpen, "round %d open with %d of the %d updates its quorum needs (live %v)", post.Round, got, need, live)
+	}
+	return nil
+}
+
+// afterStep checks what must hold whatever party moved: an aggregator that
+// is up never leaves a round open past its deadline.
+func (c *checker) afterStep(aggUp bool, now time.Time) *Violation {
+	if aggUp && c.open && now.After(c.deadline) {
+		return violation(InvRoundOpen, "round %d open at +%v, past its deadline +%v", c.round, now.Sub(dsimEpoch()), c.deadline.Sub(dsimEpoch()))
+	}
+	return nil
+}
+
+// agentStep checks one agent step against its ledger as it stands after it.
+func (c *checker) agentStep(id string, acts []agent.MachineAction, ledger []privacy.Entry) *Violation {
+	if fresh := ledger[min(c.seen[id], len(ledger)):]; len(fresh) > 0 {
+		c.seen[id] = len(ledger)
+		c.counters.LedgerEntries += len(fresh)
+		if v := c.budget(id, fresh); v != nil {
+			return v
+		}
+	}
+	for _, a := range acts {
+		pu, ok := a.(agent.PublishUpdate)
+		if !ok || pu.Update.Params.Len() == 0 {
+			continue
+		}
+		if len(pu.Releases) != 1 {
+			return violation(InvReleaseLedger, "%s published round %d parameters with %d releases", id, pu.Update.Round, len(pu.Releases))
+		}
+		e := pu.Releases[0]
+		i := slices.IndexFunc(ledger, func(l privacy.Entry) bool { return l.Seq == e.Seq })
+		switch {
+		case i < 0 || !reflect.DeepEqual(ledger[i], e):
+			return violation(InvReleaseLedger, "%s published a release (seq %d) its ledger does not hold", id, e.Seq)
+		case e.Channel != privacy.ChannelModel || e.Round != pu.Update.Round || e.Count*e.Dim != pu.Update.Params.Len():
+			return violation(InvReleaseLedger, "%s's round %d update (%d values) does not match its ledger entry %+v", id, pu.Update.Round, pu.Update.Params.Len(), e)
+		case c.released[relKey{id, e.Seq}]:
+			return violation(InvReleaseLedger, "%s published release seq %d twice", id, e.Seq)
+		}
+		c.released[relKey{id, e.Seq}] = true
+	}
+	return nil
+}
+
+// budget replays new ledger entries into the checker's own accountant and
+// compares the spending with the budget.
+func (c *checker) budget(id string, fresh []privacy.Entry) *Violation {
+	if c.acct == nil {
+		return violation(InvBudget, "no accountant at delta %v", c.cfg.Delta)
+	}
+	for _, e := range fresh {
+		if err := c.acct.Apply(e); err != nil {
+			return violation(InvBudget, "%s's ledger holds an invalid entry: %v", id, err)
+		}
+	}
+	b := c.cfg.Budget
+	if b.Epsilon > 0 {
+		if eps := c.acct.Epsilon(c.acct.Client(privacy.ClientKey{Job: dsimJob, Client: id}), 1); eps > b.Epsilon*(1+1e-9) {
+			return violation(InvBudget, "%s spent ε=%v of a budget of %v (δ=%v)", id, eps, b.Epsilon, c.cfg.Delta)
+		}
+	}
+	if k, st, ok := c.acct.WorstNode(); ok && b.NodeEpsilon > 0 {
+		if eps := c.acct.Epsilon(st, b.NodeRho); eps > b.NodeEpsilon*(1+1e-9) {
+			return violation(InvBudget, "node %d of %s spent ε=%v of a node budget of %v", k.ID, k.Client, eps, b.NodeEpsilon)
+		}
+	}
+	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,171 @@
+package scenarios
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+)
+
+// DsimSeeds runs the simulator over a range of seeds.
+type DsimSeeds struct {
+	First uint64 // the first seed
+	Count int    // how many consecutive seeds
+	// Config derives a seed's job and faults; nil: RandomDsimConfig.
+	Config func(seed uint64) (DsimConfig, error)
+	// RerunEvery: every RerunEvery-th seed runs twice, and the two runs
+	// must agree bit for bit (the determinism invariant); 0: never.
+	RerunEvery int
+	// Workers run seeds in parallel (each run is single-threaded and
+	// independent of the others); 0: 1.
+	Workers int
+	// MaxFailures stops the sweep after that many failing seeds; 0: 10.
+	MaxFailures int
+}
+
+// DsimSummary is what a sweep found.
+type DsimSummary struct {
+	Seeds    int // seeds run
+	Finished int // jobs that finished
+	Steps    int
+	Counters DsimCounters
+	// Failures are the violations found, by ascending seed.
+	Failures []*Violation
+}
+
+// RunDsimSeeds runs the sweep. The error is for a harness that cannot run;
+// broken invariants are in the summary.
+func RunDsimSeeds(ctx context.Context, o DsimSeeds) (DsimSummary, error) {
+	if o.Count < 0 || o.First > math.MaxUint64-uint64(o.Count) {
+		return DsimSummary{}, fmt.Errorf("scenarios: dsim seeds: bad range from %d, %d seeds", o.First, o.Count)
+	}
+	if o.Config == nil {
+		o.Config = func(seed uint64) (DsimConfig, error) { return RandomDsimConfig(seed), nil }
+	}
+	workers := max(1, o.Workers)
+	maxFail := o.MaxFailures
+	if maxFail == 0 {
+		maxFail = 10
+	}
+	var (
+		mu    sync.Mutex
+		sum   DsimSummary
+		first error
+		wg    sync.WaitGroup
+		next  = o.First
+		end   = o.First + uint64(o.Count)
+	)
+	take := func() (uint64, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if next >= end || first != nil || len(sum.Failures) >= maxFail || ctx.Err() != nil {
+			return 0, false
+		}
+		next++
+		return next - 1, true
+	}
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for seed, ok := take(); ok; seed, ok = take() {
+				rerun := o.RerunEvery > 0 && (seed-o.First)%uint64(o.RerunEvery) == 0
+				res, err := runSeed(ctx, o.Config, seed, rerun)
+				mu.Lock()
+				switch {
+				case err != nil:
+					first = err
+				default:
+					sum.Seeds++
+					sum.Steps += res.Steps
+					sum.Counters.Add(res.Counters)
+					if res.Finished {
+						sum.Finished++
+					}
+					if res.Violation != nil {
+						sum.Failures = append(sum.Failures, res.Violation)
+					}
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	slices.SortFunc(sum.Failures, func(a, b *Violation) int { return cmp.Compare(a.Seed, b.Seed) })
+	if first == nil {
+		first = ctx.Err()
+	}
+	return sum, first
+}
+
+// runSeed runs one seed, twice when asked, and reports a divergence as a
+// violation of the determinism invariant.
+func runSeed(ctx context.Context, config func(uint64) (DsimConfig, error), seed uint64, rerun bool) (DsimResult, error) {
+	cfg, err := config(seed)
+	if err != nil {
+		return DsimResult{}, err
+	}
+	res, err := RunDsim(ctx, cfg)
+	if err != nil || !rerun {
+		return res, err
+	}
+	again, err := RunDsim(ctx, cfg)
+	if err != nil {
+		return res, err
+	}
+	if v := Diverged(res, again); v != nil && res.Violation == nil {
+		res.Violation = v
+	}
+	return res, nil
+}
+
+// Diverged compares two runs of one seed: their traces and final models
+// must be identical bit for bit. It returns nil when they are.
+func Diverged(a, b DsimResult) *Violation {
+	same := a.Trace == b.Trace && len(a.Model) == len(b.Model)
+	for i := 0; same && i < len(a.Model); i++ {
+		same = math.Float32bits(a.Model[i]) == math.Float32bits(b.Model[i])
+	}
+	if same {
+		return nil
+	}
+	return &Violation{Invariant: InvNondeterministic, Seed: a.Seed, Step: a.Steps, At: a.SimTime,
+		Detail: fmt.Sprintf("two runs differ: trace %x vs %x, model %v vs %v", a.Trace, b.Trace, a.Model, b.Model)}
+}
+
+// traceHash is an FNV-1a hash of a run's steps and models. Two runs of one
+// seed must produce the same hash: it is how the determinism invariant
+// sees a divergence that the final model alone might hide.
+type traceHash uint64
+
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+func newTraceHash() traceHash { return fnvOffset }
+
+func (h *traceHash) u64(xs ...uint64) {
+	for _, x := range xs {
+		for range 8 {
+			*h = (*h ^ traceHash(x&0xff)) * fnvPrime
+			x >>= 8
+		}
+	}
+}
+
+func (h *traceHash) str(s string) {
+	for i := 0; i < len(s); i++ {
+		*h = (*h ^ traceHash(s[i])) * fnvPrime
+	}
+	h.u64(uint64(len(s)))
+}
+
+func (h *traceHash) floats(p []float32) {
+	h.u64(uint64(len(p)))
+	for _, v := range p {
+		h.u64(uint64(math.Float32bits(v)))
+	}
+}
