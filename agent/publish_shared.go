@@ -44,32 +44,71 @@ func (a *Agent) releaseGrad(ctx context.Context, round uint64, u *bus.Update) er
 
 // exchange releases the boundary embeddings each neighbouring client needs,
 // through the gate (normalized to the unit sphere, σ0 noise, per-node
-// accounting), straight to that client on gf.<job>.emb.<from>.<to>.
+// accounting), straight to that client on gf.<job>.emb.<from>.<to>. Each
+// node is released once per exchange, however many banks it faces: every
+// neighbour gets its rows of that one release (post-processing), so a hub
+// account facing five banks is charged one release, not five.
 func (a *Agent) exchange(ctx context.Context, round uint64) error {
 	ex, ok := a.learner.(Exchanger)
 	if !ok || a.cfg.EmbSigma < 0 {
 		return nil
 	}
-	a.lastReleased = a.lastReleased[:0]
+	type share struct {
+		to   string
+		rows []int // into the union
+	}
+	var (
+		shares []share
+		ids    []int64
+		flat   []float32
+		dim    int
+		index  = map[int64]int{}
+	)
 	for _, to := range ex.Neighbours() {
-		ids, rows, dim := ex.Boundary(to)
-		if len(ids) == 0 {
+		bids, rows, d := ex.Boundary(to)
+		if len(bids) == 0 {
 			continue
 		}
-		rel, err := a.gate.Release(ctx, privacy.Request{Channel: privacy.ChannelEmb, Round: round, Flat: rows, Dim: dim,
-			NodeIDs: ids, Sigma: a.cfg.EmbSigma, Clip: 1})
-		if errors.Is(err, privacy.ErrBudgetExceeded) {
-			a.cfg.Log.Warn().Err(err).Str("to", to).Uint64("round", round).Msg("embedding budget spent: not released")
-			continue
+		if dim != 0 && d != dim {
+			return fmt.Errorf("agent %s: boundary embeddings for %s have width %d, others %d", a.cfg.Client, to, d, dim)
 		}
+		dim = d
+		sh := share{to: to}
+		for i, id := range bids {
+			j, seen := index[id]
+			if !seen {
+				j = len(ids)
+				index[id] = j
+				ids = append(ids, id)
+				flat = append(flat, rows[i*dim:(i+1)*dim]...)
+			}
+			sh.rows = append(sh.rows, j)
+		}
+		shares = append(shares, sh)
+	}
+	a.lastReleased = a.lastReleased[:0]
+	if len(ids) == 0 {
+		return nil
+	}
+	rel, err := a.gate.Release(ctx, privacy.Request{Channel: privacy.ChannelEmb, Round: round, Flat: flat, Dim: dim,
+		NodeIDs: ids, Sigma: a.cfg.EmbSigma, Clip: 1})
+	if errors.Is(err, privacy.ErrBudgetExceeded) {
+		a.cfg.Log.Warn().Err(err).Uint64("round", round).Msg("embedding budget spent: not released")
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("agent %s: release embeddings: %w", a.cfg.Client, err)
+	}
+	a.lastReleased = append(a.lastReleased, flat...) // Calibrate normalizes
+	a.embDim = dim
+	defer a.calibrateSampled(ctx, round)
+	for _, sh := range shares {
+		part, err := rel.Select(sh.rows)
 		if err != nil {
-			return fmt.Errorf("agent %s: release embeddings to %s: %w", a.cfg.Client, to, err)
+			return fmt.Errorf("agent %s: embeddings for %s: %w", a.cfg.Client, sh.to, err)
 		}
-		data := bus.FromReleased(rel)
-		a.lastReleased = append(a.lastReleased, rows...) // Calibrate normalizes
-		a.embDim = dim
-		body := &bus.Embeddings{Round: round, Layer: 1, Dim: dim, NodeIDs: rel.NodeIDs(), Data: data}
-		if err := a.publish(ctx, bus.Subject(a.cfg.Job, bus.KindEmb, a.cfg.Client, to), bus.KindEmb, round, body); err != nil {
+		body := &bus.Embeddings{Round: round, Layer: 1, Dim: dim, NodeIDs: part.NodeIDs(), Data: bus.FromReleased(part)}
+		if err := a.publish(ctx, bus.Subject(a.cfg.Job, bus.KindEmb, a.cfg.Client, sh.to), bus.KindEmb, round, body); err != nil {
 			return err
 		}
 	}
@@ -95,20 +134,32 @@ func (a *Agent) receive(from string, e *bus.Embeddings) {
 // as σ0·sqrt(2·dim) whatever the data, which would make ρ/σ0 — and ε — a
 // constant no amount of noise could lower.
 func (a *Agent) calibrate(ctx context.Context) {
+	a.recordCalibration(ctx, a.trained, privacy.CalibrateOptions{})
+}
+
+// calibrateSampled records a cheaper calibration after an exchange, from a
+// sample of query embeddings once there are more than 2,000, so that the
+// per-round ε the job reports rests on a measured ρ; the final calibration
+// is exact.
+func (a *Agent) calibrateSampled(ctx context.Context, round uint64) {
+	a.recordCalibration(ctx, round, privacy.CalibrateOptions{MaxExact: 2000, Samples: 500, Seed: round})
+}
+
+func (a *Agent) recordCalibration(ctx context.Context, round uint64, opt privacy.CalibrateOptions) {
 	if a.embDim == 0 || len(a.lastReleased) == 0 {
 		return
 	}
 	n := len(a.lastReleased) / a.embDim
-	k := min(50, n-1)
-	if k < 1 {
+	opt.K = min(50, n-1)
+	if opt.K < 1 {
 		return
 	}
-	c, err := privacy.Calibrate(a.lastReleased, a.embDim, privacy.CalibrateOptions{K: k})
+	c, err := privacy.Calibrate(a.lastReleased, a.embDim, opt)
 	if err != nil {
 		a.cfg.Log.Warn().Err(err).Msg("calibration skipped")
 		return
 	}
-	if _, err := a.gate.RecordCalibration(ctx, a.trained, c); err != nil {
+	if _, err := a.gate.RecordCalibration(ctx, round, c); err != nil {
 		a.cfg.Log.Warn().Err(err).Msg("calibration not recorded")
 		return
 	}

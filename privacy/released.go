@@ -2,6 +2,7 @@ package privacy
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"slices"
 )
@@ -55,3 +56,28 @@ func (r Released) NodeIDs() []int64 { return slices.Clone(r.entry.NodeIDs) }
 
 // Entry returns a copy of the ledger entry that accounts for this release.
 func (r Released) Entry() Entry { return r.entry.clone() }
+
+// Select returns the released rows at the given indices, in that order: a
+// subset of a released value is post-processing and costs no privacy, so
+// one release of a node's embedding can be sent to every party that needs
+// it. Its Entry is the original's (same Seq, σ and round: the ledger entry
+// that accounts for it) with Count and NodeIDs narrowed to the selection.
+func (r Released) Select(rows []int) (Released, error) {
+	if r.IsZero() {
+		return Released{}, errorf("select", ErrInvalid, "the zero Released")
+	}
+	dim := r.entry.Dim
+	out := Released{entry: r.entry.clone(), data: make([]float32, 0, len(rows)*dim)}
+	var ids []int64
+	for _, i := range rows {
+		if i < 0 || i >= r.entry.Count {
+			return Released{}, errorf("select", ErrInvalid, fmt.Sprintf("row %d of %d", i, r.entry.Count))
+		}
+		out.data = append(out.data, r.data[i*dim:(i+1)*dim]...)
+		if len(r.entry.NodeIDs) > 0 {
+			ids = append(ids, r.entry.NodeIDs[i])
+		}
+	}
+	out.entry.Count, out.entry.NodeIDs = len(rows), ids
+	return out, nil
+}

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -56,9 +57,19 @@ func TestAMLSimExchangesGatedEmbeddings(t *testing.T) {
 		t.Fatal(err)
 	}
 	emb := map[string]int{}
+	released := map[string]bool{} // client/round/node
 	for _, e := range res.Ledger {
 		if e.Channel == privacy.ChannelEmb {
 			emb[e.Client]++
+			// One release per node and exchange, whatever the number of
+			// banks it faces: neighbours share the rows of that release.
+			for _, id := range e.NodeIDs {
+				key := fmt.Sprintf("%s/%d/%d", e.Client, e.Round, id)
+				if released[key] {
+					t.Fatalf("%s released node %d twice in round %d", e.Client, id, e.Round)
+				}
+				released[key] = true
+			}
 			if e.Sigma != 0.1 || e.Clip != 1 {
 				t.Fatalf("embedding release with σ=%v clip=%v", e.Sigma, e.Clip)
 			}
