@@ -318,17 +318,34 @@ func (l *AMLLearner) Boundary(to string) ([]int64, []float32, int) {
 	return ids, rows, l.cfg.Hidden
 }
 
-// Receive implements Exchanger.
+// Receive implements Exchanger. A release is y = x/‖x‖ + N(0, σ0²I): its
+// expected squared norm is 1 + dim·σ0², so the mean squared norm m of a
+// message's rows estimates how much of it is noise, and scaling every row
+// by 1/m (James–Stein-style shrinkage, post-processing at no privacy cost)
+// keeps a heavily noised release from swamping the classifier: at σ0 = 0.1
+// and width 32 rows keep 76% of their length, at σ0 = 1.4 under 2%.
 func (l *AMLLearner) Receive(from string, ids []int64, rows []float32, dim int) error {
 	if dim != l.cfg.Hidden || len(rows) != dim*len(ids) {
 		return fmt.Errorf("agent: aml learner: %d values for %d embeddings of width %d (want %d)", len(rows), len(ids), dim, l.cfg.Hidden)
 	}
+	if len(ids) == 0 {
+		return nil
+	}
+	var ss float64
+	for _, x := range rows {
+		ss += float64(x) * float64(x)
+	}
+	shrink := float32(1 / max(ss/float64(len(ids)), 1))
 	for i, id := range ids {
 		a := int32(id)
 		if int64(a) != id || l.d.Remote[a] != from {
 			continue
 		}
-		l.remote[a] = slices.Clone(rows[i*dim : (i+1)*dim])
+		dst := make([]float32, dim)
+		for j, x := range rows[i*dim : (i+1)*dim] {
+			dst[j] = x * shrink
+		}
+		l.remote[a] = dst
 	}
 	return nil
 }
