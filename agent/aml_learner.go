@@ -36,7 +36,10 @@ type AMLConfig struct {
 	// Gamma is the moving-average rate of the released boundary embeddings
 	// (CE-FedGNN's γ); 1 releases the latest value (FedGNN-ST).
 	Gamma float64
-	Seed  uint64
+	// ExchangeEvery releases boundary embeddings every this many rounds
+	// (1, 1+E, ...); default 1.
+	ExchangeEvery int
+	Seed          uint64
 }
 
 // AMLLearner trains a bank's transaction classifier. Cross-bank
@@ -67,7 +70,13 @@ type AMLLearner struct {
 	meanOwn float64             // mean norm of our last-layer embeddings
 }
 
-var _ Exchanger = (*AMLLearner)(nil)
+var _ ExchangeScheduler = (*AMLLearner)(nil)
+
+// ExchangeDue implements ExchangeScheduler.
+func (l *AMLLearner) ExchangeDue(round uint64) bool {
+	e := uint64(max(l.cfg.ExchangeEvery, 1))
+	return round > 0 && (round-1)%e == 0
+}
 
 // NewAMLLearner prepares a bank's stages, features and model.
 func NewAMLLearner(d AMLData, cfg AMLConfig) (*AMLLearner, error) {

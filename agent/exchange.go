@@ -21,6 +21,16 @@ type Exchanger interface {
 	Receive(from string, ids []int64, rows []float32, dim int) error
 }
 
+// ExchangeScheduler is an Exchanger that releases its embeddings only in
+// some rounds. Every release costs privacy per node, so releasing every
+// E-th round at noise σ0 spends what every round at σ0·sqrt(E) would;
+// between releases neighbours keep the last released values.
+type ExchangeScheduler interface {
+	Exchanger
+	// ExchangeDue reports whether round's boundary embeddings are released.
+	ExchangeDue(round uint64) bool
+}
+
 // GradSharer is a Learner whose moving-average gradient estimator G is
 // averaged across clients together with the parameters (CE-FedGNN,
 // Algorithm 1 line 6).

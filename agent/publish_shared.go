@@ -53,6 +53,9 @@ func (a *Agent) exchange(ctx context.Context, round uint64) error {
 	if !ok || a.cfg.EmbSigma < 0 {
 		return nil
 	}
+	if sch, ok := ex.(ExchangeScheduler); ok && !sch.ExchangeDue(round) {
+		return nil
+	}
 	type share struct {
 		to   string
 		rows []int // into the union

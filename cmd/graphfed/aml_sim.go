@@ -31,6 +31,7 @@ type amlFlags struct {
 	lr        float64
 	fanOut    []int
 	evalEvery int
+	embEvery  int
 }
 
 // AML defaults of flags shared with node simulations: the main job runs
@@ -53,6 +54,7 @@ func (a *amlFlags) register(cmd *cobra.Command) {
 	f.IntVar(&a.hidden, "aml-hidden", 32, "AML: hidden units of the transaction GNN")
 	f.Float64Var(&a.lr, "aml-lr", 5e-3, "AML: Adam learning rate")
 	f.IntSliceVar(&a.fanOut, "fanout", []int{5, 5}, "AML: neighbours sampled per node at each layer")
+	f.IntVar(&a.embEvery, "emb-every", 1, "AML (cefedgnn, fedgnn-st): banks release boundary embeddings every this many rounds; fewer releases allow less noise for the same ε")
 	f.IntVar(&a.evalEvery, "eval-every", 1, "AML: banks score the model every this many rounds (the final model always)")
 }
 
@@ -121,7 +123,7 @@ func runAMLSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Time) 
 	ids := make([]string, len(views))
 	for i, v := range views {
 		l, err := agent.NewAMLLearner(v.Data(), agent.AMLConfig{Kind: s.aml.kind, BatchSize: s.aml.batch, Gamma: gamma,
-			Hidden: s.aml.hidden, LR: s.aml.lr, FanOut: s.aml.fanOut,
+			Hidden: s.aml.hidden, LR: s.aml.lr, FanOut: s.aml.fanOut, ExchangeEvery: s.aml.embEvery,
 			Seed: s.seed*7919 + uint64(i) + 1})
 		if err != nil {
 			return fmt.Errorf("sim: bank %s: %w", v.ID, err)
