@@ -43,6 +43,14 @@ type Config struct {
 	// the embedding exchange off (the "w/o exchange" ablation).
 	GradSigma float64
 	EmbSigma  float64
+	// Keyring, when set, requires every envelope the agent receives (the
+	// aggregator's rounds, models, done and hello reply, the peers'
+	// embeddings) to carry its sender's valid signature; others are
+	// rejected with the reason "signature".
+	Keyring *bus.Keyring
+	// Signer, when set, signs every envelope the agent sends; it must sign
+	// as Client, with the key the keyring lists for it.
+	Signer *bus.Signer
 }
 
 // Defaults for the model channel. σ1 is CE-FedGNN's 1e-3. Its model clip
@@ -124,9 +132,12 @@ func New(cfg Config, tr bus.Transport, l Learner, gate *privacy.Gate) (*Agent, e
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if err := checkSigner(cfg.Signer, cfg.Keyring, cfg.Client); err != nil {
+		return nil, fmt.Errorf("agent %s: %w", cfg.Client, err)
+	}
 	return &Agent{
 		cfg: cfg, tr: tr, learner: l, gate: gate,
-		val:    bus.NewValidator(bus.Schema{Job: cfg.Job, NumParams: l.NumParams()}),
+		val:    bus.NewValidator(bus.Schema{Job: cfg.Job, NumParams: l.NumParams(), Keyring: cfg.Keyring}),
 		notify: make(chan struct{}, 1),
 	}, nil
 }
@@ -169,11 +180,23 @@ func (a *Agent) newerRoundQueued(r uint64) bool {
 		if m.Subject != subj {
 			continue
 		}
-		if env, err := bus.Open(m.Data); err == nil && env.Kind == bus.KindRound && env.Round > r {
+		// Only the aggregator's rounds count: a forged newer round would
+		// otherwise make the agent skip the real one.
+		if env, err := bus.Open(m.Data); err == nil && env.Kind == bus.KindRound && env.Round > r && a.fromAggregator(&env) {
 			return true
 		}
 	}
 	return false
+}
+
+// fromAggregator reports whether env is the job's aggregator's, signed
+// by it when the agent has a keyring. It vets envelopes read ahead of the
+// validator, which checks them again when their turn comes.
+func (a *Agent) fromAggregator(env *bus.Envelope) bool {
+	if env.Job != a.cfg.Job || env.From != bus.AggregatorID {
+		return false
+	}
+	return a.cfg.Keyring == nil || a.cfg.Keyring.Verify(env) == nil
 }
 
 // slowWait is the extra time a SlowFactor-times slower bank would have
@@ -185,9 +208,35 @@ func (a *Agent) slowWait(took time.Duration) time.Duration {
 	return time.Duration(float64(took) * (a.cfg.SlowFactor - 1))
 }
 
+// checkSigner refuses a signer that does not sign as id, or whose key is
+// not the one the keyring lists for id: every envelope it signed would be
+// rejected as "signature" by the receivers.
+func checkSigner(sg *bus.Signer, k *bus.Keyring, id string) error {
+	if sg == nil {
+		return nil
+	}
+	if sg.ID() != id {
+		return fmt.Errorf("the signer signs as %s", sg.ID())
+	}
+	if k != nil {
+		if p, ok := k.Party(id); !ok || p.PublicKey != sg.PublicKey() {
+			return fmt.Errorf("the keyring does not list the signer's key %s for %s", sg.PublicKey(), id)
+		}
+	}
+	return nil
+}
+
+// seal encodes an envelope, signed when the agent has a signer.
+func (a *Agent) seal(env bus.Envelope, body any) ([]byte, error) {
+	if a.cfg.Signer != nil {
+		return a.cfg.Signer.Seal(env, body)
+	}
+	return bus.Seal(env, body)
+}
+
 func (a *Agent) publish(ctx context.Context, subject string, kind bus.Kind, round uint64, body any) error {
 	a.seq++
-	data, err := bus.Seal(bus.Envelope{Job: a.cfg.Job, Kind: kind, From: a.cfg.Client, Round: round, Seq: a.seq, Time: a.cfg.Now().UnixNano()}, body)
+	data, err := a.seal(bus.Envelope{Job: a.cfg.Job, Kind: kind, From: a.cfg.Client, Round: round, Seq: a.seq, Time: a.cfg.Now().UnixNano()}, body)
 	if err != nil {
 		return err
 	}
@@ -248,7 +297,7 @@ func (a *Agent) Run(ctx context.Context) (Result, error) {
 func (a *Agent) hello(ctx context.Context) error {
 	j, c := a.cfg.Job, a.cfg.Client
 	a.seq++
-	data, err := bus.Seal(bus.Envelope{Job: j, Kind: bus.KindHello, From: c, Seq: a.seq, Time: a.cfg.Now().UnixNano()},
+	data, err := a.seal(bus.Envelope{Job: j, Kind: bus.KindHello, From: c, Seq: a.seq, Time: a.cfg.Now().UnixNano()},
 		&bus.Hello{SchemaHash: a.learner.SchemaHash(), NumParams: a.learner.NumParams(), TrainSize: a.learner.TrainSize()})
 	if err != nil {
 		return err
@@ -258,7 +307,7 @@ func (a *Agent) hello(ctx context.Context) error {
 		reply, err := a.tr.Request(rctx, bus.Subject(j, bus.KindHello, c), data)
 		cancel()
 		if err == nil {
-			env, err := bus.Open(reply)
+			env, err := a.openHelloReply(reply)
 			if err != nil {
 				return fmt.Errorf("agent %s: hello reply: %w", c, err)
 			}
@@ -279,6 +328,27 @@ func (a *Agent) hello(ctx context.Context) error {
 		}
 		a.cfg.Log.Debug().Err(err).Msg("hello unanswered, retrying")
 	}
+}
+
+// openHelloReply decodes the aggregator's answer to a hello. It arrives on
+// the agent's inbox, outside the validator's subjects, so the checks that
+// matter are made here: job, kind, the aggregator as sender and, with a
+// keyring, its signature.
+func (a *Agent) openHelloReply(data []byte) (bus.Envelope, error) {
+	env, err := bus.Open(data)
+	if err != nil {
+		return bus.Envelope{}, err
+	}
+	if env.Job != a.cfg.Job || env.Kind != bus.KindHello || env.From != bus.AggregatorID {
+		return bus.Envelope{}, &bus.RejectError{Reason: bus.ReasonSubject,
+			Err: fmt.Errorf("a %s of job %q from %q, want the aggregator's hello of job %s", env.Kind, env.Job, env.From, a.cfg.Job)}
+	}
+	if a.cfg.Keyring != nil {
+		if err := a.cfg.Keyring.Verify(&env); err != nil {
+			return bus.Envelope{}, &bus.RejectError{Reason: bus.ReasonSignature, Err: err}
+		}
+	}
+	return env, nil
 }
 
 func (a *Agent) train(ctx context.Context, r *bus.RoundOpen) error {

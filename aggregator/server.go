@@ -2,6 +2,7 @@ package aggregator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -25,6 +26,26 @@ type ServerConfig struct {
 	Log       zerolog.Logger
 	// OnRound, if set, is called with every close decision (progress output).
 	OnRound func(RoundClosed)
+	// Store and Updates, both set, make the server durable (store.go,
+	// recovery.go): updates come from the log instead of core NATS, a
+	// checkpoint is stored after every step before its actions are carried
+	// out, and Run resumes from the latest checkpoint. Both nil: nothing
+	// survives a crash of the server.
+	Store   Store
+	Updates UpdateLog
+	// Reannounce, when positive, publishes the latest model and the open
+	// round again (done, once finished) after this long without news, then
+	// at doubling intervals up to the round timeout. Core NATS keeps no
+	// messages, so an announcement lost to a server restart or a node
+	// failover would otherwise leave the clients idle until the deadline;
+	// clients ignore repeats. 0: never.
+	Reannounce time.Duration
+	// Keyring, when set, requires every received envelope to carry its
+	// sender's valid signature (bus.Schema.Keyring).
+	Keyring *bus.Keyring
+	// Signer, when set, signs every envelope the server sends; it must sign
+	// as bus.AggregatorID, with the key the keyring lists for it.
+	Signer *bus.Signer
 }
 
 // Result is what a finished job reports.
@@ -36,6 +57,10 @@ type Result struct {
 	Rejects  map[string]uint64
 	Dropped  map[string]int // by reason
 	Model    []float32
+	// Resumed says that a durable server resumed from a checkpoint, in
+	// round ResumedRound (0: before the first round opened).
+	Resumed      bool
+	ResumedRound uint64
 }
 
 // Server is the aggregator's NATS adapter: it feeds Machine with events
@@ -54,10 +79,14 @@ type Server struct {
 	result  Result
 	doneAt  time.Time
 	finalCh chan struct{}
+
+	dur  durableState // durable servers only
+	news newsTimer    // re-announcement
 }
 
 type queued struct {
-	msg bus.Msg
+	msg    bus.Msg
+	logged *bus.LoggedMsg // set for updates from the durable log
 }
 
 // NewServer builds a server; Run starts it.
@@ -78,9 +107,16 @@ func NewServer(cfg ServerConfig, tr bus.Transport) (*Server, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if (cfg.Store == nil) != (cfg.Updates == nil) {
+		return nil, fmt.Errorf("aggregator: job %s: a durable server needs both a store and an update log", cfg.Job)
+	}
+	if err := checkSigner(cfg.Signer, cfg.Keyring, bus.AggregatorID); err != nil {
+		return nil, fmt.Errorf("aggregator: job %s: %w", cfg.Job, err)
+	}
 	return &Server{
 		cfg: cfg, tr: tr, machine: m,
-		val:    bus.NewValidator(bus.Schema{Job: cfg.Job, MaxRound: uint64(cfg.Round.Rounds), Senders: map[string]bool{}, Enrol: cfg.Enrol}),
+		val: bus.NewValidator(bus.Schema{Job: cfg.Job, MaxRound: uint64(cfg.Round.Rounds), Senders: map[string]bool{},
+			Enrol: cfg.Enrol, Keyring: cfg.Keyring}),
 		notify: make(chan struct{}, 1),
 		hellos: map[string]bus.Msg{},
 		result: Result{
@@ -89,15 +125,18 @@ func NewServer(cfg ServerConfig, tr bus.Transport) (*Server, error) {
 			Dropped:  map[string]int{},
 		},
 		finalCh: make(chan struct{}),
+		dur:     durableState{pendingAt: map[string]uint64{}},
 	}, nil
 }
 
 // Validator exposes the reject counters.
 func (s *Server) Validator() *bus.Validator { return s.val }
 
-func (s *Server) enqueue(m bus.Msg) {
+func (s *Server) enqueue(m bus.Msg) { s.push(queued{msg: m}) }
+
+func (s *Server) push(q queued) {
 	s.mu.Lock()
-	s.queue = append(s.queue, queued{msg: m})
+	s.queue = append(s.queue, q)
 	s.mu.Unlock()
 	select {
 	case s.notify <- struct{}{}:
@@ -109,9 +148,16 @@ func (s *Server) enqueue(m bus.Msg) {
 // scores, or FinalWait passed) or ctx ends.
 func (s *Server) Run(ctx context.Context) (Result, error) {
 	j := s.cfg.Job
-	sub, err := s.tr.Subscribe(s.enqueue,
-		bus.Subject(j, bus.KindHello, "*"), bus.Subject(j, bus.KindUpdate, "*"),
-		bus.Subject(j, bus.KindBye, "*"), bus.Subject(j, bus.KindMetrics, "*"))
+	if s.durable() {
+		if err := s.restore(ctx); err != nil {
+			return Result{}, err
+		}
+	}
+	subjects := []string{bus.Subject(j, bus.KindHello, "*"), bus.Subject(j, bus.KindBye, "*"), bus.Subject(j, bus.KindMetrics, "*")}
+	if !s.durable() {
+		subjects = append(subjects, bus.Subject(j, bus.KindUpdate, "*"))
+	}
+	sub, err := s.tr.Subscribe(s.enqueue, subjects...)
 	if err != nil {
 		return Result{}, fmt.Errorf("aggregator: run: %w", err)
 	}
@@ -120,7 +166,16 @@ func (s *Server) Run(ctx context.Context) (Result, error) {
 		return Result{}, fmt.Errorf("aggregator: run: %w", err)
 	}
 	s.cfg.Log.Info().Str("job", j).Str("algo", s.cfg.Round.Algo).Int("rounds", s.cfg.Round.Rounds).
-		Int("min_clients", s.cfg.Round.MinClients).Dur("round_timeout", s.cfg.Round.RoundTimeout).Msg("aggregator ready")
+		Int("min_clients", s.cfg.Round.MinClients).Dur("round_timeout", s.cfg.Round.RoundTimeout).
+		Bool("durable", s.durable()).Bool("resumed", s.result.Resumed).Msg("aggregator ready")
+	if s.durable() {
+		stop, err := s.startLog(ctx)
+		if err != nil {
+			return Result{}, err
+		}
+		defer stop()
+	}
+	s.news.reset(s.cfg.Now(), s.cfg.Reannounce)
 	tick := time.NewTicker(s.cfg.TickEvery)
 	defer tick.Stop()
 	for {
@@ -130,8 +185,13 @@ func (s *Server) Run(ctx context.Context) (Result, error) {
 		case <-s.notify:
 		case <-tick.C:
 		}
-		s.drain(ctx)
+		if err := s.drain(ctx); err != nil {
+			return s.snapshot(), err
+		}
 		if err := s.step(ctx, Tick{Now: s.cfg.Now()}); err != nil {
+			return s.snapshot(), err
+		}
+		if err := s.maybeReannounce(ctx); err != nil {
 			return s.snapshot(), err
 		}
 		if s.machine.Finished() {
@@ -163,17 +223,30 @@ func (s *Server) allFinalIn() bool {
 	return true
 }
 
-func (s *Server) drain(ctx context.Context) {
+// drain handles the queued messages. A failure to store a checkpoint is
+// returned (the server must stop: it may not act on a step it could not
+// persist); other failures are logged.
+func (s *Server) drain(ctx context.Context) error {
 	for {
 		s.mu.Lock()
 		if len(s.queue) == 0 {
 			s.mu.Unlock()
-			return
+			return nil
 		}
 		q := s.queue[0]
 		s.queue = s.queue[1:]
 		s.mu.Unlock()
-		if err := s.handle(ctx, q.msg); err != nil {
+		var err error
+		if q.logged != nil {
+			err = s.handleLogged(ctx, *q.logged)
+		} else {
+			err = s.handle(ctx, q.msg)
+		}
+		var fatal *fatalError
+		if errors.As(err, &fatal) {
+			return fatal.err
+		}
+		if err != nil {
 			s.cfg.Log.Error().Err(err).Msg("aggregator: handling message")
 		}
 	}
@@ -214,18 +287,68 @@ func (s *Server) handle(ctx context.Context, m bus.Msg) error {
 	return nil
 }
 
-func (s *Server) step(ctx context.Context, ev Event) error {
-	for _, a := range s.machine.Step(ev) {
+func (s *Server) step(ctx context.Context, ev Event) error { return s.stepFrom(ctx, ev, nil) }
+
+// stepFrom applies ev (an update from the durable log when lm is set),
+// stores a checkpoint if the server is durable and the step may have
+// changed the machine, carries the actions out, and acknowledges lm.
+func (s *Server) stepFrom(ctx context.Context, ev Event, lm *bus.LoggedMsg) error {
+	before := s.machine.Round()
+	acts := s.machine.Step(ev)
+	s.account(acts)
+	accepted := s.noteNews(ev, acts)
+	if s.durable() {
+		_, tick := ev.(Tick)
+		s.track(ev, lm, before, accepted, acts)
+		if !tick || len(acts) > 0 {
+			if err := s.checkpoint(ctx); err != nil {
+				return &fatalError{err}
+			}
+		}
+	}
+	for _, a := range acts {
 		if err := s.act(ctx, a); err != nil {
 			return err
+		}
+	}
+	if err := s.resendRound(ctx, ev, acts); err != nil {
+		return err
+	}
+	if lm != nil {
+		if err := lm.Ack(ctx); err != nil {
+			// Harmless: the update comes again and counts as a duplicate.
+			s.cfg.Log.Warn().Err(err).Uint64("seq", lm.Seq).Msg("acknowledging an update")
 		}
 	}
 	return nil
 }
 
+// account records close decisions and drops in the result before the
+// checkpoint that must include them.
+func (s *Server) account(acts []Action) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, a := range acts {
+		switch x := a.(type) {
+		case RoundClosed:
+			s.result.Closes = append(s.result.Closes, x)
+		case Dropped:
+			s.result.Dropped[x.Reason]++
+		}
+	}
+}
+
+// seal encodes an envelope, signed when the server has a signer.
+func (s *Server) seal(env bus.Envelope, body any) ([]byte, error) {
+	if s.cfg.Signer != nil {
+		return s.cfg.Signer.Seal(env, body)
+	}
+	return bus.Seal(env, body)
+}
+
 func (s *Server) publish(ctx context.Context, subject string, kind bus.Kind, round uint64, body any) error {
 	s.seq++
-	data, err := bus.Seal(bus.Envelope{Job: s.cfg.Job, Kind: kind, From: bus.AggregatorID, Round: round, Seq: s.seq, Time: s.cfg.Now().UnixNano()}, body)
+	data, err := s.seal(bus.Envelope{Job: s.cfg.Job, Kind: kind, From: bus.AggregatorID, Round: round, Seq: s.seq, Time: s.cfg.Now().UnixNano()}, body)
 	if err != nil {
 		return err
 	}
@@ -253,7 +376,7 @@ func (s *Server) act(ctx context.Context, a Action) error {
 			return nil
 		}
 		s.seq++
-		data, err := bus.Seal(bus.Envelope{Job: j, Kind: bus.KindHello, From: bus.AggregatorID, Seq: s.seq, Time: s.cfg.Now().UnixNano()},
+		data, err := s.seal(bus.Envelope{Job: j, Kind: bus.KindHello, From: bus.AggregatorID, Seq: s.seq, Time: s.cfg.Now().UnixNano()},
 			&bus.HelloReply{Accepted: x.Accepted, Reason: x.Reason, Round: x.Round, Algo: s.cfg.Round.Algo, Rounds: s.cfg.Round.Rounds, InitSeed: s.cfg.InitSeed})
 		if err != nil {
 			return err
@@ -271,18 +394,12 @@ func (s *Server) act(ctx context.Context, a Action) error {
 		return s.publish(ctx, bus.Subject(j, bus.KindModel, to), bus.KindModel, x.Round,
 			&bus.Model{Round: x.Round, Params: x.Params, Grad: x.Grad, Final: x.Final})
 	case RoundClosed:
-		s.mu.Lock()
-		s.result.Closes = append(s.result.Closes, x)
-		s.mu.Unlock()
 		s.cfg.Log.Info().Uint64("round", x.Round).Str("reason", x.Reason).Strs("in", x.In).Strs("late", x.Late).
 			Strs("stale", x.Stale).Strs("dead", x.Dead).Dur("took", x.Duration).Msg("round closed")
 		if s.cfg.OnRound != nil {
 			s.cfg.OnRound(x)
 		}
 	case Dropped:
-		s.mu.Lock()
-		s.result.Dropped[x.Reason]++
-		s.mu.Unlock()
 		s.cfg.Log.Debug().Str("client", x.Client).Uint64("round", x.Round).Str("reason", x.Reason).Msg("update dropped")
 	case Finished:
 		s.doneAt = s.cfg.Now()

@@ -107,7 +107,7 @@ func TestKeyringManifest(t *testing.T) {
 		"unknown role":     replace(`"role": "bank"`, `"role": "admin"`),
 		"bank named all":   replace(`"id": "bank-a"`, `"id": "all"`),
 		"account key":      replace(g.PublicKey, apub),
-		"damaged key":      replace(a.PublicKey, a.PublicKey[:20]+"A"+a.PublicKey[21:]),
+		"damaged key":      replace(a.PublicKey, a.PublicKey[:20]+damage(a.PublicKey[20])+a.PublicKey[21:]),
 		"invalid party id": replace(`"id": "bank-a"`, `"id": "Bank_A"`),
 	} {
 		if bad == string(data) && name != "trailing data" {
@@ -241,4 +241,13 @@ func FuzzParseSeedFile(f *testing.F) {
 			t.Fatalf("parsed seed does not sign: %v", err)
 		}
 	})
+}
+
+// damage returns a base32 character other than c, so that the key really
+// changes whatever it was.
+func damage(c byte) string {
+	if c == 'A' {
+		return "B"
+	}
+	return "A"
 }

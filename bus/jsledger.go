@@ -178,13 +178,19 @@ func ledgerStreamConfig(job string, opts JSLedgerOptions) jetstream.StreamConfig
 }
 
 // checkLedgerStream refuses a stream that could lose or rewrite entries,
-// or that does not carry job's ledger subjects. The server never lets
-// DenyDelete or DenyPurge be turned off again, but limits, retention and
-// discard can be changed by a stream update, so every open checks them.
+// or whose subjects are not exactly job's ledger subjects: a stream that
+// also captured, say, gf.<job>.update.* would fill the ledger with
+// messages that are not entries, and one defined by a bank could capture
+// what the bank may not read. The server never lets DenyDelete or
+// DenyPurge be turned off again, but limits, retention, discard and
+// subjects can be changed by a stream update, so every open checks them.
 func checkLedgerStream(cfg jetstream.StreamConfig, job string, opts JSLedgerOptions) error {
 	var bad []string
-	if !slices.Contains(cfg.Subjects, ledgerSubjects(job)) {
-		bad = append(bad, fmt.Sprintf("subjects %v do not include %s", cfg.Subjects, ledgerSubjects(job)))
+	switch want := ledgerSubjects(job); {
+	case !slices.Contains(cfg.Subjects, want):
+		bad = append(bad, fmt.Sprintf("subjects %v do not include %s", cfg.Subjects, want))
+	case len(cfg.Subjects) != 1:
+		bad = append(bad, fmt.Sprintf("subjects %v capture more than %s", cfg.Subjects, want))
 	}
 	if cfg.Storage != jetstream.FileStorage {
 		bad = append(bad, "storage "+cfg.Storage.String()+", not file")
@@ -302,10 +308,19 @@ func (l *JetStreamLedger) Append(ctx context.Context, e privacy.Entry) error {
 			return fmt.Errorf("bus: ledger %s: stream %s: %w: seq %d of job %s client %s after seq %d",
 				op, l.name, privacy.ErrInvalid, e.Seq, e.Job, e.Client, head.seq)
 		}
-		ack, err := l.js.Publish(ctx, subj, data,
-			jetstream.WithMsgID(id),
-			jetstream.WithExpectStream(l.name),
-			jetstream.WithExpectLastSequencePerSubject(head.streamSeq))
+		// Repeated while the server does not answer (a restart, a leader
+		// election): the message id and the expected last sequence make a
+		// repeat of a stored attempt a duplicate or a refusal, never a
+		// second copy, and both are settled below.
+		var ack *jetstream.PubAck
+		err := retryJS(ctx, defaultRetry, func(ctx context.Context) error {
+			var err error
+			ack, err = l.js.Publish(ctx, subj, data,
+				jetstream.WithMsgID(id),
+				jetstream.WithExpectStream(l.name),
+				jetstream.WithExpectLastSequencePerSubject(head.streamSeq))
+			return err
+		})
 		if err == nil && !ack.Duplicate {
 			l.heads[e.Client] = ledgerHead{seq: e.Seq, streamSeq: ack.Sequence}
 			return nil

@@ -3,7 +3,10 @@ package bus
 import (
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -29,6 +32,11 @@ type ServerOptions struct {
 	// fsyncs every write before acknowledging it, because the privacy ledger
 	// must be durable before a release is published.
 	AsyncFsync bool
+	// Cluster makes the server a node of a cluster: its route listener and
+	// the other nodes' routes (ServerName is then required, JetStream names
+	// its peers by it). Route credentials are optional here, for loopback
+	// test clusters; a deployment's nodes use ServerConfig's files.
+	Cluster *ClusterOptions
 }
 
 // Server is a running embedded nats-server.
@@ -70,6 +78,11 @@ func StartServer(o ServerOptions) (*Server, error) {
 	// The server refuses a payload limit above its pending limit.
 	if opts.MaxPending < 2*int64(opts.MaxPayload) {
 		opts.MaxPending = 2 * int64(opts.MaxPayload)
+	}
+	if o.Cluster != nil {
+		if err := setCluster(opts, *o.Cluster); err != nil {
+			return nil, fmt.Errorf("bus: start server: cluster: %w", err)
+		}
 	}
 	opts.NoSigs = true
 	opts.NoLog = true
@@ -128,4 +141,35 @@ func (s *Server) cleanup() {
 		os.RemoveAll(s.tempDir)
 		s.tempDir = ""
 	}
+}
+
+// setCluster applies c to opts: the route listener, the route credentials
+// if any, and a route to every other node.
+func setCluster(opts *server.Options, c ClusterOptions) error {
+	if opts.ServerName == "" {
+		return errors.New("a cluster node needs a server name")
+	}
+	host, port, err := net.SplitHostPort(c.Listen)
+	if err != nil {
+		return fmt.Errorf("listen %q: %w", c.Listen, err)
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		return fmt.Errorf("listen %q: port: %w", c.Listen, err)
+	}
+	opts.Cluster.Name = c.Name
+	if opts.Cluster.Name == "" {
+		opts.Cluster.Name = "graphfed"
+	}
+	opts.Cluster.Host, opts.Cluster.Port = host, p
+	opts.Cluster.Username, opts.Cluster.Password = c.User, c.Password
+	opts.Routes = nil
+	for _, r := range c.Routes {
+		u := &url.URL{Scheme: "nats-route", Host: r}
+		if c.User != "" {
+			u.User = url.UserPassword(c.User, c.Password)
+		}
+		opts.Routes = append(opts.Routes, u)
+	}
+	return nil
 }

@@ -124,5 +124,8 @@ func Builtin() (*Registry, error) {
 		r.Register(floodScenario()),
 		r.Register(hostileAgentScenario()),
 	)
+	for _, s := range recoveryScenarios() {
+		errs = append(errs, r.Register(s))
+	}
 	return r, errors.Join(errs...)
 }

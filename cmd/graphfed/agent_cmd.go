@@ -17,10 +17,11 @@ import (
 func newAgentCmd(g *globalFlags) *cobra.Command {
 	var (
 		natsURL, job, client, data, creds string
-		ledgerPath                        string
+		ledgerPath, keyring               string
 		priv                              privacyFlags
 		epochs                            int
-		seed                              uint64
+		seed, noiseSeed                   uint64
+		durable                           bool
 	)
 	node := agent.DefaultNodeConfig()
 	cmd := &cobra.Command{
@@ -44,13 +45,27 @@ func newAgentCmd(g *globalFlags) *cobra.Command {
 			}
 			tr := bus.NewNATSTransport(nc, true)
 			defer tr.Close()
-			gate, closeLedger, err := agentGate(cmd, tr, job, client, ledgerPath, priv)
+			ring, signer, err := loadSigning(job, client, keyring, creds)
+			if err != nil {
+				return fmt.Errorf("agent: %w", err)
+			}
+			var noise *uint64
+			if cmd.Flags().Changed("noise-seed") {
+				noise = &noiseSeed
+			}
+			gate, closeLedger, err := agentGate(cmd, tr, job, client, ledgerPath, priv, noise)
 			if err != nil {
 				return fmt.Errorf("agent: %w", err)
 			}
 			defer closeLedger()
+			var out bus.Transport = tr
+			if durable {
+				if out, err = bus.NewDurableTransport(tr, job); err != nil {
+					return fmt.Errorf("agent: %w", err)
+				}
+			}
 			a, err := agent.New(agent.Config{Job: job, Client: client, LocalEpochs: epochs, Log: log,
-				ModelSigma: priv.modelSigma, ModelClip: priv.modelClip}, tr, l, gate)
+				ModelSigma: priv.modelSigma, ModelClip: priv.modelClip, Keyring: ring, Signer: signer}, out, l, gate)
 			if err != nil {
 				return err
 			}
@@ -74,7 +89,10 @@ func newAgentCmd(g *globalFlags) *cobra.Command {
 	f.StringVar(&job, "job", "", "job id")
 	f.StringVar(&client, "client", "", "this organisation's client id ([a-z0-9-]{1,64})")
 	f.StringVar(&data, "data", "", "the client's local dataset (TSV layout directory)")
-	f.StringVar(&creds, "creds", "", "NATS credentials file")
+	f.StringVar(&creds, "creds", "", "NATS credentials file; an NKey seed (from graphfed keys) also signs every envelope sent")
+	f.StringVar(&keyring, "keyring", "", "keyring.json of the job (graphfed keys): verify every envelope's signature")
+	f.BoolVar(&durable, "durable", false, "store updates in the job's JetStream update stream (for an aggregator run with --durable)")
+	f.Uint64Var(&noiseSeed, "noise-seed", 0, "seed the privacy noise: reproducible runs for testing only, marked non-private in the ledger")
 	f.StringVar(&ledgerPath, "ledger", "", "privacy ledger file (fsynced); default: the job's JetStream ledger stream")
 	priv.register(cmd)
 	f.IntVar(&epochs, "local-epochs", 5, "local epochs per round")
@@ -91,9 +109,10 @@ func newAgentCmd(g *globalFlags) *cobra.Command {
 }
 
 // agentGate opens the agent's privacy ledger (a file with --ledger, the
-// job's JetStream stream otherwise) and its gate. Agent noise always comes
-// from crypto/rand: a real deployment is never seeded.
-func agentGate(cmd *cobra.Command, tr *bus.NATSTransport, job, client, path string, p privacyFlags) (*privacy.Gate, func(), error) {
+// job's JetStream stream otherwise) and its gate. Agent noise comes from
+// crypto/rand unless --noise-seed is given, which reproducibility tests do
+// and which marks every ledger entry non-private.
+func agentGate(cmd *cobra.Command, tr *bus.NATSTransport, job, client, path string, p privacyFlags, noise *uint64) (*privacy.Gate, func(), error) {
 	kind, err := privacy.ParseAccountantKind(p.accountant)
 	if err != nil {
 		return nil, nil, err
@@ -110,13 +129,15 @@ func agentGate(cmd *cobra.Command, tr *bus.NATSTransport, job, client, path stri
 		}
 		ledger, closeFn = fl, func() { fl.Close() }
 	} else {
-		ledger, err = bus.OpenJetStreamLedger(ctx, tr.Conn(), job, bus.JSLedgerOptions{})
+		// A release waits out a cluster's leader election (4 to 9 s on
+		// nats-server after a node dies) rather than failing the agent.
+		ledger, err = bus.OpenJetStreamLedger(ctx, tr.Conn(), job, bus.JSLedgerOptions{Timeout: bus.DefaultJSTimeout})
 		if err != nil {
 			return nil, nil, err
 		}
 	}
 	gate, err := privacy.NewGate(context.WithoutCancel(ctx), privacy.Config{Job: job, Client: client, Delta: p.delta,
-		Budget: privacy.Budget{Epsilon: p.budgetEps}, Accountant: kind}, ledger, nil)
+		Budget: privacy.Budget{Epsilon: p.budgetEps}, Accountant: kind, Seed: noise}, ledger, nil)
 	if err != nil {
 		closeFn()
 		return nil, nil, err

@@ -1,0 +1,112 @@
+package aggregator
+
+import (
+	"context"
+	"time"
+
+	"graphfed/bus"
+)
+
+// Core NATS keeps no messages: an announcement lost to a server restart, a
+// node failover or a client that (re)subscribed after it would leave the
+// clients idle until the round's deadline. The server therefore announces
+// again what clients may have missed; every announcement is idempotent at
+// the agent (a model it has, a round it trained, done twice).
+
+// resendRound announces the open round again after a client (re)joined
+// while it was open: a restarted agent subscribed after the announcement,
+// and would otherwise sit out the round and hold its quorum up until the
+// deadline. Clients that have the round already ignore the repeat.
+func (s *Server) resendRound(ctx context.Context, ev Event, acts []Action) error {
+	if _, ok := ev.(Join); !ok || !s.machine.open {
+		return nil
+	}
+	accepted := false
+	for _, a := range acts {
+		switch x := a.(type) {
+		case ReplyJoin:
+			accepted = x.Accepted
+		case OpenRound:
+			return nil // just announced
+		}
+	}
+	if !accepted {
+		return nil
+	}
+	return s.act(ctx, OpenRound{Round: s.machine.round, Deadline: s.machine.deadline, ModelRound: s.machine.modelRound})
+}
+
+// reannounce publishes the latest model and the open round again, or done
+// once the job is finished.
+func (s *Server) reannounce(ctx context.Context) error {
+	m := s.machine
+	s.cfg.Log.Debug().Uint64("round", m.round).Bool("open", m.open).Bool("finished", m.finished).Msg("announcing again")
+	if p, r := m.Model(); p != nil {
+		if err := s.act(ctx, PublishModel{Round: r, Params: p, Grad: m.grad, Final: m.finished}); err != nil {
+			return err
+		}
+	}
+	switch {
+	case m.open:
+		return s.act(ctx, OpenRound{Round: m.round, Deadline: m.deadline, ModelRound: m.modelRound})
+	case m.finished:
+		return s.publish(ctx, bus.Subject(s.cfg.Job, bus.KindDone), bus.KindDone, m.closed, &bus.Done{Rounds: m.closed})
+	}
+	return nil
+}
+
+// newsTimer paces re-announcements: due after every quiet spell of wait,
+// which doubles after each re-announcement and resets on news.
+type newsTimer struct {
+	every, wait time.Duration
+	last        time.Time
+}
+
+func (n *newsTimer) reset(now time.Time, every time.Duration) {
+	n.every, n.wait, n.last = every, every, now
+}
+
+func (n *newsTimer) heard(now time.Time) { n.wait, n.last = n.every, now }
+
+func (n *newsTimer) due(now time.Time, most time.Duration) bool {
+	if n.every <= 0 || now.Sub(n.last) < n.wait {
+		return false
+	}
+	n.last, n.wait = now, min(2*n.wait, max(most, n.every))
+	return true
+}
+
+// noteNews resets the re-announcement timer when a step made progress: an
+// update counted, a round opened or closed, a model or done went out. It
+// reports whether ev was an update the machine accepted.
+func (s *Server) noteNews(ev Event, acts []Action) (accepted bool) {
+	u, isUpdate := ev.(UpdateIn)
+	accepted = isUpdate
+	news := false
+	for _, a := range acts {
+		switch x := a.(type) {
+		case Dropped:
+			if isUpdate && x.Client == u.Client && x.Round == u.Round {
+				accepted = false
+			}
+		case OpenRound, RoundClosed, PublishModel, Finished:
+			news = true
+		}
+	}
+	if news || accepted {
+		s.news.heard(s.cfg.Now())
+	}
+	return accepted
+}
+
+// maybeReannounce re-announces after a quiet spell while a round is open
+// or the clients' final reports are awaited.
+func (s *Server) maybeReannounce(ctx context.Context) error {
+	if !s.machine.open && !s.machine.finished {
+		return nil
+	}
+	if !s.news.due(s.cfg.Now(), s.cfg.Round.RoundTimeout) {
+		return nil
+	}
+	return s.reannounce(ctx)
+}

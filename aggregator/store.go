@@ -1,0 +1,149 @@
+package aggregator
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+
+	"graphfed/bus"
+)
+
+// A durable server (ServerConfig.Store and Updates set) survives its own
+// crash: updates come from a durable log rather than core NATS, and after
+// every step that changed the machine it stores a checkpoint before it
+// carries the step's actions out (publishes, replies) and before it
+// acknowledges the update that caused the step. A restarted server restores
+// the latest checkpoint, announces the open round again, and receives from
+// the log every update it had not acknowledged: those already in the
+// checkpoint are dropped as duplicates by the machine, the others are new.
+// At-least-once delivery and the machine's duplicate detection make every
+// update count exactly once.
+//
+// The interfaces follow hashicorp/raft's split of a log and a stable store,
+// each with an in-memory double beside the real one (store_mem.go; the
+// JetStream implementations are bus.JetStreamCheckpointStore and
+// bus.JetStreamUpdateLog).
+
+// Store keeps a durable server's checkpoints: the latest state record and
+// the global models by round.
+type Store interface {
+	// LoadState returns the latest state record, nil when there is none.
+	// A server calls it once, before its first SaveState.
+	LoadState(ctx context.Context) ([]byte, error)
+	// SaveState replaces the state record; it is durable on return.
+	SaveState(ctx context.Context, data []byte) error
+	// SaveModel stores the model of round r; durable on return.
+	SaveModel(ctx context.Context, r uint64, data []byte) error
+	// LoadModel reads the model of round r.
+	LoadModel(ctx context.Context, r uint64) ([]byte, error)
+}
+
+// UpdateLog is the durable feed of client updates: every update is
+// delivered at least once, serially, until acknowledged, and stays
+// readable by its position afterwards.
+type UpdateLog interface {
+	Consume(h func(bus.LoggedMsg), onErr func(error)) (stop func(), err error)
+	Get(ctx context.Context, seq uint64) (bus.Msg, error)
+}
+
+// checkpointVersion is the layout of checkpoint this build writes and reads.
+const checkpointVersion = 1
+
+// checkpoint is a durable server's state record. The machine's snapshot is
+// stored without vectors, which would make every record as large as the
+// model times the clients: the model is in the Store under its round, and
+// each pending or stale update is in the update log at the position listed
+// beside it.
+type checkpoint struct {
+	Version   int      `json:"version"`
+	Machine   Snapshot `json:"machine"`
+	PendingAt []uint64 `json:"pending_at,omitempty"` // log position of Machine.Pending[i]
+	StaleAt   []uint64 `json:"stale_at,omitempty"`   // log position of Machine.Stale[i]
+	// Position is the log position of the last update applied: its
+	// redelivery (an acknowledgement lost, or a crash between checkpoint
+	// and acknowledgement) is recognised without a trip to the machine.
+	Position uint64         `json:"position"`
+	Closes   []RoundClosed  `json:"closes,omitempty"`
+	Dropped  map[string]int `json:"dropped,omitempty"`
+}
+
+func (c *checkpoint) encode() ([]byte, error) {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return nil, fmt.Errorf("aggregator: encode checkpoint: %w", err)
+	}
+	return b, nil
+}
+
+func decodeCheckpoint(b []byte) (checkpoint, error) {
+	var c checkpoint
+	if err := json.Unmarshal(b, &c); err != nil {
+		return checkpoint{}, fmt.Errorf("aggregator: decode checkpoint: %w", err)
+	}
+	switch {
+	case c.Version != checkpointVersion:
+		return checkpoint{}, fmt.Errorf("aggregator: decode checkpoint: version %d, want %d", c.Version, checkpointVersion)
+	case len(c.PendingAt) != len(c.Machine.Pending) || len(c.StaleAt) != len(c.Machine.Stale):
+		return checkpoint{}, fmt.Errorf("aggregator: decode checkpoint: %d/%d log positions for %d pending and %d stale updates",
+			len(c.PendingAt), len(c.StaleAt), len(c.Machine.Pending), len(c.Machine.Stale))
+	}
+	return c, nil
+}
+
+// modelMagic starts every stored model: the layout's name and version.
+const modelMagic = "GFM1"
+
+// encodeModel lays a model out as the bus does vectors: "GFM1", the round
+// (uint64), the lengths of params and grad (uint32 each), then the values,
+// all little-endian float32.
+func encodeModel(r uint64, params, grad []float32) []byte {
+	b := make([]byte, 0, len(modelMagic)+16+4*(len(params)+len(grad)))
+	b = append(b, modelMagic...)
+	b = binary.LittleEndian.AppendUint64(b, r)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(params)))
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(grad)))
+	for _, v := range [][]float32{params, grad} {
+		for _, x := range v {
+			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(x))
+		}
+	}
+	return b
+}
+
+// decodeModel parses what encodeModel wrote, for round r.
+func decodeModel(b []byte, r uint64) (params, grad []float32, err error) {
+	const head = len(modelMagic) + 16
+	if len(b) < head || string(b[:len(modelMagic)]) != modelMagic {
+		return nil, nil, fmt.Errorf("aggregator: decode model of round %d: not a %s model", r, modelMagic)
+	}
+	got := binary.LittleEndian.Uint64(b[4:])
+	np, ng := int(binary.LittleEndian.Uint32(b[12:])), int(binary.LittleEndian.Uint32(b[16:]))
+	if got != r || len(b) != head+4*(np+ng) {
+		return nil, nil, fmt.Errorf("aggregator: decode model of round %d: round %d, %d bytes for %d+%d values", r, got, len(b), np, ng)
+	}
+	vals := make([]float32, np+ng)
+	for i := range vals {
+		vals[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[head+4*i:]))
+	}
+	params, grad = vals[:np:np], vals[np:]
+	if ng == 0 {
+		grad = nil
+	}
+	return params, grad, nil
+}
+
+// ModelDigest is the hex SHA-256 of a model's little-endian float32 bytes:
+// two models are equal bit for bit exactly when their digests are.
+func ModelDigest(params []float32) string {
+	h := sha256.New()
+	var b [4]byte
+	for _, x := range params {
+		binary.LittleEndian.PutUint32(b[:], math.Float32bits(x))
+		h.Write(b[:])
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}

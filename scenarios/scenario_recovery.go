@@ -1,0 +1,330 @@
+package scenarios
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"graphfed/agent"
+	"graphfed/aggregator"
+	"graphfed/bus"
+	"graphfed/privacy"
+)
+
+// The recovery scenarios run a durable job on real NATS (the aggregator
+// checkpointing to a JetStream KV bucket and object store and reading
+// updates from the job's update stream, the agents storing their updates
+// there) and strike it: a killed aggregator, a crashed agent, a restarted
+// NATS server, a lost cluster node. recoveryJob is their harness: it
+// starts the parties in-process and kills and restarts them on demand.
+
+// recoveryConfig describes a durable job.
+type recoveryConfig struct {
+	job      string
+	urls     string // the server, or a cluster's servers, comma-separated
+	banks    int
+	rounds   int
+	seed     uint64
+	replicas int           // of every stream, bucket and consumer: 3 on a 3-node cluster
+	pace     time.Duration // each bank's pause per round: quiet spells to strike in
+	log      zerolog.Logger
+}
+
+// recoveryJob is a running durable job.
+type recoveryJob struct {
+	cfg    recoveryConfig
+	ctx    context.Context
+	closes chan aggregator.RoundClosed
+
+	mu     sync.Mutex
+	agg    *runningAggregator
+	agents []*runningAgent
+}
+
+type runningAggregator struct {
+	cancel context.CancelFunc
+	tr     *bus.NATSTransport
+	store  *crashStore
+	done   chan struct{}
+	res    aggregator.Result
+	err    error
+}
+
+type runningAgent struct {
+	cancel context.CancelFunc
+	tr     *bus.NATSTransport
+	done   chan struct{}
+	err    error
+}
+
+// startRecoveryJob creates the job's replicated ledger stream, then starts
+// the aggregator and every agent.
+func startRecoveryJob(ctx context.Context, cfg recoveryConfig) (*recoveryJob, error) {
+	j := &recoveryJob{cfg: cfg, ctx: ctx, closes: make(chan aggregator.RoundClosed, 4*cfg.rounds+16),
+		agents: make([]*runningAgent, cfg.banks)}
+	if err := j.createLedger(); err != nil {
+		return nil, err
+	}
+	if err := j.startAggregator(); err != nil {
+		return nil, err
+	}
+	for i := range cfg.banks {
+		if err := j.startAgent(i); err != nil {
+			j.stop()
+			return nil, err
+		}
+	}
+	return j, nil
+}
+
+func (j *recoveryJob) connect(name string) (*bus.NATSTransport, error) {
+	nc, err := bus.Connect(j.cfg.urls, bus.ConnectOptions{Name: name})
+	if err != nil {
+		return nil, err
+	}
+	return bus.NewNATSTransport(nc, true), nil
+}
+
+// createLedger creates the ledger stream with the job's replicas before
+// the agents bind to it (a cluster may still be electing its JetStream
+// leader, hence the retries).
+func (j *recoveryJob) createLedger() error {
+	tr, err := j.connect("setup")
+	if err != nil {
+		return err
+	}
+	defer tr.Close()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		_, err := bus.OpenJetStreamLedger(j.ctx, tr.Conn(), j.cfg.job, bus.JSLedgerOptions{Replicas: j.cfg.replicas, Timeout: 2 * time.Second})
+		if err == nil || time.Now().After(deadline) || j.ctx.Err() != nil {
+			return err
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// startAggregator starts a durable aggregator, resuming from the job's
+// checkpoint if there is one.
+func (j *recoveryJob) startAggregator() error {
+	tr, err := j.connect("aggregator")
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(j.ctx)
+	fail := func(err error) error {
+		cancel()
+		tr.Close()
+		return fmt.Errorf("scenarios: %s: aggregator: %w", j.cfg.job, err)
+	}
+	js, err := bus.OpenCheckpointStore(ctx, tr.Conn(), j.cfg.job, bus.CheckpointStoreOptions{Replicas: j.cfg.replicas})
+	if err != nil {
+		return fail(err)
+	}
+	updates, err := bus.OpenUpdateLog(ctx, tr.Conn(), j.cfg.job, bus.UpdateLogOptions{Replicas: j.cfg.replicas, AckWait: time.Second})
+	if err != nil {
+		return fail(err)
+	}
+	a := &runningAggregator{cancel: cancel, tr: tr, store: &crashStore{Store: js}, done: make(chan struct{})}
+	// A killed aggregator stops dead: its connection goes with it.
+	a.store.kill = func() { cancel(); tr.Close() }
+	srv, err := aggregator.NewServer(aggregator.ServerConfig{
+		Job: j.cfg.job, InitSeed: j.cfg.seed, FinalWait: 3 * time.Second, Log: j.cfg.log,
+		Store: a.store, Updates: updates, Reannounce: 500 * time.Millisecond,
+		Round: aggregator.Config{Algo: aggregator.AlgoFedAvg, Rounds: j.cfg.rounds, MinClients: j.cfg.banks,
+			RoundTimeout: 30 * time.Second},
+		OnRound: func(rc aggregator.RoundClosed) {
+			select {
+			case j.closes <- rc:
+			default:
+			}
+		},
+	}, tr)
+	if err != nil {
+		return fail(err)
+	}
+	go func() {
+		defer close(a.done)
+		a.res, a.err = srv.Run(ctx)
+	}()
+	j.mu.Lock()
+	j.agg = a
+	j.mu.Unlock()
+	return nil
+}
+
+// killAggregator stops the aggregator at once, between two events.
+func (j *recoveryJob) killAggregator() {
+	j.mu.Lock()
+	a := j.agg
+	j.mu.Unlock()
+	a.store.kill()
+	<-a.done
+}
+
+// startAgent starts bank i: a fresh learner and gate (which replays the
+// bank's ledger, so a restarted bank keeps its spent budget), updates
+// stored through the update stream.
+func (j *recoveryJob) startAgent(i int) error {
+	id := ClientID(i)
+	tr, err := j.connect(id)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(j.ctx)
+	fail := func(err error) error {
+		cancel()
+		tr.Close()
+		return fmt.Errorf("scenarios: %s: %s: %w", j.cfg.job, id, err)
+	}
+	l, err := agent.NewLogisticLearner(agent.LogisticConfig{Dim: 4, Samples: 64, TaskSeed: j.cfg.seed, DataSeed: j.cfg.seed*31 + uint64(i)})
+	if err != nil {
+		return fail(err)
+	}
+	ledger, err := bus.OpenJetStreamLedger(ctx, tr.Conn(), j.cfg.job, bus.JSLedgerOptions{})
+	if err != nil {
+		return fail(err)
+	}
+	noise := j.cfg.seed*7919 + uint64(i)
+	gate, err := privacy.NewGate(ctx, privacy.Config{Job: j.cfg.job, Client: id, Delta: 1e-4, Seed: &noise}, ledger, nil)
+	if err != nil {
+		return fail(err)
+	}
+	out, err := bus.NewDurableTransport(tr, j.cfg.job)
+	if err != nil {
+		return fail(err)
+	}
+	a, err := agent.New(agent.Config{Job: j.cfg.job, Client: id, HelloRetry: 200 * time.Millisecond, Slowdown: j.cfg.pace,
+		ModelSigma: 0.01, ModelClip: 10, Log: j.cfg.log.With().Str("client", id).Logger()}, out, l, gate)
+	if err != nil {
+		return fail(err)
+	}
+	ra := &runningAgent{cancel: cancel, tr: tr, done: make(chan struct{})}
+	go func() {
+		defer close(ra.done)
+		_, ra.err = a.Run(ctx)
+	}()
+	j.mu.Lock()
+	j.agents[i] = ra
+	j.mu.Unlock()
+	return nil
+}
+
+// killAgent stops bank i at once.
+func (j *recoveryJob) killAgent(i int) {
+	j.mu.Lock()
+	a := j.agents[i]
+	j.mu.Unlock()
+	a.cancel()
+	a.tr.Close()
+	<-a.done
+}
+
+// waitClosed waits until round r has closed.
+func (j *recoveryJob) waitClosed(r uint64, timeout time.Duration) error {
+	t := time.After(timeout)
+	for {
+		select {
+		case rc := <-j.closes:
+			if rc.Round >= r {
+				return nil
+			}
+		case <-t:
+			return fmt.Errorf("round %d did not close within %v", r, timeout)
+		case <-j.ctx.Done():
+			return j.ctx.Err()
+		}
+	}
+}
+
+// finish waits for the job to end and returns the aggregator's result.
+func (j *recoveryJob) finish(timeout time.Duration) (aggregator.Result, error) {
+	j.mu.Lock()
+	a, agents := j.agg, append([]*runningAgent(nil), j.agents...)
+	j.mu.Unlock()
+	select {
+	case <-a.done:
+	case <-time.After(timeout):
+		j.stop()
+		return aggregator.Result{}, fmt.Errorf("the job did not finish within %v", timeout)
+	}
+	defer j.stop()
+	if a.err != nil {
+		return a.res, a.err
+	}
+	var errs []error
+	for i, ra := range agents {
+		select {
+		case <-ra.done:
+			if ra.err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", ClientID(i), ra.err))
+			}
+		case <-time.After(10 * time.Second):
+			errs = append(errs, fmt.Errorf("%s did not finish", ClientID(i)))
+		}
+	}
+	return a.res, errors.Join(errs...)
+}
+
+// stop ends every party still running.
+func (j *recoveryJob) stop() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.agg != nil {
+		j.agg.cancel()
+		j.agg.tr.Close()
+	}
+	for _, a := range j.agents {
+		if a != nil {
+			a.cancel()
+			a.tr.Close()
+		}
+	}
+}
+
+// crashStore passes checkpoints through until armed; the armed write kills
+// the aggregator, having stored its record first when save is set: a
+// kill -9 just after, or just before, a checkpoint reaches the disk.
+type crashStore struct {
+	aggregator.Store
+	kill func()
+
+	mu      sync.Mutex
+	left    int // writes until the crash; 0: disarmed
+	save    bool
+	crashed chan struct{}
+}
+
+var errKilled = errors.New("scenarios: aggregator killed")
+
+// arm makes the n-th state write from now the last.
+func (c *crashStore) arm(n int, save bool) <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.left, c.save, c.crashed = n, save, make(chan struct{})
+	return c.crashed
+}
+
+// SaveState implements aggregator.Store.
+func (c *crashStore) SaveState(ctx context.Context, data []byte) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.left == 0 {
+		return c.Store.SaveState(ctx, data)
+	}
+	if c.left--; c.left > 0 {
+		return c.Store.SaveState(ctx, data)
+	}
+	if c.save {
+		if err := c.Store.SaveState(ctx, data); err != nil {
+			return err
+		}
+	}
+	c.kill()
+	close(c.crashed)
+	return errKilled
+}
