@@ -106,6 +106,9 @@ func Restore(s Snapshot) (*Machine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
+	if err := checkSnapshotValues(s); err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
 	if s.Open && s.Round == 0 {
 		return nil, fmt.Errorf("%s: round 0 cannot be open", op)
 	}

@@ -13,7 +13,7 @@ const SchemaVersion = 1
 // Envelope wraps every message on the bus. (From, Kind, Round, Seq) is unique
 // per job and doubles as JetStream's Nats-Msg-Id for de-duplication.
 type Envelope struct {
-	Version uint8  `msgpack:"v"`
+	Version uint64 `msgpack:"v"` // wide, so a large wire value cannot wrap to a valid one
 	Job     string `msgpack:"j"`
 	Kind    Kind   `msgpack:"k"`
 	From    string `msgpack:"f"`
@@ -52,6 +52,9 @@ func Seal(env Envelope, body any) ([]byte, error) {
 // version; Validator.Open adds the job's checks.
 func Open(data []byte) (Envelope, error) {
 	var env Envelope
+	if err := checkMsgpack(data); err != nil {
+		return Envelope{}, &RejectError{Reason: ReasonGarbage, Err: err}
+	}
 	if err := msgpack.Unmarshal(data, &env); err != nil {
 		return Envelope{}, &RejectError{Reason: ReasonGarbage, Err: err}
 	}
@@ -64,6 +67,9 @@ func Open(data []byte) (Envelope, error) {
 
 // UnmarshalBody decodes the envelope's body into dst.
 func (e *Envelope) UnmarshalBody(dst any) error {
+	if err := checkMsgpack(e.Body); err != nil {
+		return &RejectError{Reason: ReasonGarbage, Err: fmt.Errorf("%s body: %w", e.Kind, err)}
+	}
 	if err := msgpack.Unmarshal(e.Body, dst); err != nil {
 		return &RejectError{Reason: ReasonGarbage, Err: fmt.Errorf("%s body: %w", e.Kind, err)}
 	}

@@ -33,7 +33,7 @@ func (e *Envelope) digest() []byte {
 		binary.BigEndian.PutUint64(n[:], u)
 		h.Write(n[:])
 	}
-	h.Write([]byte{e.Version})
+	h.Write([]byte{byte(e.Version)}) // Open admits only SchemaVersion
 	for _, s := range []string{e.Job, string(e.Kind), e.From} {
 		put(uint64(len(s)))
 		io.WriteString(h, s)

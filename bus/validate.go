@@ -280,7 +280,9 @@ func checkBody(s Schema, body any) error {
 				return err
 			}
 		}
-		if b.Weight < 0 || b.Weight != b.Weight {
+		// Weights are sample counts; past 1e15 (aggregator.MaxWeight) their
+		// sums could overflow and turn the average into NaN.
+		if b.Weight < 0 || b.Weight != b.Weight || b.Weight > 1e15 {
 			return &RejectError{ReasonNonFinite, fmt.Errorf("update weight %v", b.Weight)}
 		}
 	case *Model:

@@ -79,7 +79,7 @@ func TestValidatorOversized(t *testing.T) {
 }
 
 // rewriteVersion re-seals an envelope with another schema version.
-func rewriteVersion(t *testing.T, data []byte, version uint8) []byte {
+func rewriteVersion(t *testing.T, data []byte, version uint64) []byte {
 	env, err := Open(data)
 	if err != nil {
 		t.Fatal(err)
