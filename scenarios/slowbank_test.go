@@ -81,7 +81,7 @@ func TestSlowBankEachPolicy(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			learners := make([]agent.Learner, banks)
 			for i := range learners {
-				learners[i] = &paceLearner{target: []float32{float32(i), 1}, step: 20 * time.Millisecond}
+				learners[i] = &paceLearner{target: []float32{float32(i), 1}, step: 60 * time.Millisecond}
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
