@@ -14,11 +14,13 @@ import (
 
 // ServerConfig wires a Machine to a transport.
 type ServerConfig struct {
-	Job       string
-	Round     Config
-	InitSeed  uint64          // shared model initialisation seed sent in hello replies
-	Enrol     map[string]bool // clients allowed to join; nil: any valid id
-	TickEvery time.Duration   // how often deadlines are checked; default 20ms
+	Job      string
+	Round    Config
+	InitSeed uint64          // shared model initialisation seed sent in hello replies
+	Enrol    map[string]bool // clients allowed to join; nil: any valid id
+	// MaxBytes rejects larger messages as "oversized"; 0: bus.DefaultMaxPayload.
+	MaxBytes  int
+	TickEvery time.Duration // how often deadlines are checked; default 20ms
 	// FinalWait bounds how long the server waits for clients' final metrics
 	// after the job is done; default 10s.
 	FinalWait time.Duration
@@ -116,7 +118,7 @@ func NewServer(cfg ServerConfig, tr bus.Transport) (*Server, error) {
 	return &Server{
 		cfg: cfg, tr: tr, machine: m,
 		val: bus.NewValidator(bus.Schema{Job: cfg.Job, MaxRound: uint64(cfg.Round.Rounds), Senders: map[string]bool{},
-			Enrol: cfg.Enrol, Keyring: cfg.Keyring}),
+			Enrol: cfg.Enrol, Keyring: cfg.Keyring, MaxBytes: cfg.MaxBytes}),
 		notify: make(chan struct{}, 1),
 		hellos: map[string]bus.Msg{},
 		result: Result{

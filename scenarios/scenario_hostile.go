@@ -91,6 +91,7 @@ func runHostileJob(ctx context.Context, url, job string, o ScenarioOptions, atta
 	// closes with exactly them, so the clean and attacked runs are
 	// comparable bit for bit.
 	srv, err := aggregator.NewServer(aggregator.ServerConfig{Job: job, InitSeed: o.Seed, FinalWait: 300 * time.Millisecond, Log: o.Log,
+		MaxBytes: hostileMaxBytes,
 		Round: aggregator.Config{Algo: aggregator.AlgoFedAvg, Rounds: hostileRounds, MinClients: hostileBanks,
 			Quorum: hostileBanks, RoundTimeout: time.Minute}}, aggTr)
 	if err != nil {

@@ -154,7 +154,7 @@ func (m *mallory) attack(ctx context.Context) error {
 			return m.send(ctx, "", bus.Subject(m.job, bus.KindRound), d, err)
 		},
 		func() error {
-			return m.send(ctx, bus.ReasonOversized, mine, make([]byte, bus.DefaultMaxPayload+1), nil)
+			return m.send(ctx, bus.ReasonOversized, mine, make([]byte, hostileMaxBytes+1), nil)
 		},
 	}
 	for _, step := range steps {
@@ -189,3 +189,8 @@ func (m *mallory) attack(ctx context.Context) error {
 		}
 	}
 }
+
+// hostileMaxBytes is the job's message limit in the hostile scenario: well
+// under the 64 MiB default, so that the oversized probe is cheap to send
+// and cannot crowd a loaded subscriber into NATS's slow-consumer drops.
+const hostileMaxBytes = 1 << 20
