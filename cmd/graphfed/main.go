@@ -56,6 +56,7 @@ func subcommands(g *globalFlags) []*cobra.Command {
 		newAuditCmd(g),
 		newGenCmd(g),
 		newDataCmd(g),
+		newSpectralCmd(g),
 		newScenarioCmd(g),
 		newKeysCmd(g),
 	}
