@@ -76,3 +76,46 @@ type Bye struct {
 type Done struct {
 	Rounds uint64 `msgpack:"rounds"`
 }
+
+// LPSFed's messages. Each extends a base message inline, so that the
+// generic validator opens it as the base (unknown fields are skipped) and
+// checks the base's vectors; LPSFed's receivers decode the body again as
+// the extension and check the extra fields themselves.
+
+// LPSFedHello is an LPSFed join request on gf.<job>.hello.<client>: the
+// client's subgraph counts (counts only) for the server's reference
+// graph, all zero when the job runs in strict mode.
+type LPSFedHello struct {
+	Hello `msgpack:",inline"`
+	Users int `msgpack:"users"`
+	Items int `msgpack:"items"`
+	Edges int `msgpack:"edges"`
+}
+
+// LPSFedRound is the strategy payload of an LPSFed RoundOpen (msgpack in
+// RoundOpen.Payload): the reference kernel K^R over Φ frequencies and the
+// round it was built in, so that clients release ρ_c only when it changes.
+type LPSFedRound struct {
+	Kernel  Vector `msgpack:"kr"`
+	Version uint64 `msgpack:"krv"`
+}
+
+// LPSFedUpdate is an LPSFed update on gf.<job>.update.<client>: Params
+// carries the pooling and predictive MLPs; Rho the gated ρ_c = KL(K^R‖K^c)
+// against reference kernel RhoVersion (empty when unchanged since the
+// client's last release); Margin the gated mean margin M^c.
+type LPSFedUpdate struct {
+	Update     `msgpack:",inline"`
+	Rho        Sensitive `msgpack:"rho"`
+	RhoVersion uint64    `msgpack:"rhov"`
+	Margin     Sensitive `msgpack:"margin"`
+}
+
+// LPSFedModel is a personalized LPSFed model on gf.<job>.model.<client>:
+// θ^c ← θ̄·ρ̄_c + θ^c·(1 − ρ̄_c) in Params and, when HasMargin, the
+// personalized margin M̄·ρ̄_c + M^c·(1 − ρ̄_c).
+type LPSFedModel struct {
+	Model     `msgpack:",inline"`
+	Margin    float64 `msgpack:"margin"`
+	HasMargin bool    `msgpack:"has_margin"`
+}
