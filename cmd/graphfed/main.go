@@ -57,7 +57,7 @@ func subcommands(g *globalFlags) []*cobra.Command {
 		newGenCmd(g),
 		newDataCmd(g),
 		newSpectralCmd(g),
-		newScenarioCmd(g),
 		newKeysCmd(g),
+		newScenarioCmd(g),
 	}
 }
