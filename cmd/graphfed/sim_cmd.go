@@ -28,6 +28,7 @@ type simFlags struct {
 	cefed                                             agent.CEFedConfig
 	aml                                               amlFlags
 	async                                             asyncFlags
+	lpsfed                                            lpsfedFlags
 }
 
 func newSimCmd(g *globalFlags) *cobra.Command {
@@ -63,6 +64,7 @@ func newSimCmd(g *globalFlags) *cobra.Command {
 	f.Float64Var(&s.node.Dropout, "dropout", s.node.Dropout, "dropout probability")
 	s.priv.register(cmd)
 	s.aml.register(cmd)
+	s.lpsfed.register(cmd)
 	s.async.register(cmd)
 	s.cefed = agent.DefaultCEFedConfig()
 	f.StringVar(&s.learner, "learner", "", "node learner: adam (GCN/SAGE with Adam) or cefed (CE-FedGNN's SAGE-mean with moving averages and Eq. 9 updates); default: cefed for cefedgnn and fedgnn-st, adam otherwise")
@@ -119,6 +121,9 @@ func runSim(cmd *cobra.Command, g *globalFlags, s simFlags) error {
 	start := time.Now()
 	if s.scenario == "aml" {
 		return runAMLSim(cmd, g, s, start)
+	}
+	if s.lpsfed.dir != "" {
+		return runLPSFedSim(cmd, g, s, start)
 	}
 	log := g.logger()
 	priv, err := s.priv.sim(cmd, s.seed, s.out)

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"graphfed/aggregator"
+	"graphfed/graph"
+	"graphfed/lpsfed"
+	"graphfed/scenarios"
+	"graphfed/spectral"
+)
+
+// lpsfedFlags are sim's settings for federated recommendation on a
+// LightGCN-format dataset (--lightgcn DIR): FedAvg, LPSFed (BPR) and
+// LPSFed on LPSFed's client model.
+type lpsfedFlags struct {
+	dir                        string
+	phi, dim, batch, negatives int
+	poolHidden, predHidden     int
+	freeze, refEvery           int
+	evalUsers, evalEvery       int
+	maxUsers                   int
+	lr, tau, omega, gamma      float64
+	edgeVariation              float64
+	strict                     bool
+	strictUsers, strictItems   int
+	strictEdges                int
+}
+
+func (l *lpsfedFlags) register(cmd *cobra.Command) {
+	d := lpsfed.DefaultConfig()
+	f := cmd.Flags()
+	f.StringVar(&l.dir, "lightgcn", "", "recommendation dataset in the LightGCN layout (train.txt, test.txt): runs --algo fedavg, lpsfed-bpr or lpsfed (defaults then: 40 rounds, round timeout 1h)")
+	f.IntVar(&l.phi, "phi", 128, "LPSFed: low-pass cut-off Φ (eigenpairs per client)")
+	f.IntVar(&l.dim, "emb-dim", d.Dim, "LPSFed: embedding width d")
+	f.IntVar(&l.batch, "rec-batch", d.BatchSize, "LPSFed: positive interactions per step")
+	f.IntVar(&l.negatives, "negatives", d.Negatives, "LPSFed: sampled negatives per positive")
+	f.IntVar(&l.poolHidden, "pool-hidden", 0, "LPSFed: hidden width of the pooling MLP (0: one affine map)")
+	f.IntVar(&l.predHidden, "pred-hidden", 0, "LPSFed: hidden width of the predictive MLP (0: one affine map)")
+	f.Float64Var(&l.lr, "rec-lr", d.LR, "LPSFed: RMSProp learning rate")
+	f.Float64Var(&l.tau, "tau", d.Tau, "LPSFed: BC-loss temperature τ")
+	f.Float64Var(&l.omega, "omega", d.Omega, "LPSFed: weight ω of the server's margin (Eq. 15)")
+	f.Float64Var(&l.gamma, "margin-gamma", d.Gamma, "LPSFed: margin strength γ (Eq. 8)")
+	f.IntVar(&l.freeze, "freeze-rounds", 2, "LPSFed: first rounds in which nothing is distributed")
+	f.IntVar(&l.refEvery, "ref-every", 0, "LPSFed: rebuild the GNMK reference every N rounds (0: once)")
+	f.BoolVar(&l.strict, "strict", false, "LPSFed: build the reference from fixed assumptions, clients send no counts")
+	f.IntVar(&l.strictUsers, "strict-users", 5000, "LPSFed strict mode: assumed users per client")
+	f.IntVar(&l.strictItems, "strict-items", 5000, "LPSFed strict mode: assumed items per client")
+	f.IntVar(&l.strictEdges, "strict-edges", 100000, "LPSFed strict mode: assumed interactions per client")
+	f.IntVar(&l.evalUsers, "eval-users", 0, "recommendation: test users ranked per client, a fixed seeded sample (0: all)")
+	f.IntVar(&l.evalEvery, "rec-eval-every", 0, "recommendation: evaluate every N rounds too (0: final model only)")
+	f.IntVar(&l.maxUsers, "max-users", 0, "recommendation: keep only the first N users of the dataset (0: all)")
+	f.Float64Var(&l.edgeVariation, "edge-variation", spectral.DefaultEdgeVariation, "spectral partition: spread of interactions across clients")
+}
+
+// runLPSFedSim partitions a LightGCN dataset into spectral-clustering
+// clients and runs FedAvg, LPSFed (BPR) or LPSFed on them.
+func runLPSFedSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Time) error {
+	l := s.lpsfed
+	switch s.algo {
+	case aggregator.AlgoFedAvg, aggregator.AlgoLPSFedBPR, aggregator.AlgoLPSFed:
+	default:
+		return fmt.Errorf("sim: --lightgcn runs --algo fedavg, lpsfed-bpr or lpsfed, not %q", s.algo)
+	}
+	if s.partition != "spectral" {
+		return fmt.Errorf("sim: --lightgcn needs --partition spectral (LPSFed's benchmark), not %q", s.partition)
+	}
+	if !cmd.Flags().Changed("round-timeout") {
+		// A local epoch on a Gowalla client takes tens of seconds on two
+		// cores: sim's 30s default would close every round without updates.
+		s.roundTimeout = time.Hour
+	}
+	if !cmd.Flags().Changed("rounds") {
+		s.rounds = 40 // the paper's 40 global rounds (Appendix D.6)
+	}
+	log := g.logger()
+	priv, err := s.priv.sim(cmd, s.seed, s.out)
+	if err != nil {
+		return fmt.Errorf("sim: %w", err)
+	}
+	d, err := graph.LoadLightGCN(l.dir)
+	if err != nil {
+		return fmt.Errorf("sim: %w", err)
+	}
+	clients, prep, err := scenarios.PrepareLPSFed(d, scenarios.LPSFedPrepOptions{Clients: s.clients, Phi: l.phi,
+		EdgeVariation: l.edgeVariation, MaxUsers: l.maxUsers, Seed: s.seed})
+	if err != nil {
+		return fmt.Errorf("sim: %w", err)
+	}
+	for _, c := range prep.Clients {
+		log.Info().Str("client", c.ID).Int("users", c.Users).Int("items", c.Items).Int("train", c.Train).
+			Int("test_users", c.TestUsers).Int("test_dropped", c.TestDropped).Int("components", c.Components).
+			Float64("eig_seconds", c.Seconds).Msg("client prepared")
+	}
+	mc := lpsfed.DefaultConfig()
+	mc.Dim, mc.BatchSize, mc.Negatives, mc.LR = l.dim, l.batch, l.negatives, l.lr
+	mc.PoolHidden, mc.PredHidden, mc.Tau, mc.Omega, mc.Gamma, mc.EvalUsers = l.poolHidden, l.predHidden, l.tau, l.omega, l.gamma, l.evalUsers
+	var rows []roundRow
+	p := newProgress("sim "+s.algo, s.rounds)
+	trainStart := time.Now()
+	res, err := scenarios.RunLPSFedSim(cmd.Context(), scenarios.LPSFedSimConfig{
+		Job: s.job, Algo: s.algo, Clients: clients, Model: mc, Rounds: s.rounds, LocalEpochs: s.localEpochs,
+		FreezeRounds: l.freeze, EvalEvery: l.evalEvery, Phi: l.phi, Strict: l.strict, RefEvery: l.refEvery,
+		StrictStats: aggregator.ReferenceStats{Users: l.strictUsers, Items: l.strictItems, Edges: l.strictEdges},
+		Reference:   aggregator.GNMKReference, RoundTimeout: s.roundTimeout, Seed: s.seed, NATSURL: s.natsURL,
+		Privacy: priv, Log: log,
+		OnRound: func(rc aggregator.RoundClosed, mx aggregator.Mixed) {
+			rows = append(rows, roundRow{rc: rc})
+			p.update(int(rc.Round), fmt.Sprintf("%s in=%d frozen=%v margin=%.3f", rc.Reason, len(rc.In), mx.Frozen, mx.GlobalMargin))
+		},
+	})
+	p.finish()
+	if err != nil {
+		return fmt.Errorf("sim: %w", err)
+	}
+	rep := Report{
+		Command: "sim", Algo: s.algo, Dataset: filepath.Base(filepath.Clean(l.dir)), Clients: len(clients),
+		Rounds: int(res.Agg.Rounds), Seed: int64(s.seed),
+		Metrics: recMetrics(res, prep, l, s, mc, time.Since(trainStart).Seconds()),
+		Comm:    &CommReport{Bytes: res.Bytes, Messages: res.Messages},
+		Privacy: privacyReport(res.Agg.Final, res.Ledger, priv),
+	}
+	if s.out != "" {
+		for i, r := range rows { // recall of the model each round started from, when evaluated
+			rows[i].acc, _ = meanScore(res.Agg.PerRound[r.rc.Round], "recall_at_20")
+		}
+		if err := writeSimRun(s.out, rep, rows, "recall_at_20"); err != nil {
+			return fmt.Errorf("sim: %w", err)
+		}
+	}
+	return g.emit(rep, start)
+}
+
+// recMetrics are the report's metrics: Recall@20 and NDCG@20 as the mean
+// over clients (and pooled over users), per client, and the configuration.
+func recMetrics(res scenarios.LPSFedSimResult, prep scenarios.LPSFedPrepStats, l lpsfedFlags, s simFlags, mc lpsfed.Config, trainSec float64) map[string]any {
+	recall, n := meanScore(res.Agg.Final, "recall_at_20")
+	ndcg, _ := meanScore(res.Agg.Final, "ndcg_at_20")
+	per := map[string]any{}
+	for _, c := range prep.Clients {
+		sc := res.Agg.Final[c.ID]
+		per[c.ID] = map[string]any{"recall_at_20": sc["recall_at_20"], "ndcg_at_20": sc["ndcg_at_20"],
+			"eval_users": sc["eval_users"], "test_users": c.TestUsers, "users": c.Users, "items": c.Items,
+			"train": c.Train, "test_dropped": c.TestDropped, "components": c.Components}
+	}
+	eval := "all test users of every client"
+	if l.evalUsers > 0 {
+		eval = fmt.Sprintf("a fixed seeded sample of at most %d test users per client", l.evalUsers)
+	}
+	var rhoBar map[string]float64
+	if k := len(res.Agg.Mixes); k > 0 {
+		rhoBar = res.Agg.Mixes[k-1].RhoBar
+	}
+	return map[string]any{
+		"recall_at_20": recall, "ndcg_at_20": ndcg, "clients_reporting": n,
+		"recall_at_20_pooled": weightedScore(res.Agg.Final, "recall_at_20", "eval_users"),
+		"ndcg_at_20_pooled":   weightedScore(res.Agg.Final, "ndcg_at_20", "eval_users"),
+		"per_client":          per, "rho_bar": rhoBar, "evaluation": eval, "partition": "spectral",
+		"prep_seconds": prep.PartitionSeconds + prep.EigenSeconds, "train_seconds": trainSec,
+		"config": map[string]any{"dim": mc.Dim, "phi": l.phi, "layers": mc.Layers, "local_epochs": s.localEpochs,
+			"batch": mc.BatchSize, "negatives": mc.Negatives, "lr": mc.LR, "optimizer": "rmsprop", "tau": mc.Tau,
+			"omega": mc.Omega, "gamma": mc.Gamma, "freeze_rounds": l.freeze, "strict": l.strict, "max_users": l.maxUsers,
+			"pool_hidden": mc.PoolHidden, "pred_hidden": mc.PredHidden, "edge_variation": l.edgeVariation},
+		"rejects": res.Agg.Rejects,
+	}
+}
