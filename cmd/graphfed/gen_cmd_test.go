@@ -99,7 +99,7 @@ func TestDataStatsErrors(t *testing.T) {
 	}{
 		{"no source", []string{"data", "stats"}, "exactly one"},
 		{"two sources", []string{"data", "stats", "--aml", bad, "--dataset", dir}, "exactly one"},
-		{"lightgcn", []string{"data", "stats", "--lightgcn", dir}, "not implemented"},
+		{"lightgcn without train.txt", []string{"data", "stats", "--lightgcn", dir}, "train.txt"},
 		{"strict", []string{"data", "stats", "--aml", bad}, "Bad_Trans.csv:3:"},
 		{"lenient", []string{"data", "stats", "--aml", bad, "--lenient"}, ""},
 		{"missing file", []string{"data", "stats", "--aml", filepath.Join(dir, "none_Trans.csv")}, "no such file"},
@@ -122,5 +122,29 @@ func TestDataStatsErrors(t *testing.T) {
 				t.Fatalf("err %v, want %q", err, c.want)
 			}
 		})
+	}
+}
+
+func TestDataStatsLightGCN(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{"train.txt": "0 0 1 2\n1 1\n2 2 3\n", "test.txt": "0 3\n1 2 0\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err := runAMLCmd(t, "data", "stats", "--lightgcn", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := rep.Metrics
+	want := map[string]float64{"users": 3, "items": 4, "nodes": 7, "train_interactions": 6, "test_interactions": 3,
+		"train_users": 3, "test_users": 2, "test_users_without_train": 0, "test_interactions_cold_item": 0, "density": 0.5}
+	for k, v := range want {
+		if m[k] != v {
+			t.Errorf("%s = %v, want %v", k, m[k], v)
+		}
+	}
+	if deg := m["item_degree"].(map[string]any); deg["max"] != 2.0 || deg["mean"] != 1.5 {
+		t.Errorf("item degree %v, want max 2, mean 1.5", deg)
 	}
 }

@@ -26,6 +26,7 @@ type lpsfedFlags struct {
 	maxUsers                   int
 	lr, tau, omega, gamma      float64
 	edgeVariation              float64
+	validation                 float64
 	strict                     bool
 	strictUsers, strictItems   int
 	strictEdges                int
@@ -54,6 +55,7 @@ func (l *lpsfedFlags) register(cmd *cobra.Command) {
 	f.IntVar(&l.evalUsers, "eval-users", 0, "recommendation: test users ranked per client, a fixed seeded sample (0: all)")
 	f.IntVar(&l.evalEvery, "rec-eval-every", 0, "recommendation: evaluate every N rounds too (0: final model only)")
 	f.IntVar(&l.maxUsers, "max-users", 0, "recommendation: keep only the first N users of the dataset (0: all)")
+	f.Float64Var(&l.validation, "validation", 0, "recommendation: tune on a validation split instead: hold out this fraction of each user's training items and evaluate on them (test.txt is not used; 0: train on train.txt, evaluate on test.txt)")
 	f.Float64Var(&l.edgeVariation, "edge-variation", spectral.DefaultEdgeVariation, "spectral partition: spread of interactions across clients")
 }
 
@@ -85,6 +87,13 @@ func runLPSFedSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Tim
 	d, err := graph.LoadLightGCN(l.dir)
 	if err != nil {
 		return fmt.Errorf("sim: %w", err)
+	}
+	split := "test"
+	if l.validation != 0 {
+		if d, err = graph.HoldOutValidation(d, l.validation, s.seed); err != nil {
+			return fmt.Errorf("sim: --validation: %w", err)
+		}
+		split = "validation"
 	}
 	clients, prep, err := scenarios.PrepareLPSFed(d, scenarios.LPSFedPrepOptions{Clients: s.clients, Phi: l.phi,
 		EdgeVariation: l.edgeVariation, MaxUsers: l.maxUsers, Seed: s.seed})
@@ -120,7 +129,7 @@ func runLPSFedSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Tim
 	rep := Report{
 		Command: "sim", Algo: s.algo, Dataset: filepath.Base(filepath.Clean(l.dir)), Clients: len(clients),
 		Rounds: int(res.Agg.Rounds), Seed: int64(s.seed),
-		Metrics: recMetrics(res, prep, l, s, mc, time.Since(trainStart).Seconds()),
+		Metrics: recMetrics(res, prep, l, s, mc, split, time.Since(trainStart).Seconds()),
 		Comm:    &CommReport{Bytes: res.Bytes, Messages: res.Messages},
 		Privacy: privacyReport(res.Agg.Final, res.Ledger, priv),
 	}
@@ -137,7 +146,7 @@ func runLPSFedSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Tim
 
 // recMetrics are the report's metrics: Recall@20 and NDCG@20 as the mean
 // over clients (and pooled over users), per client, and the configuration.
-func recMetrics(res scenarios.LPSFedSimResult, prep scenarios.LPSFedPrepStats, l lpsfedFlags, s simFlags, mc lpsfed.Config, trainSec float64) map[string]any {
+func recMetrics(res scenarios.LPSFedSimResult, prep scenarios.LPSFedPrepStats, l lpsfedFlags, s simFlags, mc lpsfed.Config, split string, trainSec float64) map[string]any {
 	recall, n := meanScore(res.Agg.Final, "recall_at_20")
 	ndcg, _ := meanScore(res.Agg.Final, "ndcg_at_20")
 	per := map[string]any{}
@@ -159,7 +168,7 @@ func recMetrics(res scenarios.LPSFedSimResult, prep scenarios.LPSFedPrepStats, l
 		"recall_at_20": recall, "ndcg_at_20": ndcg, "clients_reporting": n,
 		"recall_at_20_pooled": weightedScore(res.Agg.Final, "recall_at_20", "eval_users"),
 		"ndcg_at_20_pooled":   weightedScore(res.Agg.Final, "ndcg_at_20", "eval_users"),
-		"per_client":          per, "rho_bar": rhoBar, "evaluation": eval, "partition": "spectral",
+		"per_client":          per, "rho_bar": rhoBar, "evaluation": eval, "split": split, "partition": "spectral",
 		"prep_seconds": prep.PartitionSeconds + prep.EigenSeconds, "train_seconds": trainSec,
 		"config": map[string]any{"dim": mc.Dim, "phi": l.phi, "layers": mc.Layers, "local_epochs": s.localEpochs,
 			"batch": mc.BatchSize, "negatives": mc.Negatives, "lr": mc.LR, "optimizer": "rmsprop", "tau": mc.Tau,
