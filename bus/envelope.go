@@ -70,8 +70,26 @@ func (e *Envelope) UnmarshalBody(dst any) error {
 	if err := checkMsgpack(e.Body); err != nil {
 		return &RejectError{Reason: ReasonGarbage, Err: fmt.Errorf("%s body: %w", e.Kind, err)}
 	}
+	// Bodies are msgpack maps (or nil). The decoder would also fill a
+	// struct from an array, by field position, and then an LPSFed body
+	// could decode while its base message, which has fewer fields, does
+	// not: the generic validator and an LPSFed aggregator would disagree
+	// about the same bytes.
+	if !isMsgpackMapOrNil(e.Body) {
+		return &RejectError{Reason: ReasonGarbage, Err: fmt.Errorf("%s body: not a msgpack map", e.Kind)}
+	}
 	if err := msgpack.Unmarshal(e.Body, dst); err != nil {
 		return &RejectError{Reason: ReasonGarbage, Err: fmt.Errorf("%s body: %w", e.Kind, err)}
 	}
 	return nil
+}
+
+// isMsgpackMapOrNil reports whether b starts with a msgpack map header
+// (fixmap, map 16, map 32) or nil.
+func isMsgpackMapOrNil(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	c := b[0]
+	return c&0xf0 == 0x80 || c == 0xde || c == 0xdf || c == 0xc0
 }

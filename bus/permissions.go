@@ -23,7 +23,8 @@ type Permissions struct {
 //     everyone (round, done, model.all, model.<bank>, emb.*.<bank>);
 //   - the aggregator reads hellos, updates, metrics and byes, publishes
 //     rounds, models and done, answers hellos, and may create the ledger
-//     stream; it reads no embeddings;
+//     stream; it reads no embeddings; for its durable mode it owns the
+//     job's update stream, checkpoint bucket and model store;
 //   - the auditor reads the public subjects and the ledger and publishes
 //     nothing on gf.<job>.
 //
@@ -55,10 +56,10 @@ func PartyPermissions(job string, p Party) (Permissions, error) {
 		}, nil
 	case RoleAggregator:
 		return Permissions{
-			Publish: append([]string{
+			Publish: append(append([]string{
 				s(KindRound), s(KindModel, "*"), s(KindDone),
 				"$JS.API.STREAM.CREATE." + LedgerStreamName(job),
-			}, read...),
+			}, read...), durableAggregatorAPI(job)...),
 			Subscribe: []string{
 				s(KindHello, "*"), s(KindUpdate, "*"), s(KindMetrics, "*"), s(KindBye, "*"), inbox,
 			},
@@ -94,4 +95,42 @@ func ledgerReadAPI(job string) []string {
 		// Ordered consumers delete the consumer they replace.
 		api + "CONSUMER.DELETE." + st + ".*",
 	}
+}
+
+// durableAggregatorAPI is what the aggregator's durable mode needs: create,
+// inspect and consume the job's update stream through its durable consumer
+// (and acknowledge), and read and write its checkpoint bucket and model
+// object store. Every subject names one of the job's three streams, so the
+// aggregator can reach no other stream, and no bank gets any of these.
+func durableAggregatorAPI(job string) []string {
+	const api = "$JS.API."
+	upd := UpdateStreamName(job)
+	kvBucket, objBucket := CheckpointBucketName(job), ModelBucketName(job)
+	kv, obj := "KV_"+kvBucket, "OBJ_"+objBucket
+	out := []string{
+		api + "CONSUMER.DURABLE.CREATE." + upd + ".*",
+		"$JS.ACK." + upd + ".>",
+		"$KV." + kvBucket + ".>",
+		"$O." + objBucket + ".>",
+		// Replacing an object purges the old one's chunks.
+		api + "STREAM.PURGE." + obj,
+		// Creating a bucket reads the account's JetStream limits (account
+		// totals only: no stream's name or content).
+		api + "INFO",
+	}
+	for _, st := range []string{upd, kv, obj} {
+		out = append(out,
+			api+"STREAM.CREATE."+st,
+			api+"STREAM.UPDATE."+st,
+			api+"STREAM.INFO."+st,
+			api+"STREAM.MSG.GET."+st,
+			api+"DIRECT.GET."+st,
+			api+"DIRECT.GET."+st+".>",
+			api+"CONSUMER.CREATE."+st+".>",
+			api+"CONSUMER.INFO."+st+".*",
+			api+"CONSUMER.MSG.NEXT."+st+".*",
+			api+"CONSUMER.DELETE."+st+".*",
+		)
+	}
+	return out
 }

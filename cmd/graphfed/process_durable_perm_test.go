@@ -1,0 +1,91 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"graphfed/bus"
+	"graphfed/scenarios"
+)
+
+// A durable job runs end to end on a server configured by `graphfed keys`:
+// every party logs in with its own key and holds only its role's subject
+// and JetStream permissions, messages are signed, and the aggregator keeps
+// its checkpoints in JetStream. No process may see a permissions
+// violation, so the durable mode needs nothing beyond the role's grants.
+func TestProcessDurableUnderPermissions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	const job, rounds = "proc", 3
+	dirs := writeClients(t, 3)
+	_, seeds, keyring := writeDeployment(t, job, 3)
+	ring, err := bus.LoadKeyring(keyring)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	conf, err := bus.ServerConfig(ring, bus.ServerConfigOptions{Listen: "127.0.0.1:4222", StoreDir: filepath.Join(dir, "js")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	confPath := filepath.Join(dir, "server.conf")
+	if err := os.WriteFile(confPath, conf, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := bus.StartServer(bus.ServerOptions{ConfigFile: confPath, Port: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	url := srv.ClientURL()
+
+	agg := graphfedCmd(t, "aggregator", "--nats", url, "--job", job, "--rounds", fmt.Sprint(rounds), "--min-clients", "3",
+		"--round-timeout", "60s", "--durable", "--ack-wait", "1s", "--creds", seeds[bus.AggregatorID], "--keyring", keyring,
+		"--json", "--log-level", "info")
+	var aggOut, aggErr bytes.Buffer
+	agg.Stdout, agg.Stderr = &aggOut, &aggErr
+	if err := agg.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { agg.Process.Kill() })
+	agents := make([]*exec.Cmd, len(dirs))
+	errs := make([]bytes.Buffer, len(dirs))
+	for i, d := range dirs {
+		id := scenarios.ClientID(i)
+		agents[i] = graphfedCmd(t, "agent", "--nats", url, "--job", job, "--client", id, "--data", d, "--local-epochs", "2",
+			"--durable", "--creds", seeds[id], "--keyring", keyring, "--json", "--log-level", "info")
+		agents[i].Stderr = &errs[i]
+		if err := agents[i].Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { agents[i].Process.Kill() })
+	}
+	if err := agg.Wait(); err != nil {
+		t.Fatalf("aggregator: %v\n%s", err, aggErr.String())
+	}
+	r := lastJSON(t, aggOut.Bytes())
+	m := r["metrics"].(map[string]any)
+	if r["rounds"].(float64) != rounds || m["clients_reporting"].(float64) != 3 || m["rounds_closed_at_deadline"].(float64) != 0 {
+		t.Fatalf("the durable run did not complete by quorum: %v\n%s", r, aggErr.String())
+	}
+	for i, a := range agents {
+		if err := a.Wait(); err != nil {
+			t.Fatalf("agent %d: %v\n%s", i, err, errs[i].String())
+		}
+	}
+	logs := map[string]string{"aggregator": aggErr.String()}
+	for i := range errs {
+		logs[scenarios.ClientID(i)] = errs[i].String()
+	}
+	for who, log := range logs {
+		if strings.Contains(strings.ToLower(log), "permissions violation") {
+			t.Errorf("%s saw a permissions violation:\n%s", who, log)
+		}
+	}
+}
