@@ -25,7 +25,11 @@ type Config struct {
 	Tau        float64 // temperature τ of both contrastive losses
 	Omega      float64 // ω: weight of the server's margin in M̃ (Eq. 15)
 	Gamma      float64 // γ: margin strength (Eq. 8)
-	LR         float64 // RMSProp learning rate
+	// MarginFallback replaces the BC loss's positive logit, where Eq. 8's
+	// guard π − R̂ binds and leaves no gradient, by ArcFace's fallback
+	// cos R̂ − M̃·sin M̃ (see bcPositive).
+	MarginFallback bool
+	LR             float64 // RMSProp learning rate
 	// WeightDecay adds wd·W to every gradient (PyTorch's weight_decay).
 	WeightDecay float64
 	BatchSize   int     // positive interactions per step

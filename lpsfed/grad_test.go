@@ -19,6 +19,8 @@ func TestModelGradients(t *testing.T) {
 		users, items, batch  int
 		global               bool
 		wantGather, wantFull bool
+		gamma                float64 // 0: the default
+		fallback             bool
 	}{
 		{name: "bpr-affine-gather", loss: LossBPR, layers: 2, users: 30, items: 40, batch: 3, wantGather: true},
 		{name: "bpr-hidden-full", loss: LossBPR, layers: 2, pool: 5, pred: 4, users: 6, items: 7, batch: 8, wantFull: true},
@@ -26,6 +28,9 @@ func TestModelGradients(t *testing.T) {
 		{name: "bc-hidden-global", loss: LossBC, layers: 2, pool: 6, pred: 3, users: 8, items: 9, batch: 6, global: true},
 		{name: "bc-one-layer-global", loss: LossBC, layers: 1, users: 7, items: 6, batch: 5, global: true},
 		{name: "bc-three-layers", loss: LossBC, layers: 3, pred: 2, users: 9, items: 8, batch: 4},
+		// γ = 3 makes Eq. 8's guard bind for most positives.
+		{name: "bc-fallback", loss: LossBC, layers: 2, users: 30, items: 40, batch: 6, wantGather: true, gamma: 3, fallback: true},
+		{name: "bc-fallback-global", loss: LossBC, layers: 2, pred: 3, users: 8, items: 9, batch: 6, global: true, gamma: 3, fallback: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rng := newRNG(7)
@@ -35,6 +40,10 @@ func TestModelGradients(t *testing.T) {
 			cfg.Dim, cfg.Layers, cfg.PoolHidden, cfg.PredHidden, cfg.Loss = 4, tc.layers, tc.pool, tc.pred, tc.loss
 			cfg.Negatives, cfg.Tau, cfg.Seed = 2, 0.5, 3
 			cfg.InitStd = 0.5
+			if tc.gamma > 0 {
+				cfg.Gamma = tc.gamma
+			}
+			cfg.MarginFallback = tc.fallback
 			m, err := NewModel(d, p, cfg)
 			if err != nil {
 				t.Fatal(err)

@@ -89,7 +89,14 @@ func margin(gamma, xi, r float64) (float64, bool) {
 // stops decreasing: beyond it a larger R̂ would raise the logit. ξ̂ is a
 // constant here (the popularity encoders learn from the bias loss alone);
 // the R̂ branch of the min is differentiated.
-func bcPositive(s, xi, gamma, omega, global float64, hasGlobal bool) (logit, dLogit, m float64) {
+//
+// Where Eq. 8's guard binds (γ·ξ̂ ≥ π − R̂, or R̂ + M̃ ≥ π), the logit is
+// flat at −1 or nearly so, and a positive that falls there gets no
+// gradient and is never ranked up again. With fallback, it takes instead
+// ArcFace's fallback (Deng et al. 2019): cos R̂ − m·sin m with m the
+// refined margin of the unclipped γ·ξ̂, the first-order expansion of
+// cos(R̂ + m) at the guard, which keeps the slope of cos R̂.
+func bcPositive(s, xi, gamma, omega, global float64, hasGlobal, fallback bool) (logit, dLogit, m float64) {
 	r, sinR := angleOf(s)
 	m, followsR := margin(gamma, xi, r)
 	w := 1.0 // weight of the local margin in M̃
@@ -99,6 +106,14 @@ func bcPositive(s, xi, gamma, omega, global float64, hasGlobal bool) (logit, dLo
 		mt = omega*global + w*m
 	}
 	theta := r + mt
+	if fallback && (followsR || theta >= math.Pi) {
+		mr := gamma * xi
+		if hasGlobal {
+			mr = omega*global + w*mr
+		}
+		t := math.Tanh(s)
+		return t - mr*math.Sin(mr), 1 - t*t, m
+	}
 	if theta >= math.Pi {
 		return -1, 0, m
 	}

@@ -43,20 +43,27 @@ func TestLossGradients(t *testing.T) {
 func TestBCPositiveGradient(t *testing.T) {
 	for _, tc := range []struct {
 		s, xi, gamma, omega, global float64
-		hasGlobal                   bool
+		hasGlobal, fallback         bool
 	}{
-		{0.3, 0.2, 1, 0.25, 0, false},   // γξ̂ branch
-		{-0.4, 0.5, 1, 0.25, 0.3, true}, // γξ̂ branch with a global margin
-		{1.5, 3.0, 1, 0.25, 0.1, true},  // π − R̂ branch with a global margin
-		{0.8, 2.9, 0.5, 0.6, 0.2, true},
-		{-2, 0.1, 1, 0.25, 0.2, true}, // large R̂: clamped at π
+		{0.3, 0.2, 1, 0.25, 0, false, false},   // γξ̂ branch
+		{-0.4, 0.5, 1, 0.25, 0.3, true, false}, // γξ̂ branch with a global margin
+		{1.5, 3.0, 1, 0.25, 0.1, true, false},  // π − R̂ branch with a global margin
+		{0.8, 2.9, 0.5, 0.6, 0.2, true, false},
+		{-2, 0.1, 1, 0.25, 0.2, true, false}, // large R̂: clamped at π
+		// ArcFace's fallback where the guard binds: the slope of tanh.
+		{-2, 0.1, 1, 0.25, 0.2, true, true},
+		{1.5, 3.0, 1, 0.25, 0.1, true, true},
+		{-0.9, 2.5, 1, 0.25, 0, false, true},
+		// Away from the guard the fallback changes nothing.
+		{0.3, 0.2, 1, 0.25, 0, false, true},
+		{-0.4, 0.5, 1, 0.25, 0.3, true, true},
 	} {
 		t.Run(fmt.Sprintf("s=%g,xi=%g", tc.s, tc.xi), func(t *testing.T) {
 			f := func(s float64) float64 {
-				l, _, _ := bcPositive(s, tc.xi, tc.gamma, tc.omega, tc.global, tc.hasGlobal)
+				l, _, _ := bcPositive(s, tc.xi, tc.gamma, tc.omega, tc.global, tc.hasGlobal, tc.fallback)
 				return l
 			}
-			_, g, m := bcPositive(tc.s, tc.xi, tc.gamma, tc.omega, tc.global, tc.hasGlobal)
+			l, g, m := bcPositive(tc.s, tc.xi, tc.gamma, tc.omega, tc.global, tc.hasGlobal, tc.fallback)
 			const h = 1e-6
 			num := (f(tc.s+h) - f(tc.s-h)) / (2 * h)
 			if math.Abs(num-g) > 1e-6 {
@@ -65,6 +72,18 @@ func TestBCPositiveGradient(t *testing.T) {
 			r, _ := angleOf(tc.s)
 			if want := math.Min(tc.gamma*tc.xi, math.Pi-r); math.Abs(m-want) > 1e-12 {
 				t.Fatalf("margin %v, want %v", m, want)
+			}
+			plain, _, _ := bcPositive(tc.s, tc.xi, tc.gamma, tc.omega, tc.global, tc.hasGlobal, false)
+			mt := m
+			if tc.hasGlobal {
+				mt = tc.omega*tc.global + (1-tc.omega)*m
+			}
+			guard := tc.gamma*tc.xi >= math.Pi-r || r+mt >= math.Pi
+			switch {
+			case tc.fallback && guard && !(g > 0 && l < math.Tanh(tc.s)):
+				t.Fatalf("fallback logit %v slope %v: want below cos R̂ = %v with a positive slope", l, g, math.Tanh(tc.s))
+			case (!tc.fallback || !guard) && l != plain:
+				t.Fatalf("logit %v, want Eq. 9's %v", l, plain)
 			}
 		})
 	}

@@ -232,7 +232,7 @@ func (m *Model) bcLoss(p *pairs, grad bool) float64 {
 			xi = m.fixedXi[i]
 		}
 		var mi float64
-		m.lPos[i], m.dlPos[i], mi = bcPositive(m.sPos[i]-m.centre[i], xi, m.cfg.Gamma, m.cfg.Omega, m.global, m.hasGlobal)
+		m.lPos[i], m.dlPos[i], mi = bcPositive(m.sPos[i]-m.centre[i], xi, m.cfg.Gamma, m.cfg.Omega, m.global, m.hasGlobal, m.cfg.MarginFallback)
 		if grad {
 			m.marginSum += mi
 			m.marginN++

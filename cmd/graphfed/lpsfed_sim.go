@@ -27,7 +27,7 @@ type lpsfedFlags struct {
 	lr, tau, omega, gamma      float64
 	edgeVariation              float64
 	validation                 float64
-	strict                     bool
+	strict, marginFallback     bool
 	strictUsers, strictItems   int
 	strictEdges                int
 }
@@ -46,6 +46,7 @@ func (l *lpsfedFlags) register(cmd *cobra.Command) {
 	f.Float64Var(&l.tau, "tau", d.Tau, "LPSFed: BC-loss temperature τ")
 	f.Float64Var(&l.omega, "omega", d.Omega, "LPSFed: weight ω of the server's margin (Eq. 15)")
 	f.Float64Var(&l.gamma, "margin-gamma", d.Gamma, "LPSFed: margin strength γ (Eq. 8)")
+	f.BoolVar(&l.marginFallback, "margin-fallback", d.MarginFallback, "LPSFed: where Eq. 8's guard π − R̂ binds (no gradient), use ArcFace's fallback logit cos R̂ − M̃·sin M̃")
 	f.IntVar(&l.freeze, "freeze-rounds", 2, "LPSFed: first rounds in which nothing is distributed")
 	f.IntVar(&l.refEvery, "ref-every", 0, "LPSFed: rebuild the GNMK reference every N rounds (0: once)")
 	f.BoolVar(&l.strict, "strict", false, "LPSFed: build the reference from fixed assumptions, clients send no counts")
@@ -108,6 +109,7 @@ func runLPSFedSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Tim
 	mc := lpsfed.DefaultConfig()
 	mc.Dim, mc.BatchSize, mc.Negatives, mc.LR = l.dim, l.batch, l.negatives, l.lr
 	mc.PoolHidden, mc.PredHidden, mc.Tau, mc.Omega, mc.Gamma, mc.EvalUsers = l.poolHidden, l.predHidden, l.tau, l.omega, l.gamma, l.evalUsers
+	mc.MarginFallback = l.marginFallback
 	var rows []roundRow
 	p := newProgress("sim "+s.algo, s.rounds)
 	trainStart := time.Now()
@@ -172,7 +174,7 @@ func recMetrics(res scenarios.LPSFedSimResult, prep scenarios.LPSFedPrepStats, l
 		"prep_seconds": prep.PartitionSeconds + prep.EigenSeconds, "train_seconds": trainSec,
 		"config": map[string]any{"dim": mc.Dim, "phi": l.phi, "layers": mc.Layers, "local_epochs": s.localEpochs,
 			"batch": mc.BatchSize, "negatives": mc.Negatives, "lr": mc.LR, "optimizer": "rmsprop", "tau": mc.Tau,
-			"omega": mc.Omega, "gamma": mc.Gamma, "freeze_rounds": l.freeze, "strict": l.strict, "max_users": l.maxUsers,
+			"omega": mc.Omega, "gamma": mc.Gamma, "margin_fallback": mc.MarginFallback, "freeze_rounds": l.freeze, "strict": l.strict, "max_users": l.maxUsers,
 			"pool_hidden": mc.PoolHidden, "pred_hidden": mc.PredHidden, "edge_variation": l.edgeVariation},
 		"rejects": res.Agg.Rejects,
 	}
