@@ -24,9 +24,14 @@ type Config struct {
 	Quorum       int           // updates that close a round early; 0: every live client
 	RoundTimeout time.Duration // deadline of each round after it opens
 	// MissedToDead is how many consecutive rounds a client may miss before it
-	// no longer counts towards the quorum (any message revives it); 0: 3.
+	// no longer counts towards the quorum (a join, or an update the round
+	// accepts, revives it; a dropped one does not); 0: 3.
 	MissedToDead int
 	Staleness    Staleness
+	// MaxStaleness is how many rounds late an update may be and still be
+	// folded in by the staleness policy; older ones are dropped as late.
+	// It bounds what the aggregator remembers of past rounds; 0: 256.
+	MaxStaleness int
 	// Buffer, when positive, closes a round as soon as Buffer updates are in
 	// (FedBuff): current-round updates and late ones folded in by the
 	// staleness policy both count, whoever sent them.
@@ -51,6 +56,9 @@ func (c Config) Validate() error {
 	}
 	if c.Buffer < 0 {
 		return fmt.Errorf("aggregator: config: buffer %d < 0", c.Buffer)
+	}
+	if c.MaxStaleness < 0 {
+		return fmt.Errorf("aggregator: config: max staleness %d < 0", c.MaxStaleness)
 	}
 	if c.RoundTimeout <= 0 {
 		return fmt.Errorf("aggregator: config: round timeout %v must be positive", c.RoundTimeout)

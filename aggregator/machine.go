@@ -3,6 +3,8 @@ package aggregator
 import (
 	"fmt"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -142,7 +144,10 @@ func (m *Machine) update(e UpdateIn, out []Action) []Action {
 	if m.finished {
 		return append(out, Dropped{Client: e.Client, Round: e.Round, Reason: "finished"})
 	}
-	c.live, c.left = true, false
+	// Only an accepted update revives a dead client: garbage, a wrong
+	// shape or a stale copy from a crashed party must not make every
+	// later round wait for it until the deadline.
+	revive := func() { c.live, c.left = true, false }
 	if m.cfg.Averages() && !e.Withheld && (len(e.Params) != m.numParams || len(e.Grad) != 0 && len(e.Grad) != m.numParams) {
 		return append(out, Dropped{Client: e.Client, Round: e.Round, Reason: "shape"})
 	}
@@ -160,14 +165,16 @@ func (m *Machine) update(e UpdateIn, out []Action) []Action {
 		}
 		m.pending[e.Client] = contribution{client: e.Client, weight: w, params: e.Params, grad: e.Grad}
 		c.missed = 0
+		revive()
 		return m.maybeCloseOnQuorum(e.Now, out)
 	case e.Round < m.round:
 		key := fmt.Sprintf("%s/%d", e.Client, e.Round)
 		f := m.cfg.Staleness.Weight(m.round - e.Round)
-		if f == 0 || m.staleBy[key] || !m.cfg.Averages() {
+		if f == 0 || m.round-e.Round > m.maxStaleness() || m.staleBy[key] || !m.cfg.Averages() {
 			return append(out, Dropped{Client: e.Client, Round: e.Round, Reason: "late"})
 		}
 		m.staleBy[key] = true
+		revive()
 		m.stale = append(m.stale, contribution{client: e.Client, weight: w * f, params: e.Params, grad: e.Grad})
 		return m.maybeCloseOnBuffer(e.Now, out)
 	default:
@@ -261,6 +268,7 @@ func (m *Machine) close(reason string, now time.Time, out []Action) []Action {
 			rc.Weight, rc.Aggregate = total, true
 		}
 	}
+	m.forgetOldRounds()
 	m.open = false
 	m.closed++
 	m.pending = map[string]contribution{}
@@ -282,4 +290,27 @@ func (m *Machine) openNext(now time.Time, out []Action) []Action {
 	m.openedAt = now
 	m.deadline = now.Add(m.cfg.RoundTimeout)
 	return append(out, OpenRound{Round: m.round, Deadline: m.deadline, ModelRound: m.modelRound})
+}
+
+func (m *Machine) maxStaleness() uint64 {
+	if m.cfg.MaxStaleness > 0 {
+		return uint64(m.cfg.MaxStaleness)
+	}
+	return 256
+}
+
+// forgetOldRounds drops the "already folded in" marks of rounds too old
+// for any update of theirs to be accepted again, so that the mark set stays
+// bounded by clients × MaxStaleness however long the job runs.
+func (m *Machine) forgetOldRounds() {
+	if m.round <= m.maxStaleness() {
+		return
+	}
+	oldest := m.round - m.maxStaleness()
+	for k := range m.staleBy {
+		i := strings.LastIndexByte(k, '/')
+		if r, err := strconv.ParseUint(k[i+1:], 10, 64); err != nil || r < oldest {
+			delete(m.staleBy, k)
+		}
+	}
 }
