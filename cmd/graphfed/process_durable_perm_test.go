@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"graphfed/bus"
 	"graphfed/scenarios"
@@ -44,9 +45,14 @@ func TestProcessDurableUnderPermissions(t *testing.T) {
 	}
 	t.Cleanup(srv.Shutdown)
 	url := srv.ClientURL()
+	// As in docs/DEPLOY.md step 4: the aggregator's key creates the ledger
+	// stream before any bank starts (banks may not define it).
+	if err := graphfedCmd(t, "keys", "ledger", "--nats", url, "--job", job, "--creds", seeds[bus.AggregatorID]).Run(); err != nil {
+		t.Fatalf("keys ledger: %v", err)
+	}
 
 	agg := graphfedCmd(t, "aggregator", "--nats", url, "--job", job, "--rounds", fmt.Sprint(rounds), "--min-clients", "3",
-		"--round-timeout", "60s", "--durable", "--ack-wait", "1s", "--creds", seeds[bus.AggregatorID], "--keyring", keyring,
+		"--round-timeout", "20s", "--durable", "--ack-wait", "1s", "--creds", seeds[bus.AggregatorID], "--keyring", keyring,
 		"--json", "--log-level", "info")
 	var aggOut, aggErr bytes.Buffer
 	agg.Stdout, agg.Stderr = &aggOut, &aggErr
@@ -66,8 +72,21 @@ func TestProcessDurableUnderPermissions(t *testing.T) {
 		}
 		t.Cleanup(func() { agents[i].Process.Kill() })
 	}
+	// A job stuck on a refused JetStream call would wait forever: stop it
+	// and show the logs instead.
+	watchdog := time.AfterFunc(90*time.Second, func() {
+		agg.Process.Kill()
+		for _, a := range agents {
+			a.Process.Kill()
+		}
+	})
+	defer watchdog.Stop()
 	if err := agg.Wait(); err != nil {
-		t.Fatalf("aggregator: %v\n%s", err, aggErr.String())
+		var logs strings.Builder
+		for i := range errs {
+			fmt.Fprintf(&logs, "--- %s\n%s", scenarios.ClientID(i), errs[i].String())
+		}
+		t.Fatalf("aggregator: %v\n%s\n%s", err, aggErr.String(), logs.String())
 	}
 	r := lastJSON(t, aggOut.Bytes())
 	m := r["metrics"].(map[string]any)
