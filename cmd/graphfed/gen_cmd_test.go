@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,31 +21,7 @@ func runAMLCmd(t *testing.T, args ...string) (Report, error) {
 	root.PersistentFlags().StringVar(&g.logLevel, "log-level", "error", "")
 	root.AddCommand(newGenCmd(g), newDataCmd(g))
 	root.SetArgs(append(args, "--json"))
-
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout := os.Stdout
-	os.Stdout = w
-	done := make(chan []byte)
-	go func() {
-		b, _ := io.ReadAll(r)
-		done <- b
-	}()
-	runErr := root.Execute()
-	w.Close()
-	os.Stdout = stdout
-	out := <-done
-	var rep Report
-	if runErr != nil {
-		return rep, runErr
-	}
-	lines := bytes.Split(bytes.TrimSpace(out), []byte("\n"))
-	if err := json.Unmarshal(lines[len(lines)-1], &rep); err != nil {
-		t.Fatalf("last stdout line is not a JSON report: %q: %v", out, err)
-	}
-	return rep, nil
+	return executeForReport(t, root)
 }
 
 func TestGenAndStatsAML(t *testing.T) {

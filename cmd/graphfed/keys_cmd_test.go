@@ -2,9 +2,7 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,30 +26,7 @@ func runKeysCLI(t *testing.T, args ...string) (Report, error) {
 	root.PersistentFlags().StringVar(&g.logLevel, "log-level", "error", "")
 	root.AddCommand(newKeysCmd(g))
 	root.SetArgs(append(args, "--json"))
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout := os.Stdout
-	os.Stdout = w
-	done := make(chan []byte)
-	go func() {
-		b, _ := io.ReadAll(r)
-		done <- b
-	}()
-	runErr := root.Execute()
-	w.Close()
-	os.Stdout = stdout
-	out := <-done
-	var rep Report
-	if runErr != nil {
-		return rep, runErr
-	}
-	lines := bytes.Split(bytes.TrimSpace(out), []byte("\n"))
-	if err := json.Unmarshal(lines[len(lines)-1], &rep); err != nil {
-		t.Fatalf("last stdout line is not a JSON report: %q: %v", out, err)
-	}
-	return rep, nil
+	return executeForReport(t, root)
 }
 
 // `graphfed keys` writes a seed per party (0600), the keyring and server

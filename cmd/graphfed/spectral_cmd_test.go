@@ -1,11 +1,7 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
-	"io"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -25,30 +21,7 @@ func runSpectralCmd(t *testing.T, args ...string) (Report, error) {
 	root.PersistentFlags().BoolVar(&g.json, "json", true, "")
 	root.AddCommand(newSpectralCmd(g))
 	root.SetArgs(append([]string{"spectral"}, append(args, "--json")...))
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout := os.Stdout
-	os.Stdout = w
-	done := make(chan []byte)
-	go func() {
-		b, _ := io.ReadAll(r)
-		done <- b
-	}()
-	runErr := root.Execute()
-	w.Close()
-	os.Stdout = stdout
-	out := <-done
-	var rep Report
-	if runErr != nil {
-		return rep, runErr
-	}
-	lines := bytes.Split(bytes.TrimSpace(out), []byte("\n"))
-	if err := json.Unmarshal(lines[len(lines)-1], &rep); err != nil {
-		t.Fatalf("last stdout line is not a JSON report: %q: %v", out, err)
-	}
-	return rep, nil
+	return executeForReport(t, root)
 }
 
 func TestSpectralEigLightGCN(t *testing.T) {
