@@ -183,22 +183,14 @@ func (s *LPSFedServer) handle(ctx context.Context, m bus.Msg) error {
 	now := s.cfg.Now()
 	switch b := body.(type) {
 	case *bus.Hello:
-		var h bus.LPSFedHello
-		if err := env.UnmarshalBody(&h); err != nil {
-			s.cfg.Log.Warn().Str("from", env.From).Err(err).Msg("rejected lpsfed hello")
-			return nil
-		}
+		h := b
 		s.mu.Lock()
 		s.hellos[env.From] = m
 		s.mu.Unlock()
 		return s.step(ctx, LPSFedJoin{Client: env.From, SchemaHash: h.SchemaHash, NumParams: h.NumParams,
 			Weight: float64(h.TrainSize), Users: h.Users, Items: h.Items, Edges: h.Edges, Now: now})
 	case *bus.Update:
-		var u bus.LPSFedUpdate
-		if err := env.UnmarshalBody(&u); err != nil {
-			s.cfg.Log.Warn().Str("from", env.From).Err(err).Msg("rejected lpsfed update")
-			return nil
-		}
+		u := b
 		ev := LPSFedUpdateIn{Client: env.From, Round: u.Round, Weight: u.Weight, Params: u.Params.Floats(), Withheld: u.Withheld, Now: now}
 		var ok bool
 		if ev.Rho, ev.HasRho, ok = scalar(u.Rho); !ok {
@@ -280,7 +272,7 @@ func (s *LPSFedServer) act(ctx context.Context, a Action) error {
 		return s.publish(ctx, bus.Subject(j, bus.KindRound), bus.KindRound, x.Round, ro)
 	case PublishPersonal:
 		return s.publish(ctx, bus.Subject(j, bus.KindModel, x.To), bus.KindModel, x.Round,
-			&bus.LPSFedModel{Model: bus.Model{Round: x.Round, Params: x.Params, Final: x.Final}, Margin: x.Margin, HasMargin: x.HasMargin})
+			&bus.Model{Round: x.Round, Params: x.Params, Final: x.Final, Margin: x.Margin, HasMargin: x.HasMargin})
 	case RoundClosed:
 		s.mu.Lock()
 		s.result.Closes = append(s.result.Closes, x)

@@ -8,6 +8,12 @@ type Hello struct {
 	NumParams  int    `msgpack:"nparams"`
 	TrainSize  int    `msgpack:"train"` // weight for FedAvg; a count only
 	Algo       string `msgpack:"algo"`
+	// Users, Items and Edges are a recommendation client's subgraph counts
+	// (counts only), for LPSFed's reference graph; zero in strict mode and
+	// for every other algorithm.
+	Users int `msgpack:"users,omitempty"`
+	Items int `msgpack:"items,omitempty"`
+	Edges int `msgpack:"edges,omitempty"`
 }
 
 // HelloReply answers a Hello.
@@ -40,6 +46,12 @@ type Update struct {
 	// release its parameters (budget exhausted): it counts as present for
 	// the quorum and contributes nothing to the average.
 	Withheld bool `msgpack:"withheld,omitempty"`
+	// Rho is LPSFed's gated ρ_c = KL(K^R‖K^c) against the reference kernel
+	// of version RhoVersion (empty when unchanged since the client's last
+	// release); Margin its gated mean margin M^c. Empty for other algorithms.
+	Rho        Sensitive `msgpack:"rho,omitempty"`
+	RhoVersion uint64    `msgpack:"rhov,omitempty"`
+	Margin     Sensitive `msgpack:"margin,omitempty"`
 }
 
 // Model is a global (gf.<job>.model.all) or personalized
@@ -49,6 +61,10 @@ type Model struct {
 	Params Vector `msgpack:"params,omitempty"`
 	Grad   Vector `msgpack:"grad,omitempty"` // averaged gradient estimator (CE-FedGNN)
 	Final  bool   `msgpack:"final"`
+	// Margin, when HasMargin, is LPSFed's personalized margin
+	// M̄·ρ̄_c + M^c·(1 − ρ̄_c).
+	Margin    float64 `msgpack:"margin,omitempty"`
+	HasMargin bool    `msgpack:"has_margin,omitempty"`
 }
 
 // Embeddings carries noised boundary-node embeddings on gf.<job>.emb.<from>.<to>.
@@ -77,45 +93,10 @@ type Done struct {
 	Rounds uint64 `msgpack:"rounds"`
 }
 
-// LPSFed's messages. Each extends a base message inline, so that the
-// generic validator opens it as the base (unknown fields are skipped) and
-// checks the base's vectors; LPSFed's receivers decode the body again as
-// the extension and check the extra fields themselves.
-
-// LPSFedHello is an LPSFed join request on gf.<job>.hello.<client>: the
-// client's subgraph counts (counts only) for the server's reference
-// graph, all zero when the job runs in strict mode.
-type LPSFedHello struct {
-	Hello `msgpack:",inline"`
-	Users int `msgpack:"users"`
-	Items int `msgpack:"items"`
-	Edges int `msgpack:"edges"`
-}
-
 // LPSFedRound is the strategy payload of an LPSFed RoundOpen (msgpack in
 // RoundOpen.Payload): the reference kernel K^R over Φ frequencies and the
 // round it was built in, so that clients release ρ_c only when it changes.
 type LPSFedRound struct {
 	Kernel  Vector `msgpack:"kr"`
 	Version uint64 `msgpack:"krv"`
-}
-
-// LPSFedUpdate is an LPSFed update on gf.<job>.update.<client>: Params
-// carries the pooling and predictive MLPs; Rho the gated ρ_c = KL(K^R‖K^c)
-// against reference kernel RhoVersion (empty when unchanged since the
-// client's last release); Margin the gated mean margin M^c.
-type LPSFedUpdate struct {
-	Update     `msgpack:",inline"`
-	Rho        Sensitive `msgpack:"rho"`
-	RhoVersion uint64    `msgpack:"rhov"`
-	Margin     Sensitive `msgpack:"margin"`
-}
-
-// LPSFedModel is a personalized LPSFed model on gf.<job>.model.<client>:
-// θ^c ← θ̄·ρ̄_c + θ^c·(1 − ρ̄_c) in Params and, when HasMargin, the
-// personalized margin M̄·ρ̄_c + M^c·(1 − ρ̄_c).
-type LPSFedModel struct {
-	Model     `msgpack:",inline"`
-	Margin    float64 `msgpack:"margin"`
-	HasMargin bool    `msgpack:"has_margin"`
 }

@@ -185,16 +185,16 @@ func (c *Client) Run(ctx context.Context) (Result, error) {
 		if err != nil {
 			return c.result(nil), fmt.Errorf("lpsfed: client %s: %w", id, err)
 		}
-		env, body, err := c.val.Open(m.Subject, m.Data)
+		_, body, err := c.val.Open(m.Subject, m.Data)
 		if err != nil {
 			c.cfg.Log.Warn().Str("subject", m.Subject).Str("reason", bus.ReasonOf(err)).Err(err).Msg("rejected message")
 			continue
 		}
 		switch b := body.(type) {
 		case *bus.Model:
-			var pm bus.LPSFedModel
-			if err := env.UnmarshalBody(&pm); err != nil || math.IsNaN(pm.Margin) || math.IsInf(pm.Margin, 0) {
-				c.cfg.Log.Warn().Err(err).Msg("rejected personalized model")
+			pm := *b
+			if math.IsNaN(pm.Margin) || math.IsInf(pm.Margin, 0) {
+				c.cfg.Log.Warn().Msg("rejected personalized model: margin not finite")
 				continue
 			}
 			if err := c.load(&pm); err != nil {
@@ -212,7 +212,7 @@ func (c *Client) Run(ctx context.Context) (Result, error) {
 
 func (c *Client) hello(ctx context.Context) error {
 	j, id := c.cfg.Job, c.cfg.Client
-	h := &bus.LPSFedHello{Hello: bus.Hello{SchemaHash: c.model.SchemaHash(), NumParams: c.model.NumShared(), TrainSize: c.model.data.NumTrain()}}
+	h := &bus.Hello{SchemaHash: c.model.SchemaHash(), NumParams: c.model.NumShared(), TrainSize: c.model.data.NumTrain()}
 	if !c.cfg.Strict {
 		h.Users, h.Items, h.Edges = c.model.data.Users, c.model.data.Items, c.model.data.NumTrain()
 	}
@@ -252,7 +252,7 @@ func (c *Client) hello(ctx context.Context) error {
 }
 
 // load installs a personalized model θ^c and margin (Eq. 14).
-func (c *Client) load(pm *bus.LPSFedModel) error {
+func (c *Client) load(pm *bus.Model) error {
 	if pm.Round < c.modelRound {
 		return nil
 	}
@@ -292,7 +292,7 @@ func (c *Client) train(ctx context.Context, r *bus.RoundOpen) error {
 		}
 	}
 	loss := c.model.Train(c.cfg.LocalEpochs)
-	u := &bus.LPSFedUpdate{Update: bus.Update{Round: r.Round, BaseRound: c.modelRound, Weight: float64(c.model.data.NumTrain()), Loss: loss}}
+	u := &bus.Update{Round: r.Round, BaseRound: c.modelRound, Weight: float64(c.model.data.NumTrain()), Loss: loss}
 	if err := c.release(ctx, r.Round, u); err != nil {
 		return err
 	}

@@ -16,7 +16,7 @@ import (
 // value is clipped, charged to the ledger durably, and only then noised
 // and attached. A budget refusal is not an error: the client keeps
 // training and stops publishing that channel.
-func (c *Client) release(ctx context.Context, round uint64, u *bus.LPSFedUpdate) error {
+func (c *Client) release(ctx context.Context, round uint64, u *bus.Update) error {
 	if c.withheld {
 		u.Withheld = true
 	} else {

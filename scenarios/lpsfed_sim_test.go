@@ -223,7 +223,7 @@ func checkLPSFedWire(t *testing.T, job, algo string, numShared, phi int, clients
 		}
 		switch ps.Kind {
 		case bus.KindUpdate:
-			var u bus.LPSFedUpdate
+			var u bus.Update
 			if err := env.UnmarshalBody(&u); err != nil {
 				t.Fatal(err)
 			}
@@ -242,7 +242,7 @@ func checkLPSFedWire(t *testing.T, job, algo string, numShared, phi int, clients
 				}
 			}
 		case bus.KindModel:
-			var pm bus.LPSFedModel
+			var pm bus.Model
 			if err := env.UnmarshalBody(&pm); err != nil {
 				t.Fatal(err)
 			}
