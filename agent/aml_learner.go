@@ -10,20 +10,26 @@ import (
 	"graphfed/graph"
 )
 
-// AMLData is one bank's share of an AML world: the transactions it sees
-// (at least one endpoint is its account; attributes of a cross-bank
-// transaction are seen by both banks), their split, which of them it scores,
-// the accounts it hosts, and for accounts hosted elsewhere the bank (client
-// id) hosting them.
+// AMLData is one bank's share of an AML world, and nothing more: a graph
+// of the transactions it sees (at least one endpoint is its account;
+// attributes of a cross-bank transaction are seen by both banks), their
+// split, which of them it scores, which accounts it hosts, and for accounts
+// hosted elsewhere the bank (client id) hosting them. Accounts are local
+// indices of Graph; Global names them to other banks.
 type AMLData struct {
-	World  *graph.AMLGraph
-	Edges  []int32          // visible transactions
-	Split  []graph.Split    // per visible transaction
-	Home   []bool           // per visible transaction: scored by this bank
-	Owned  []bool           // per world account
+	Graph  *graph.AMLGraph  // the visible transactions only
+	Split  []graph.Split    // per transaction of Graph
+	Home   []bool           // per transaction of Graph: scored by this bank
+	Owned  []bool           // per account of Graph: hosted here
+	Global []int64          // per account of Graph: its id in exchanges between banks
 	Remote map[int32]string // adjacent foreign account -> its bank's client id
 	// Peers maps a neighbouring bank to our accounts facing it (ascending).
 	Peers map[string][]int32
+	// First and Last are the job's earliest and latest transaction (Unix
+	// seconds), the range of the time feature, so that banks compute the
+	// same features for a transaction they share; both zero means Graph's
+	// own range.
+	First, Last int64
 }
 
 // AMLConfig configures an AMLLearner.
@@ -52,7 +58,7 @@ type AMLLearner struct {
 	d       AMLData
 	trainSt *gnn.EdgeStage // training transactions only
 	evalSt  *gnn.EdgeStage // every visible transaction
-	train   []int32        // training seeds (world edge ids)
+	train   []int32        // training seeds (transactions of d.Graph)
 	val     []int32        // home validation seeds
 	test    []int32        // home test seeds
 	weights []float32
@@ -64,6 +70,7 @@ type AMLLearner struct {
 	labels  []int32
 	dLogits *gnn.Tensor
 
+	byID    map[int64]int32     // global id -> foreign account of d.Graph
 	remote  map[int32][]float32 // received embeddings of foreign accounts
 	own     map[int32][]float32 // moving average of our boundary accounts' embeddings
 	facing  map[int32]bool      // our accounts facing some neighbour
@@ -101,41 +108,66 @@ func NewAMLLearner(d AMLData, cfg AMLConfig) (*AMLLearner, error) {
 	if !(cfg.Gamma > 0 && cfg.Gamma <= 1) {
 		return nil, fmt.Errorf("agent: aml learner: γ %v outside (0,1]", cfg.Gamma)
 	}
-	if len(d.Split) != len(d.Edges) || len(d.Home) != len(d.Edges) {
-		return nil, fmt.Errorf("agent: aml learner: %d edges, %d splits, %d home flags", len(d.Edges), len(d.Split), len(d.Home))
+	if d.Graph == nil {
+		return nil, fmt.Errorf("agent: aml learner: no graph")
 	}
-	l := &AMLLearner{cfg: cfg, d: d, rng: rand.New(rand.NewPCG(cfg.Seed, 0xa31)),
+	m, n := d.Graph.NumEdges(), d.Graph.NumAccounts()
+	if len(d.Split) != m || len(d.Home) != m || len(d.Owned) != n || len(d.Global) != n {
+		return nil, fmt.Errorf("agent: aml learner: %d transactions with %d splits and %d home flags, %d accounts with %d owned flags and %d global ids",
+			m, len(d.Split), len(d.Home), n, len(d.Owned), len(d.Global))
+	}
+	if d.Last < d.First {
+		return nil, fmt.Errorf("agent: aml learner: time range [%d, %d] reversed", d.First, d.Last)
+	}
+	l := &AMLLearner{cfg: cfg, d: d, rng: rand.New(rand.NewPCG(cfg.Seed, 0xa31)), byID: make(map[int64]int32, len(d.Remote)),
 		remote: map[int32][]float32{}, own: map[int32][]float32{}, facing: map[int32]bool{}}
-	for _, accts := range d.Peers {
+	for a := range d.Remote {
+		if a < 0 || int(a) >= n || d.Owned[a] {
+			return nil, fmt.Errorf("agent: aml learner: remote account %d is not a foreign account of the graph", a)
+		}
+		if prev, dup := l.byID[d.Global[a]]; dup {
+			return nil, fmt.Errorf("agent: aml learner: accounts %d and %d share global id %d", prev, a, d.Global[a])
+		}
+		l.byID[d.Global[a]] = a
+	}
+	for id, accts := range d.Peers {
 		for _, a := range accts {
+			if a < 0 || int(a) >= n || !d.Owned[a] {
+				return nil, fmt.Errorf("agent: aml learner: account %d facing %s is not ours", a, id)
+			}
 			l.facing[a] = true
 		}
 	}
+	all := make([]int32, m)
 	var trainLabels []uint8
-	for i, e := range d.Edges {
-		switch d.Split[i] {
+	for e := range all {
+		all[e] = int32(e)
+		switch d.Split[e] {
 		case graph.SplitTrain:
-			l.train = append(l.train, e)
-			trainLabels = append(trainLabels, d.World.Label[e])
+			l.train = append(l.train, int32(e))
+			trainLabels = append(trainLabels, d.Graph.Label[e])
 		case graph.SplitVal:
-			if d.Home[i] {
-				l.val = append(l.val, e)
+			if d.Home[e] {
+				l.val = append(l.val, int32(e))
 			}
 		case graph.SplitTest:
-			if d.Home[i] {
-				l.test = append(l.test, e)
+			if d.Home[e] {
+				l.test = append(l.test, int32(e))
 			}
 		}
 	}
 	if len(l.train) == 0 {
 		return nil, fmt.Errorf("agent: aml learner: no training transactions")
 	}
-	feat := gnn.NewEdgeFeaturizer(d.World)
+	feat := gnn.NewEdgeFeaturizer(d.Graph)
+	if d.First != 0 || d.Last != 0 {
+		feat.SetTimeRange(d.First, d.Last)
+	}
 	var err error
-	if l.trainSt, err = gnn.NewEdgeStage(d.World, l.train, cfg.FanOut, feat); err != nil {
+	if l.trainSt, err = gnn.NewEdgeStage(d.Graph, l.train, cfg.FanOut, feat); err != nil {
 		return nil, fmt.Errorf("agent: aml learner: %w", err)
 	}
-	if l.evalSt, err = gnn.NewEdgeStage(d.World, d.Edges, cfg.FanOut, feat); err != nil {
+	if l.evalSt, err = gnn.NewEdgeStage(d.Graph, all, cfg.FanOut, feat); err != nil {
 		return nil, fmt.Errorf("agent: aml learner: %w", err)
 	}
 	l.weights = gnn.EdgeClassWeights(trainLabels, 10)
@@ -313,14 +345,14 @@ func (l *AMLLearner) Neighbours() []string {
 	return ids
 }
 
-// Boundary implements Exchanger: our accounts facing to that have an
-// embedding yet, with their moving averages.
+// Boundary implements Exchanger: the global ids of our accounts facing to
+// that have an embedding yet, with their moving averages.
 func (l *AMLLearner) Boundary(to string) ([]int64, []float32, int) {
 	var ids []int64
 	var rows []float32
 	for _, a := range l.d.Peers[to] {
 		if h, ok := l.own[a]; ok {
-			ids = append(ids, int64(a))
+			ids = append(ids, l.d.Global[a])
 			rows = append(rows, h...)
 		}
 	}
@@ -346,8 +378,8 @@ func (l *AMLLearner) Receive(from string, ids []int64, rows []float32, dim int) 
 	}
 	shrink := float32(1 / max(ss/float64(len(ids)), 1))
 	for i, id := range ids {
-		a := int32(id)
-		if int64(a) != id || l.d.Remote[a] != from {
+		a, ok := l.byID[id]
+		if !ok || l.d.Remote[a] != from {
 			continue
 		}
 		dst := make([]float32, dim)

@@ -1,75 +1,93 @@
 package scenarios
 
 import (
-	"path/filepath"
 	"testing"
 
 	"graphfed/graph"
-	"graphfed/scenarios/amlworld"
+	"graphfed/workload/aml"
 )
 
-func tinyWorld(t testing.TB, seed uint64) *graph.AMLGraph {
+func tinyWorld(t testing.TB, seed uint64, banks int, rows int64) *graph.AMLGraph {
 	t.Helper()
-	cfg, err := amlworld.Preset(amlworld.Tiny, amlworld.HI, seed)
+	cfg, err := aml.Preset(aml.Tiny, aml.HI, seed)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	sum, err := amlworld.Generate(cfg, dir, nil)
+	if banks > 0 {
+		cfg.Banks = banks
+	}
+	if rows > 0 {
+		cfg.Transactions = rows
+	}
+	sum, err := aml.Generate(cfg, t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_ = sum
-	matches, _ := filepath.Glob(filepath.Join(dir, "*_Trans.csv"))
-	if len(matches) != 1 {
-		t.Fatalf("want one Trans file, got %v", matches)
-	}
-	w, _, err := graph.LoadAMLTrans(matches[0], graph.AMLOptions{})
+	w, _, err := graph.LoadAMLTrans(sum.TransPath, graph.AMLOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return w
 }
 
-func TestSplitBanks(t *testing.T) {
-	w := tinyWorld(t, 3)
-	views, err := SplitBanks(w)
+// The learner inputs of two banks agree on the accounts between them: what
+// a releases to b (the global ids of a's accounts facing b) is exactly
+// what b knows as a's accounts adjacent to its own.
+func TestAMLDataBoundariesMeet(t *testing.T) {
+	w := tinyWorld(t, 3, 0, 0)
+	views, err := aml.SplitBanks(w, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	home := make([]int, w.NumEdges())
-	seen := make([]int, w.NumEdges())
+	data := map[string]struct {
+		v *aml.BankView
+		d func() map[int64]string // global id of a foreign account -> its bank
+	}{}
 	for _, v := range views {
-		for i, e := range v.Edges {
-			seen[e]++
-			if v.Home[i] {
-				home[e]++
-			}
-			if !v.Owned[w.Src[e]] && !v.Owned[w.Dst[e]] {
-				t.Fatalf("%s sees transaction %d between two foreign accounts", v.ID, e)
-			}
+		d, err := AMLData(v)
+		if err != nil {
+			t.Fatal(err)
 		}
-		for _, n := range v.Neighbours() {
-			if n == v.ID {
-				t.Fatalf("%s is its own neighbour", v.ID)
+		if d.Graph != v.Graph || d.First != v.Cut.First || d.Last != v.Cut.Last {
+			t.Fatalf("%s: learner input is not the bank's view", v.ID)
+		}
+		data[v.ID] = struct {
+			v *aml.BankView
+			d func() map[int64]string
+		}{v, func() map[int64]string {
+			out := map[int64]string{}
+			for a, bank := range d.Remote {
+				out[d.Global[a]] = bank
 			}
+			return out
+		}}
+	}
+	pairs := 0
+	for _, a := range views {
+		for to, accts := range a.Peers() {
+			b, ok := data[to]
+			if !ok {
+				t.Fatalf("%s faces unknown bank %s", a.ID, to)
+			}
+			known := b.d()
+			want := 0
+			for _, bank := range known {
+				if bank == a.ID {
+					want++
+				}
+			}
+			if len(accts) != want {
+				t.Fatalf("%s faces %s with %d accounts, %s sees %d of %s's", a.ID, to, len(accts), to, want, a.ID)
+			}
+			for _, acct := range accts {
+				if known[a.Global[acct]] != a.ID {
+					t.Fatalf("%s's account %s (global %d) unknown to %s", a.ID, a.Graph.AccountIDs[acct], a.Global[acct], to)
+				}
+			}
+			pairs++
 		}
 	}
-	for e := range w.Src {
-		want := 1
-		if w.CrossBank(e) {
-			want = 2
-		}
-		if seen[e] != want || home[e] != 1 {
-			t.Fatalf("transaction %d seen %d times (want %d), scored %d times (want 1)", e, seen[e], want, home[e])
-		}
-	}
-	// Boundaries are symmetric in the sense that matters: a's accounts
-	// facing b all have a transaction with b.
-	a, b := views[0], views[1]
-	for _, acct := range a.Boundary(b.Bank) {
-		if !a.Owned[acct] {
-			t.Fatalf("boundary account %d not hosted by %s", acct, a.ID)
-		}
+	if pairs == 0 {
+		t.Fatal("no bank faces another")
 	}
 }

@@ -3,16 +3,14 @@ package scenarios
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
 
 	"graphfed/agent"
-	"graphfed/graph"
 	"graphfed/privacy"
-	"graphfed/scenarios/amlworld"
+	"graphfed/workload/aml"
 )
 
 // The AML job end to end on a small world: every bank trains, releases its
@@ -22,28 +20,19 @@ func TestAMLSimExchangesGatedEmbeddings(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains three banks")
 	}
-	cfg, err := amlworld.Preset(amlworld.Tiny, amlworld.HI, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Banks, cfg.Transactions = 3, 20000
-	dir := t.TempDir()
-	sum, err := amlworld.Generate(cfg, dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, _, err := graph.LoadAMLTrans(filepath.Join(dir, filepath.Base(sum.TransPath)), graph.AMLOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	views, err := SplitBanks(w)
+	w := tinyWorld(t, 2, 3, 20000)
+	views, err := aml.SplitBanks(w, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var learners []agent.Learner
 	var ids []string
 	for i, v := range views {
-		l, err := agent.NewAMLLearner(v.Data(), agent.AMLConfig{Hidden: 16, BatchSize: 128, Seed: uint64(i)})
+		d, err := AMLData(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := agent.NewAMLLearner(d, agent.AMLConfig{Hidden: 16, BatchSize: 128, Seed: uint64(i)})
 		if err != nil {
 			t.Fatal(err)
 		}

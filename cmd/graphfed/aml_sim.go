@@ -14,7 +14,7 @@ import (
 	"graphfed/graph"
 	"graphfed/privacy"
 	"graphfed/scenarios"
-	"graphfed/scenarios/amlworld"
+	"graphfed/workload/aml"
 )
 
 // amlFlags are sim's settings for --scenario aml.
@@ -76,11 +76,11 @@ func runAMLSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Time) 
 	if err != nil {
 		return fmt.Errorf("sim: %w", err)
 	}
-	size, err := amlworld.ParseSize(s.aml.size)
+	size, err := aml.ParseSize(s.aml.size)
 	if err != nil {
 		return fmt.Errorf("sim: %w", err)
 	}
-	wcfg, err := amlworld.Preset(size, amlworld.HI, s.seed)
+	wcfg, err := aml.Preset(size, aml.HI, s.seed)
 	if err != nil {
 		return fmt.Errorf("sim: %w", err)
 	}
@@ -102,7 +102,7 @@ func runAMLSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Time) 
 		defer os.RemoveAll(dir)
 	}
 	gp := newProgress("gen aml", int(wcfg.Transactions))
-	sum, err := amlworld.Generate(wcfg, dir, func(done, total int64) { gp.update(int(done), "rows") })
+	sum, err := aml.Generate(wcfg, dir, func(done, total int64) { gp.update(int(done), "rows") })
 	gp.finish()
 	if err != nil {
 		return fmt.Errorf("sim: %w", err)
@@ -111,10 +111,12 @@ func runAMLSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Time) 
 	if err != nil {
 		return fmt.Errorf("sim: %w", err)
 	}
-	views, err := scenarios.SplitBanks(w)
+	views, err := aml.SplitBanks(w, nil)
 	if err != nil {
 		return fmt.Errorf("sim: %w", err)
 	}
+	// From here on only the banks' views are used: no learner sees the world.
+	worldRows, worldAccounts := w.NumEdges(), w.NumAccounts()
 	gamma := s.cefed.Gamma
 	if s.algo == aggregator.AlgoFedGNNST {
 		gamma = 1
@@ -122,7 +124,11 @@ func runAMLSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Time) 
 	learners := make([]agent.Learner, len(views))
 	ids := make([]string, len(views))
 	for i, v := range views {
-		l, err := agent.NewAMLLearner(v.Data(), agent.AMLConfig{Kind: s.aml.kind, BatchSize: s.aml.batch, Gamma: gamma,
+		d, err := scenarios.AMLData(v)
+		if err != nil {
+			return fmt.Errorf("sim: %w", err)
+		}
+		l, err := agent.NewAMLLearner(d, agent.AMLConfig{Kind: s.aml.kind, BatchSize: s.aml.batch, Gamma: gamma,
 			Hidden: s.aml.hidden, LR: s.aml.lr, FanOut: s.aml.fanOut, ExchangeEvery: s.aml.embEvery,
 			Seed: s.seed*7919 + uint64(i) + 1})
 		if err != nil {
@@ -138,7 +144,7 @@ func runAMLSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Time) 
 	if err != nil {
 		return fmt.Errorf("sim: %w", err)
 	}
-	log.Info().Int("banks", len(views)).Int("rows", w.NumEdges()).Int("accounts", w.NumAccounts()).Msg("AML world ready")
+	log.Info().Int("banks", len(views)).Int("rows", worldRows).Int("accounts", worldAccounts).Msg("AML world ready")
 	var rows []roundRow
 	p := newProgress("sim aml "+s.algo, s.rounds)
 	res, err := scenarios.RunSim(cmd.Context(), scenarios.SimConfig{
@@ -170,7 +176,7 @@ func runAMLSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Time) 
 	rep := Report{
 		Command: "sim", Algo: s.algo, Dataset: "aml-" + s.aml.size, Clients: len(views), Rounds: int(res.Agg.Rounds), Seed: int64(s.seed),
 		Metrics: map[string]any{"test_f1_illicit": f1, "test_precision_illicit": prec, "test_recall_illicit": rec,
-			"val_f1_illicit": vf1, "test_f1_illicit_tuned": tf1, "rows": w.NumEdges(), "gnn": s.aml.kind, "k": s.localEpochs, "rejects": res.Agg.Rejects},
+			"val_f1_illicit": vf1, "test_f1_illicit_tuned": tf1, "rows": worldRows, "gnn": s.aml.kind, "k": s.localEpochs, "rejects": res.Agg.Rejects},
 		Comm:    &CommReport{Bytes: res.Bytes, Messages: res.Messages},
 		Privacy: privacyReport(res.Agg.Final, res.Ledger, priv),
 	}

@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"graphfed/graph"
-	"graphfed/scenarios/amlworld"
+	"graphfed/workload/aml"
 )
 
 // newGenCmd is `graphfed gen`, the parent of the dataset generators.
@@ -40,15 +40,15 @@ Output is determined by the flags, the seed included.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			start := time.Now()
-			sz, err := amlworld.ParseSize(size)
+			sz, err := aml.ParseSize(size)
 			if err != nil {
 				return fmt.Errorf("gen aml: %w", err)
 			}
-			rt, err := amlworld.ParseRatio(ratio)
+			rt, err := aml.ParseRatio(ratio)
 			if err != nil {
 				return fmt.Errorf("gen aml: %w", err)
 			}
-			cfg, err := amlworld.Preset(sz, rt, seed)
+			cfg, err := aml.Preset(sz, rt, seed)
 			if err != nil {
 				return fmt.Errorf("gen aml: %w", err)
 			}
@@ -66,7 +66,7 @@ Output is determined by the flags, the seed included.`,
 				return fmt.Errorf("gen aml: %w", err)
 			}
 			p := newProgress("gen aml "+cfg.Prefix, int(cfg.Transactions))
-			s, err := amlworld.Generate(cfg, out, func(done, total int64) {
+			s, err := aml.Generate(cfg, out, func(done, total int64) {
 				p.update(int(done), "rows")
 			})
 			p.finish()

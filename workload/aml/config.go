@@ -1,23 +1,4 @@
-// Package amlworld generates synthetic anti-money-laundering worlds and
-// writes them in the published AMLworld format (Altman et al. 2023): the
-// files <Prefix>_Trans.csv, <Prefix>_Patterns.txt and <Prefix>_accounts.csv
-// that graph.LoadAMLTrans, graph.LoadAMLPatterns and graph.LoadAMLAccounts
-// read (DESIGN.md, "AML world").
-//
-// A world is B banks of different sizes holding the accounts of individuals
-// and companies. Normal behaviour is salaries, recurring bills, purchases,
-// business-to-business payments, person-to-person transfers, transfers
-// between an entity's own accounts and self-transfers (about 12% of rows),
-// in 15 currencies and 7 payment formats, with amounts from cents to
-// millions. Laundering attempts follow the 8 AMLworld typologies and hop
-// across banks. They are meant to be learnable from graph structure (fans,
-// cycles, bursts in time) but not from any single column: launderers also
-// transact normally, and amounts, formats, hours and currencies of
-// laundering rows are skewed, never disjoint, from normal ones.
-//
-// Output is a pure function of Config (the seed included): every random
-// stream is a PCG seeded from Config.Seed and a fixed stream number.
-package amlworld
+package aml
 
 import (
 	"fmt"
@@ -103,7 +84,7 @@ func ParseSize(s string) (Size, error) {
 	case Demo, Tiny, Small, Medium:
 		return Size(s), nil
 	}
-	return "", fmt.Errorf("amlworld: unknown size %q (want demo, tiny, small or medium)", s)
+	return "", fmt.Errorf("aml: unknown size %q (want demo, tiny, small or medium)", s)
 }
 
 // ParseRatio checks a ratio name ("hi" or "li", any case).
@@ -114,7 +95,7 @@ func ParseRatio(s string) (Ratio, error) {
 	case "li", "LI":
 		return LI, nil
 	}
-	return "", fmt.Errorf("amlworld: unknown ratio %q (want hi or li)", s)
+	return "", fmt.Errorf("aml: unknown ratio %q (want hi or li)", s)
 }
 
 // Preset returns the configuration of a named size and ratio with 8 banks,
@@ -142,7 +123,7 @@ func Preset(size Size, ratio Ratio, seed uint64) (Config, error) {
 	case Medium:
 		c.Accounts, c.Transactions, c.Days, sizeName = 2_000_000, 30_000_000, 16, "Medium"
 	default:
-		return Config{}, fmt.Errorf("amlworld: preset: unknown size %q", size)
+		return Config{}, fmt.Errorf("aml: preset: unknown size %q", size)
 	}
 	switch ratio {
 	case HI:
@@ -152,7 +133,7 @@ func Preset(size Size, ratio Ratio, seed uint64) (Config, error) {
 		c.IllicitRatio = 1.0 / 1900
 		c.Prefix = "LI-" + sizeName
 	default:
-		return Config{}, fmt.Errorf("amlworld: preset: unknown ratio %q", ratio)
+		return Config{}, fmt.Errorf("aml: preset: unknown ratio %q", ratio)
 	}
 	if size == Demo {
 		c.IllicitRatio *= 9 // HI: 1 in 100, LI: 1 in ~211
@@ -163,7 +144,7 @@ func Preset(size Size, ratio Ratio, seed uint64) (Config, error) {
 // Validate checks that c describes a world the generator can build.
 func (c *Config) Validate() error {
 	bad := func(format string, a ...any) error {
-		return fmt.Errorf("amlworld: config: "+format, a...)
+		return fmt.Errorf("aml: config: "+format, a...)
 	}
 	switch {
 	case c.Prefix == "" || !prefixOK(c.Prefix):

@@ -1,4 +1,4 @@
-package amlworld
+package aml
 
 import (
 	"bytes"

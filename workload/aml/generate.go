@@ -1,4 +1,4 @@
-package amlworld
+package aml
 
 import (
 	"fmt"
@@ -41,7 +41,7 @@ func Generate(cfg Config, dir string, progress func(done, total int64)) (Summary
 		return Summary{}, err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return Summary{}, fmt.Errorf("amlworld: generate: %w", err)
+		return Summary{}, fmt.Errorf("aml: generate: %w", err)
 	}
 	paths := [3]string{
 		filepath.Join(dir, cfg.Prefix+"_Trans.csv"),
@@ -61,7 +61,7 @@ func Generate(cfg Config, dir string, progress func(done, total int64)) (Summary
 		f, err := os.Create(p + ".tmp")
 		if err != nil {
 			cleanup()
-			return Summary{}, fmt.Errorf("amlworld: generate: %w", err)
+			return Summary{}, fmt.Errorf("aml: generate: %w", err)
 		}
 		files[i] = f
 	}
@@ -74,12 +74,12 @@ func Generate(cfg Config, dir string, progress func(done, total int64)) (Summary
 		if err := f.Close(); err != nil {
 			files[i] = nil
 			cleanup()
-			return Summary{}, fmt.Errorf("amlworld: generate: %w", err)
+			return Summary{}, fmt.Errorf("aml: generate: %w", err)
 		}
 		files[i] = nil
 		if err := os.Rename(f.Name(), paths[i]); err != nil {
 			cleanup()
-			return Summary{}, fmt.Errorf("amlworld: generate: %w", err)
+			return Summary{}, fmt.Errorf("aml: generate: %w", err)
 		}
 	}
 	s.TransPath, s.PatternsPath, s.AccountsPath = paths[0], paths[1], paths[2]
@@ -110,7 +110,7 @@ func Write(cfg Config, trans, patterns, accounts io.Writer, progress func(done, 
 	flush := func(dst io.Writer, force bool) error {
 		if len(buf) >= flushAt || force && len(buf) > 0 {
 			if _, err := dst.Write(buf); err != nil {
-				return fmt.Errorf("amlworld: write: %w", err)
+				return fmt.Errorf("aml: write: %w", err)
 			}
 			buf = buf[:0]
 		}
