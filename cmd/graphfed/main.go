@@ -55,6 +55,7 @@ func subcommands(g *globalFlags) []*cobra.Command {
 		newPrivacyCmd(g),
 		newAuditCmd(g),
 		newGenCmd(g),
+		newSplitCmd(g),
 		newDataCmd(g),
 		newSpectralCmd(g),
 		newKeysCmd(g),
