@@ -80,6 +80,9 @@ const flushAtBytes = 32 << 20
 // endpoint. LoadBank reads such a directory back.
 func WriteBanks(opt SplitOptions) (SplitSummary, error) {
 	const op = "aml: write banks"
+	if opt.Trans == "" || opt.Out == "" {
+		return SplitSummary{}, fmt.Errorf("%s: need the Trans file and an output directory", op)
+	}
 	w, issues, err := graph.LoadAMLTrans(opt.Trans, graph.AMLOptions{Policy: opt.Policy})
 	if err != nil {
 		return SplitSummary{}, fmt.Errorf("%s: %w", op, err)
@@ -90,6 +93,13 @@ func WriteBanks(opt SplitOptions) (SplitSummary, error) {
 		dir := filepath.Join(opt.Out, bankDirName(id))
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return sum, fmt.Errorf("%s: %w", op, err)
+		}
+		// A directory reused from an earlier split must not keep accounts
+		// or patterns this world does not have: LoadBank would read them.
+		for _, kind := range []string{"_accounts.csv", "_Patterns.txt"} {
+			if err := os.Remove(filepath.Join(dir, w.Name+kind)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return sum, fmt.Errorf("%s: %w", op, err)
+			}
 		}
 		sum.Banks[b] = BankFiles{Bank: id, Dir: dir}
 	}

@@ -64,9 +64,17 @@ func TestLoadBankMatchesSplitBanks(t *testing.T) {
 		{"siblings found", SplitOptions{Trans: sum.TransPath}, accounts, []string{"_accounts.csv", "_Patterns.txt"}},
 		{"files named", SplitOptions{Trans: alone, Accounts: sum.AccountsPath, Patterns: sum.PatternsPath}, accounts, []string{"_accounts.csv", "_Patterns.txt"}},
 		{"trans only", SplitOptions{Trans: alone}, nil, nil},
+		{"trans only over an earlier split", SplitOptions{Trans: alone, Accounts: sum.AccountsPath, Patterns: sum.PatternsPath}, nil, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.opt.Out = t.TempDir()
+			if tc.accounts == nil && tc.opt.Accounts != "" {
+				// Split with the accounts first, then again without.
+				if _, err := WriteBanks(tc.opt); err != nil {
+					t.Fatal(err)
+				}
+				tc.opt.Accounts, tc.opt.Patterns = "", ""
+			}
 			ws, err := WriteBanks(tc.opt)
 			if err != nil {
 				t.Fatal(err)
