@@ -37,22 +37,22 @@ type MarginReceiver interface {
 	SetMargin(m float64)
 }
 
-// ScalarKind says which field of the update a released scalar fills.
-type ScalarKind string
-
-// The scalars an update carries.
+// The kinds of released scalars: which field of the update each fills.
 const (
-	ScalarRho    ScalarKind = "rho"    // Update.Rho and RhoVersion
-	ScalarMargin ScalarKind = "margin" // Update.Margin
+	ScalarRho    = "rho"    // Update.Rho and RhoVersion
+	ScalarMargin = "margin" // Update.Margin
 )
 
 // Scalar is one value a ScalarReleaser wants released after a round, on
-// privacy.ChannelMargin, clipped to Clip.
-type Scalar struct {
-	Kind    ScalarKind
+// privacy.ChannelMargin, clipped to Clip; Version is, for ScalarRho, the
+// reference kernel version it was computed against. It is an alias of an
+// unnamed struct type so that a learner package can declare the identical
+// type and satisfy ScalarReleaser without importing agent.
+type Scalar = struct {
+	Kind    string
 	Value   float64
 	Clip    float64
-	Version uint64 // ScalarRho: the reference kernel version it was computed against
+	Version uint64
 }
 
 // ScalarReleaser is a learner that releases scalars with its update
