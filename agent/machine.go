@@ -65,7 +65,6 @@ type Machine struct {
 	helloDue time.Time // when an unanswered hello is retried
 
 	algo      string
-	openRound uint64 // highest round seen open
 	// released is the last round released per channel, recovered from the
 	// ledger on Start: a round with a model release was trained (and its
 	// update possibly sent) in an earlier life, and is never trained again.
@@ -246,7 +245,6 @@ func (m *Machine) joinReply(ctx context.Context, r JoinReply) ([]MachineAction, 
 	}
 	m.joined, m.algo = true, r.Algo
 	m.learner.Init(r.InitSeed)
-	m.openRound = max(m.openRound, r.Round)
 	if r.Reannounced || r.Round <= m.trained {
 		return nil, nil
 	}
@@ -254,7 +252,6 @@ func (m *Machine) joinReply(ctx context.Context, r JoinReply) ([]MachineAction, 
 }
 
 func (m *Machine) roundOpened(ctx context.Context, e RoundOpened) ([]MachineAction, error) {
-	m.openRound = max(m.openRound, e.Round)
 	var out []MachineAction
 	if len(e.Payload) > 0 {
 		if pr, ok := m.learner.(RoundPayloadReceiver); ok {
