@@ -64,7 +64,7 @@ type Machine struct {
 	joined   bool
 	helloDue time.Time // when an unanswered hello is retried
 
-	algo      string
+	algo string
 	// released is the last round released per channel, recovered from the
 	// ledger on Start: a round with a model release was trained (and its
 	// update possibly sent) in an earlier life, and is never trained again.
