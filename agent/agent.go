@@ -24,11 +24,11 @@ type Config struct {
 	// per-round scoring the dominant cost otherwise.
 	EvalEvery  int
 	HelloRetry time.Duration // between hello attempts; default 1s
-	Slowdown   time.Duration // extra delay per round, to simulate a slow bank
+	Slowdown   time.Duration // extra delay before each round's training, to simulate a slow bank
 	// SlowFactor > 1 makes the bank that many times slower than its
-	// hardware: after each round's training it waits (SlowFactor−1) times
-	// the training time, so the delay scales with the work as a slower
-	// machine's would.
+	// hardware: after each round's training (and releases) it waits
+	// (SlowFactor−1) times the time they took before publishing, so the
+	// delay scales with the work as a slower machine's would.
 	SlowFactor float64
 	Now        func() time.Time // default time.Now
 	Log        zerolog.Logger
@@ -168,12 +168,20 @@ func (a *Agent) step(ctx context.Context, ev MachineEvent) (res Result, done boo
 	for len(pending) > 0 {
 		ev := pending[0]
 		pending = pending[1:]
+		// A slow bank's fixed delay falls before the training, so that a
+		// crash during it finds nothing released and the round retrained.
+		if ro, ok := ev.(RoundOpened); ok && a.cfg.Slowdown > 0 && a.m.Trains(ro) {
+			d := a.cfg.Slowdown
+			if err := a.sleep(ctx, &d); err != nil {
+				return a.result(nil), true, fmt.Errorf("agent %s: %w", a.cfg.Client, err)
+			}
+		}
 		began := time.Now()
 		acts, err := a.m.Step(ctx, ev)
 		if err != nil {
 			return a.result(nil), true, err
 		}
-		slow := a.cfg.Slowdown + a.slowWait(time.Since(began))
+		slow := a.slowWait(time.Since(began))
 		for _, act := range acts {
 			switch x := act.(type) {
 			case SendHello:

@@ -127,6 +127,13 @@ func (m *Machine) Rounds() int { return m.rounds }
 // Withheld reports whether the privacy budget stopped parameter releases.
 func (m *Machine) Withheld() bool { return m.withheld[privacy.ChannelModel] }
 
+// Trains reports whether e would make the machine train (a driver that
+// simulates slow hardware waits before the training, not between a
+// release and its publication).
+func (m *Machine) Trains(e RoundOpened) bool {
+	return m.up && !m.done && m.joined && e.Round > m.trained && !e.Superseded
+}
+
 // Gate is the privacy gate of the current life (nil while down).
 func (m *Machine) Gate() *privacy.Gate { return m.gate }
 
@@ -293,10 +300,12 @@ func (m *Machine) modelIn(e ModelIn) []MachineAction {
 // alone).
 func (m *Machine) shares() bool { return m.algo != "local" }
 
-// load installs the latest model received, once: a learner keeps training
-// from its own parameters until a newer model arrives.
+// load installs the latest model received before every round: what a
+// round trains is then a function of the model it starts from, whatever
+// the learner did before (a crash, a round whose update was lost), which is
+// what makes a faulty run end where a clean one does.
 func (m *Machine) load() error {
-	if !m.shares() || m.model == nil || m.loaded == m.modelRound && m.loaded != 0 {
+	if !m.shares() || m.model == nil {
 		return nil
 	}
 	if err := m.learner.SetParams(m.model); err != nil {

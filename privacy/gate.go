@@ -16,7 +16,7 @@ type Config struct {
 	Accountant  AccountantKind // zero: RDP
 	// Seed fixes the noise for reproducible simulation; nil (the default)
 	// draws the CSPRNG seed from crypto/rand. Under a fixed seed each
-	// release draws from its own stream, derived from (seed, job, client,
+	// release draws from its own stream, derived from (seed, client,
 	// channel, round, index of the release on that channel in that round),
 	// so that a gate rebuilt from the ledger after a crash adds the noise
 	// an uninterrupted run would have. Every entry released under a fixed
@@ -168,7 +168,7 @@ func (g *Gate) Release(ctx context.Context, req Request) (Released, error) {
 	}
 	noise := g.noise
 	if g.cfg.Seed != nil {
-		noise = releaseSource(*g.cfg.Seed, g.cfg.Job, g.cfg.Client, sk)
+		noise = releaseSource(*g.cfg.Seed, g.cfg.Client, sk)
 	}
 	noise.addGaussian(data, req.Sigma)
 	return Released{entry: e, data: data}, nil

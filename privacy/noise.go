@@ -52,9 +52,11 @@ type streamKey struct {
 }
 
 // releaseSource returns the noise stream of one release under a fixed
-// seed: ChaCha8 keyed by SHA-256 of the seed, the job, the client and the
-// stream key (length-prefixed, so that no two keys collide).
-func releaseSource(seed uint64, job, client string, key streamKey) *noiseSource {
+// seed: ChaCha8 keyed by SHA-256 of the seed, the client and the stream
+// key (length-prefixed, so that no two keys collide). The job id is left
+// out on purpose: reproducibility tests run one job under two names (with
+// and without a fault) and expect the same noise.
+func releaseSource(seed uint64, client string, key streamKey) *noiseSource {
 	h := sha256.New()
 	var b [8]byte
 	put := func(x uint64) {
@@ -67,7 +69,6 @@ func releaseSource(seed uint64, job, client string, key streamKey) *noiseSource 
 	}
 	str(seedTag + "/release")
 	put(seed)
-	str(job)
 	str(client)
 	str(string(key.channel))
 	put(key.round)
