@@ -2,10 +2,12 @@ package agent
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"time"
+
+	"github.com/vmihailenco/msgpack/v5"
 
 	"graphfed/bus"
 	"graphfed/privacy"
@@ -14,28 +16,43 @@ import (
 // MachineConfig configures a Machine.
 type MachineConfig struct {
 	Job, Client string
-	LocalEpochs int           // per round; default 1
-	HelloRetry  time.Duration // between unanswered hellos; default 1s
-	ModelSigma  float64       // σ1 on released parameters; default DefaultModelSigma
-	ModelClip   float64       // L2 clip of released parameters; default DefaultModelClip
-	// Privacy configures the gate; its Job and Client are set from the
-	// fields above. Ledger is the durable ledger the gate charges: it must
-	// outlive crashes, since a restart replays it to recover the budget.
+	LocalEpochs int // per round; default 1
+	// EvalEvery scores the model a round starts from every this many rounds
+	// (round 1, 1+EvalEvery, ...); 0 means 1, negative never. The final
+	// scores are always computed.
+	EvalEvery  int
+	HelloRetry time.Duration // between unanswered hellos; default 1s
+	// ModelSigma and ModelClip are the noise σ1 and L2 clip of released
+	// parameters; GradSigma is σ2 on the gradient estimator (clipped like
+	// the model); EmbSigma σ0 on normalized boundary embeddings (negative:
+	// no exchange, the "w/o exchange" ablation); MarginSigma σ on released
+	// scalars. Zero picks the defaults.
+	ModelSigma, ModelClip float64
+	GradSigma, EmbSigma   float64
+	MarginSigma           float64
+	// Gate, when set, is the gate every release goes through (a driver
+	// that reads its spending too); it must have been built over the
+	// agent's durable ledger. Otherwise every Start builds one from
+	// Privacy (its Job and Client are set from the fields above) over
+	// Ledger, which must outlive crashes: a restart replays it to recover
+	// the budget and the rounds already released.
+	Gate    *privacy.Gate
 	Privacy privacy.Config
 	Ledger  privacy.Ledger
 }
 
-// Machine is an agent's protocol logic as a deterministic state machine, in
-// the style of the aggregator's Machine: Step takes an event and returns the
+// Machine is an agent's protocol logic as a deterministic state machine,
+// in the style of etcd raft's RawNode: Step takes an event and returns the
 // actions to carry out, without reading a clock, a socket or a random
-// source of its own. It exists so that the seeded simulator can run agents
-// next to aggregator.Machine, crash them and restart them; Agent is the
-// NATS-facing loop.
+// source of its own. Every channel lives here: model parameters, the
+// gradient estimator, boundary embeddings with their calibration, and
+// LPSFed's scalars and personalized margin. Training happens inside Step
+// (the learner is deterministic given its seed), and every release goes
+// through the privacy gate, whose ledger append is the machine's only
+// I/O. Agent drives it over NATS; the seeded simulator drives it next to
+// aggregator.Machine, crashes and restarts it.
 //
-// It releases model parameters only (FedAvg and Local); CE-FedGNN's
-// gradient and embedding channels are Agent's. Every release goes through a
-// real privacy.Gate, whose ledger append is the machine's only I/O. It is
-// not safe for concurrent use.
+// It is not safe for concurrent use.
 type Machine struct {
 	cfg     MachineConfig
 	learner Learner
@@ -47,12 +64,24 @@ type Machine struct {
 	joined   bool
 	helloDue time.Time // when an unanswered hello is retried
 
-	algo       string
-	openRound  uint64 // highest round seen open
-	trained    uint64 // last round trained (recovered from the ledger on restart)
-	model      []float32
+	algo string
+	// released is the last round released per channel, recovered from the
+	// ledger on Start: a round with a model release was trained (and its
+	// update possibly sent) in an earlier life, and is never trained again.
+	released map[privacy.Channel]uint64
+	trained  uint64 // last round trained (or released in an earlier life)
+	rounds   int    // rounds trained in this life
+
+	model      []float32 // latest global or personalized model
+	grad       []float32
+	margin     float64
+	hasMargin  bool
 	modelRound uint64
-	withheld   bool // the gate refused the model channel for budget
+	loaded     uint64 // round of the model last loaded into the learner (0: none)
+
+	withheld   map[privacy.Channel]bool // refused for budget
+	clipWarned bool
+	exch       exchangeState
 }
 
 // NewMachine returns a machine that is down; Step(Start{...}) boots it.
@@ -60,20 +89,26 @@ func NewMachine(cfg MachineConfig, l Learner) (*Machine, error) {
 	if !bus.ValidID(cfg.Job) || !bus.ValidID(cfg.Client) || cfg.Client == bus.AggregatorID || cfg.Client == "all" {
 		return nil, fmt.Errorf("agent: new machine: job %q or client %q is not a valid id", cfg.Job, cfg.Client)
 	}
-	if l == nil || cfg.Ledger == nil {
-		return nil, fmt.Errorf("agent %s: new machine: a learner and a ledger are required", cfg.Client)
+	if l == nil || (cfg.Ledger == nil && cfg.Gate == nil) {
+		return nil, fmt.Errorf("agent %s: new machine: a learner and a ledger or gate are required", cfg.Client)
 	}
 	if cfg.LocalEpochs <= 0 {
 		cfg.LocalEpochs = 1
 	}
+	if cfg.EvalEvery == 0 {
+		cfg.EvalEvery = 1
+	}
 	if cfg.HelloRetry <= 0 {
 		cfg.HelloRetry = time.Second
 	}
-	if cfg.ModelSigma == 0 {
-		cfg.ModelSigma = DefaultModelSigma
-	}
-	if cfg.ModelClip == 0 {
-		cfg.ModelClip = DefaultModelClip
+	for _, d := range []struct {
+		v   *float64
+		def float64
+	}{{&cfg.ModelSigma, DefaultModelSigma}, {&cfg.ModelClip, DefaultModelClip}, {&cfg.GradSigma, DefaultGradSigma},
+		{&cfg.EmbSigma, DefaultEmbSigma}, {&cfg.MarginSigma, DefaultMarginSigma}} {
+		if *d.v == 0 {
+			*d.v = d.def
+		}
 	}
 	cfg.Privacy.Job, cfg.Privacy.Client = cfg.Job, cfg.Client
 	return &Machine{cfg: cfg, learner: l}, nil
@@ -82,11 +117,25 @@ func NewMachine(cfg MachineConfig, l Learner) (*Machine, error) {
 // Up reports whether the agent is running (booted and not crashed).
 func (m *Machine) Up() bool { return m.up }
 
-// Trained is the last round the agent trained for.
+// Trained is the last round the agent trained for (or released in an
+// earlier life).
 func (m *Machine) Trained() uint64 { return m.trained }
 
+// Rounds is the number of rounds trained since the last Start.
+func (m *Machine) Rounds() int { return m.rounds }
+
 // Withheld reports whether the privacy budget stopped parameter releases.
-func (m *Machine) Withheld() bool { return m.withheld }
+func (m *Machine) Withheld() bool { return m.withheld[privacy.ChannelModel] }
+
+// Trains reports whether e would make the machine train (a driver that
+// simulates slow hardware waits before the training, not between a
+// release and its publication).
+func (m *Machine) Trains(e RoundOpened) bool {
+	return m.up && !m.done && m.joined && e.Round > m.trained && !e.Superseded
+}
+
+// Gate is the privacy gate of the current life (nil while down).
+func (m *Machine) Gate() *privacy.Gate { return m.gate }
 
 // NextWake is when the machine wants a MachineTick (an unanswered hello
 // is due for a retry); zero when it waits for nothing.
@@ -98,7 +147,7 @@ func (m *Machine) NextWake() time.Time {
 }
 
 // Step applies one event. An error means the agent cannot go on (its
-// ledger failed, its learner refused a model); the adapter treats it as a
+// ledger failed, its learner refused a model); the driver treats it as a
 // crash.
 func (m *Machine) Step(ctx context.Context, ev MachineEvent) ([]MachineAction, error) {
 	if s, ok := ev.(Start); ok {
@@ -109,7 +158,7 @@ func (m *Machine) Step(ctx context.Context, ev MachineEvent) ([]MachineAction, e
 		return nil, nil
 	}
 	if !m.up || m.done {
-		return nil, nil // a down agent hears nothing
+		return nil, nil // a down or finished agent hears nothing
 	}
 	switch e := ev.(type) {
 	case JoinReply:
@@ -117,19 +166,18 @@ func (m *Machine) Step(ctx context.Context, ev MachineEvent) ([]MachineAction, e
 		return m.joinReply(ctx, e)
 	case RoundOpened:
 		m.now = e.Now
-		m.openRound = max(m.openRound, e.Round)
-		return m.maybeTrain(ctx)
+		return m.roundOpened(ctx, e)
 	case ModelIn:
 		m.now = e.Now
-		if len(e.Params) > 0 && (m.model == nil || e.Round >= m.modelRound) {
-			m.model, m.modelRound = slices.Clone(e.Params), e.Round
-		}
+		return m.modelIn(e), nil
+	case EmbeddingsIn:
+		m.now = e.Now
+		return m.receive(e), nil
 	case MachineTick:
 		m.now = e.Now
 	case JobDone:
 		m.now = e.Now
-		m.done = true
-		return nil, nil
+		return m.finish(ctx)
 	default:
 		return nil, fmt.Errorf("agent %s: step: unknown event %T", m.cfg.Client, ev)
 	}
@@ -143,18 +191,14 @@ func (m *Machine) start(ctx context.Context, s Start) ([]MachineAction, error) {
 	}
 	m.crash() // a boot starts from nothing but the ledger
 	m.now = s.Now
-	pc := m.cfg.Privacy
-	if pc.Seed != nil {
-		// A distinct stream per incarnation: a restarted agent must not add
-		// the very noise it added before its crash to new values.
-		seed := *pc.Seed + s.Incarnation*0x9e3779b97f4a7c15
-		pc.Seed = &seed
+	gate := m.cfg.Gate
+	if gate == nil {
+		var err error
+		if gate, err = privacy.NewGate(ctx, m.cfg.Privacy, m.cfg.Ledger, func() time.Time { return m.now }); err != nil {
+			return nil, fmt.Errorf("agent %s: %s: %w", m.cfg.Client, op, err)
+		}
 	}
-	gate, err := privacy.NewGate(ctx, pc, m.cfg.Ledger, func() time.Time { return m.now })
-	if err != nil {
-		return nil, fmt.Errorf("agent %s: %s: %w", m.cfg.Client, op, err)
-	}
-	entries, err := m.cfg.Ledger.Entries(ctx)
+	entries, err := gate.Entries(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("agent %s: %s: %w", m.cfg.Client, op, err)
 	}
@@ -162,22 +206,25 @@ func (m *Machine) start(ctx context.Context, s Start) ([]MachineAction, error) {
 	// was trained (and its update possibly sent) in an earlier life, and
 	// training it again would charge the budget twice for one update.
 	for _, e := range entries {
-		if e.Job == m.cfg.Job && e.Client == m.cfg.Client && e.Channel == privacy.ChannelModel {
-			m.trained = max(m.trained, e.Round)
-		}
+		m.released[e.Channel] = max(m.released[e.Channel], e.Round)
 	}
+	m.trained = m.released[privacy.ChannelModel]
 	m.gate, m.up = gate, true
 	return m.hello(), nil
 }
 
 func (m *Machine) crash() {
-	*m = Machine{cfg: m.cfg, learner: m.learner, now: m.now}
+	*m = Machine{cfg: m.cfg, learner: m.learner, now: m.now,
+		released: map[privacy.Channel]uint64{}, withheld: map[privacy.Channel]bool{}}
 }
 
 func (m *Machine) hello() []MachineAction {
 	m.helloDue = m.now.Add(m.cfg.HelloRetry)
-	return []MachineAction{SendHello{Hello: bus.Hello{SchemaHash: m.learner.SchemaHash(),
-		NumParams: m.learner.NumParams(), TrainSize: m.learner.TrainSize()}}}
+	h := bus.Hello{SchemaHash: m.learner.SchemaHash(), NumParams: m.learner.NumParams(), TrainSize: m.learner.TrainSize()}
+	if hc, ok := m.learner.(HelloCounter); ok {
+		h.Users, h.Items, h.Edges = hc.HelloCounts()
+	}
+	return []MachineAction{SendHello{Hello: h}}
 }
 
 // maybeHello retries an unanswered hello once it is due.
@@ -196,52 +243,114 @@ func (m *Machine) joinReply(ctx context.Context, r JoinReply) ([]MachineAction, 
 		// The aggregator refuses only for good (job over, other model
 		// schema): retrying would not help.
 		m.done = true
-		return nil, nil
+		return []MachineAction{Refused{Reason: r.Reason}}, nil
+	}
+	if ar, ok := m.learner.(AlgoReceiver); ok {
+		if err := ar.SetAlgo(r.Algo); err != nil {
+			return nil, fmt.Errorf("agent %s: join: %w", m.cfg.Client, err)
+		}
 	}
 	m.joined, m.algo = true, r.Algo
 	m.learner.Init(r.InitSeed)
-	m.openRound = max(m.openRound, r.Round)
-	return m.maybeTrain(ctx)
-}
-
-func (m *Machine) maybeTrain(ctx context.Context) ([]MachineAction, error) {
-	if !m.joined || m.openRound <= m.trained {
+	if r.Reannounced || r.Round <= m.trained {
 		return nil, nil
 	}
-	return m.train(ctx, m.openRound)
+	return m.train(ctx, r.Round, 0)
 }
 
-func (m *Machine) train(ctx context.Context, round uint64) ([]MachineAction, error) {
-	shares := m.algo != "local"
-	base := uint64(0)
-	if shares && m.modelRound > 0 && m.model != nil {
-		if err := m.learner.SetParams(m.model); err != nil {
-			return nil, fmt.Errorf("agent %s: load model of round %d: %w", m.cfg.Client, m.modelRound, err)
-		}
-		base = m.modelRound
-	}
-	loss := m.learner.Train(m.cfg.LocalEpochs)
-	m.trained = round
-	up := PublishUpdate{Update: bus.Update{Round: round, BaseRound: base, Weight: float64(m.learner.TrainSize()), Loss: loss}}
-	if !shares {
-		return []MachineAction{up}, nil
-	}
+func (m *Machine) roundOpened(ctx context.Context, e RoundOpened) ([]MachineAction, error) {
 	var out []MachineAction
-	if !m.withheld {
-		p := m.learner.Params()
-		rel, err := m.gate.Release(ctx, privacy.Request{Channel: privacy.ChannelModel, Round: round, Flat: p, Dim: len(p),
-			Sigma: m.cfg.ModelSigma, Clip: m.cfg.ModelClip})
-		switch {
-		case errors.Is(err, privacy.ErrBudgetExceeded):
-			m.withheld = true
-			out = append(out, BudgetSpent{Round: round, Err: err})
-		case err != nil:
-			return nil, fmt.Errorf("agent %s: release model of round %d: %w", m.cfg.Client, round, err)
-		default:
-			up.Update.Params = bus.FromReleased(rel)
-			up.Releases = []privacy.Entry{rel.Entry()}
+	if len(e.Payload) > 0 {
+		if pr, ok := m.learner.(RoundPayloadReceiver); ok {
+			var lr bus.LPSFedRound
+			if err := msgpack.Unmarshal(e.Payload, &lr); err != nil {
+				out = append(out, Note{Warn: true, Round: e.Round, Msg: "unreadable round payload ignored", Err: err})
+			} else {
+				k := make([]float64, len(lr.Kernel))
+				for i, v := range lr.Kernel {
+					k[i] = float64(v)
+				}
+				pr.SetReference(lr.Version, k)
+			}
 		}
 	}
-	up.Update.Withheld = m.withheld
-	return append(out, up), nil
+	switch {
+	case !m.joined || e.Round <= m.trained:
+		return out, nil
+	case e.Superseded:
+		return append(out, Note{Round: e.Round, Msg: "skipping superseded round"}), nil
+	}
+	acts, err := m.train(ctx, e.Round, e.ModelRound)
+	return append(out, acts...), err
+}
+
+func (m *Machine) modelIn(e ModelIn) []MachineAction {
+	if e.HasMargin && (math.IsNaN(e.Margin) || math.IsInf(e.Margin, 0)) {
+		return []MachineAction{Note{Warn: true, Round: e.Round, Msg: "rejected model: margin not finite"}}
+	}
+	if len(e.Params) == 0 || (m.model != nil && e.Round < m.modelRound) {
+		return nil
+	}
+	m.model, m.grad, m.modelRound = slices.Clone(e.Params), slices.Clone(e.Grad), e.Round
+	m.margin, m.hasMargin = e.Margin, e.HasMargin
+	return nil
+}
+
+// shares reports whether the algorithm shares parameters ("local" trains
+// alone).
+func (m *Machine) shares() bool { return m.algo != "local" }
+
+// load installs the latest model received before every round: what a
+// round trains is then a function of the model it starts from, whatever
+// the learner did before (a crash, a round whose update was lost), which is
+// what makes a faulty run end where a clean one does.
+func (m *Machine) load() error {
+	if !m.shares() || m.model == nil {
+		return nil
+	}
+	if err := m.learner.SetParams(m.model); err != nil {
+		return fmt.Errorf("agent %s: load model of round %d: %w", m.cfg.Client, m.modelRound, err)
+	}
+	if gs, ok := m.learner.(GradSharer); ok && len(m.grad) > 0 {
+		if err := gs.SetGrad(m.grad); err != nil {
+			return fmt.Errorf("agent %s: load gradient estimator of round %d: %w", m.cfg.Client, m.modelRound, err)
+		}
+	}
+	if mr, ok := m.learner.(MarginReceiver); ok && m.hasMargin {
+		mr.SetMargin(m.margin)
+	}
+	m.loaded = m.modelRound
+	return nil
+}
+
+// finish loads the final model and scores it, with the privacy spent.
+func (m *Machine) finish(ctx context.Context) ([]MachineAction, error) {
+	m.done = true
+	if err := m.load(); err != nil {
+		return nil, err
+	}
+	out := m.calibrate(ctx, m.trained, privacy.CalibrateOptions{})
+	scores := m.learner.Evaluate()
+	m.privacyScores(scores)
+	return append(out, Finished{Round: m.trained, Scores: scores}), nil
+}
+
+// privacyScores reports the ε the gate has spent, for the final metrics.
+func (m *Machine) privacyScores(scores map[string]float64) {
+	sp := m.gate.Spent(math.NaN())
+	scores["privacy_delta"] = sp.Delta
+	scores["privacy_epsilon_client"] = sp.Client
+	for ch, e := range sp.Channels {
+		scores["privacy_epsilon_"+string(ch)] = e
+	}
+	if m.withheld[privacy.ChannelModel] {
+		scores["privacy_withheld"] = 1
+	}
+	if c := m.exch.calib; c != nil {
+		for i, q := range c.Q {
+			sp := m.gate.Spent(c.Rho[i])
+			scores[fmt.Sprintf("privacy_rho_p%g", q)] = c.Rho[i]
+			scores[fmt.Sprintf("privacy_epsilon_node_p%g", q)] = sp.WorstNode
+		}
+	}
 }

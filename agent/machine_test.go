@@ -227,23 +227,6 @@ func TestMachineRestartKeepsBudgetAndRounds(t *testing.T) {
 	}
 }
 
-// Same seeds, same releases bit for bit; a new incarnation draws new noise.
-func TestMachineDeterministicNoisePerIncarnation(t *testing.T) {
-	release := func(incarnation uint64) []float32 {
-		m, _ := newMachine(t, nil, 0)
-		boot(t, m, 0, incarnation)
-		step(t, m, agent.JoinReply{Accepted: true, Algo: "fedavg", InitSeed: 9, Now: mat(1)})
-		return only[agent.PublishUpdate](t, step(t, m, agent.RoundOpened{Round: 1, Now: mat(2)})).Update.Params.Floats()
-	}
-	a, b, c := release(0), release(0), release(1)
-	if !reflect.DeepEqual(a, b) {
-		t.Fatalf("same seed, different releases: %v vs %v", a, b)
-	}
-	if reflect.DeepEqual(a, c) {
-		t.Fatal("a restarted agent reused the noise of its first life")
-	}
-}
-
 func TestLogisticLearnerLearns(t *testing.T) {
 	l := newLogistic(t, 11)
 	l.Init(5)

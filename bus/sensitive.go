@@ -26,6 +26,11 @@ func (s Sensitive) Floats() []float32 { return s.v }
 // Len is the number of values.
 func (s Sensitive) Len() int { return len(s.v) }
 
+// IsZero reports an empty vector. msgpack's omitempty asks it: without
+// it a struct with no exported fields counts as empty, and an omitempty
+// Sensitive (Update.Rho, Update.Margin) would never reach the wire.
+func (s Sensitive) IsZero() bool { return len(s.v) == 0 }
+
 var (
 	_ msgpack.CustomEncoder = Sensitive{}
 	_ msgpack.CustomDecoder = (*Sensitive)(nil)

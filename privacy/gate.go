@@ -15,8 +15,12 @@ type Config struct {
 	Budget      Budget         // zero: no cap
 	Accountant  AccountantKind // zero: RDP
 	// Seed fixes the noise for reproducible simulation; nil (the default)
-	// draws the CSPRNG seed from crypto/rand. Every entry released under
-	// a fixed seed is marked Seeded: the run makes no privacy claim.
+	// draws the CSPRNG seed from crypto/rand. Under a fixed seed each
+	// release draws from its own stream, derived from (seed, client,
+	// channel, round, index of the release on that channel in that round),
+	// so that a gate rebuilt from the ledger after a crash adds the noise
+	// an uninterrupted run would have. Every entry released under a fixed
+	// seed is marked Seeded: the run makes no privacy claim.
 	Seed *uint64
 }
 
@@ -45,9 +49,12 @@ type Gate struct {
 	ledger Ledger
 	clock  func() time.Time
 	acct   *Accountant
-	noise  *noiseSource
-	seq    uint64       // last sequence number used by this job and client
-	calib  *Calibration // the latest recorded calibration
+	noise  *noiseSource // nil under a fixed seed: per-release streams instead
+	// streams counts the releases charged per (channel, round), replayed
+	// from the ledger: the next release's stream index under a fixed seed.
+	streams map[streamKey]uint64
+	seq     uint64       // last sequence number used by this job and client
+	calib   *Calibration // the latest recorded calibration
 }
 
 // NewGate builds a gate. It replays the ledger's entries of cfg.Job and
@@ -75,7 +82,10 @@ func NewGate(ctx context.Context, cfg Config, l Ledger, clock func() time.Time) 
 	if err != nil {
 		return nil, wrapErr(op, ErrLedger, "reading entries", err)
 	}
-	g := &Gate{cfg: cfg, ledger: l, clock: clock, acct: acct, noise: newNoiseSource(cfg.Seed)}
+	g := &Gate{cfg: cfg, ledger: l, clock: clock, acct: acct, streams: map[streamKey]uint64{}}
+	if cfg.Seed == nil {
+		g.noise = newNoiseSource(nil)
+	}
 	for _, e := range entries {
 		if e.Job != cfg.Job || e.Client != cfg.Client {
 			continue
@@ -84,6 +94,9 @@ func NewGate(ctx context.Context, cfg Config, l Ledger, clock func() time.Time) 
 			return nil, wrapErr(op, ErrCorrupt, "replaying ledger", err)
 		}
 		g.seq = max(g.seq, e.Seq)
+		if e.Channel.releases() {
+			g.streams[streamKey{e.Channel, e.Round, 0}]++
+		}
 	}
 	return g, nil
 }
@@ -145,10 +158,19 @@ func (g *Gate) Release(ctx context.Context, req Request) (Released, error) {
 		return Released{}, err // budget exceeded or invalid: nothing charged
 	}
 	g.seq = e.Seq
+	// The stream index advances with the charge: a release whose append
+	// failed may be in the ledger, and its stream must not be reused.
+	sk := streamKey{req.Channel, req.Round, 0}
+	sk.k = g.streams[sk]
+	g.streams[streamKey{req.Channel, req.Round, 0}]++
 	if err := g.ledger.Append(ctx, e.clone()); err != nil {
 		return Released{}, wrapErr(op, ErrLedger, fmt.Sprintf("append seq %d", e.Seq), err)
 	}
-	g.noise.addGaussian(data, req.Sigma)
+	noise := g.noise
+	if g.cfg.Seed != nil {
+		noise = releaseSource(*g.cfg.Seed, g.cfg.Client, sk)
+	}
+	noise.addGaussian(data, req.Sigma)
 	return Released{entry: e, data: data}, nil
 }
 
@@ -173,6 +195,22 @@ func (g *Gate) RecordCalibration(ctx context.Context, round uint64, c Calibratio
 	}
 	g.calib = e.Calibration
 	return e, nil
+}
+
+// Entries returns the ledger's entries of the gate's job and client, in
+// ledger order: a restarted agent rebuilds its state from them.
+func (g *Gate) Entries(ctx context.Context) ([]Entry, error) {
+	all, err := g.ledger.Entries(ctx)
+	if err != nil {
+		return nil, wrapErr("entries", ErrLedger, "reading entries", err)
+	}
+	out := all[:0:0]
+	for _, e := range all {
+		if e.Job == g.cfg.Job && e.Client == g.cfg.Client {
+			out = append(out, e)
+		}
+	}
+	return out, nil
 }
 
 // RhoAt is the metric distance at percentile q (in (0,100]) of the latest recorded

@@ -2,6 +2,7 @@ package privacy
 
 import (
 	crand "crypto/rand"
+	"crypto/sha256"
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
@@ -34,6 +35,46 @@ func newNoiseSource(seed *uint64) *noiseSource {
 		binary.LittleEndian.PutUint64(s[:8], *seed)
 		copy(s[8:], seedTag)
 	}
+	return &noiseSource{rng: rand.NewChaCha8(s)}
+}
+
+// streamKey names one release's noise stream under a fixed seed: the
+// k-th release (from 0) of client on channel in round. A release's noise
+// is thereby a function of what it is, not of how many releases the gate
+// made before it, so an agent that crashed and rebuilt its gate from the
+// ledger adds exactly the noise an uninterrupted run would have added;
+// and since the gate counts releases per (channel, round) from the
+// ledger, no two releases of a client ever share a stream.
+type streamKey struct {
+	channel Channel
+	round   uint64
+	k       uint64
+}
+
+// releaseSource returns the noise stream of one release under a fixed
+// seed: ChaCha8 keyed by SHA-256 of the seed, the client and the stream
+// key (length-prefixed, so that no two keys collide). The job id is left
+// out on purpose: reproducibility tests run one job under two names (with
+// and without a fault) and expect the same noise.
+func releaseSource(seed uint64, client string, key streamKey) *noiseSource {
+	h := sha256.New()
+	var b [8]byte
+	put := func(x uint64) {
+		binary.LittleEndian.PutUint64(b[:], x)
+		h.Write(b[:])
+	}
+	str := func(s string) {
+		put(uint64(len(s)))
+		h.Write([]byte(s))
+	}
+	str(seedTag + "/release")
+	put(seed)
+	str(client)
+	str(string(key.channel))
+	put(key.round)
+	put(key.k)
+	var s [32]byte
+	copy(s[:], h.Sum(nil))
 	return &noiseSource{rng: rand.NewChaCha8(s)}
 }
 

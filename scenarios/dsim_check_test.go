@@ -119,7 +119,7 @@ func TestDsimCheckerCatchesBrokenHistories(t *testing.T) {
 func release(t *testing.T, ledger privacy.Ledger, round uint64) agent.PublishUpdate {
 	t.Helper()
 	ctx := context.Background()
-	m, err := agent.NewMachine(agent.MachineConfig{Job: dsimJob, Client: "bank-0", ModelSigma: 2, ModelClip: 1,
+	m, err := agent.NewMachine(agent.MachineConfig{Job: dsimJob, Client: "bank-0", EvalEvery: -1, ModelSigma: 2, ModelClip: 1,
 		Privacy: privacy.Config{Delta: 1e-4}, Ledger: ledger}, mustLogistic(t))
 	if err != nil {
 		t.Fatal(err)

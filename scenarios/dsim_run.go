@@ -118,7 +118,7 @@ func (s *sim) addAgent(i int) error {
 	}
 	ledger := privacy.NewMemLedger()
 	noise := s.cfg.Seed*7919 + uint64(i)
-	m, err := agent.NewMachine(agent.MachineConfig{Job: dsimJob, Client: id, LocalEpochs: s.cfg.LocalEpochs,
+	m, err := agent.NewMachine(agent.MachineConfig{Job: dsimJob, Client: id, LocalEpochs: s.cfg.LocalEpochs, EvalEvery: -1,
 		HelloRetry: s.cfg.HelloRetry, ModelSigma: s.cfg.ModelSigma, ModelClip: s.cfg.ModelClip,
 		Privacy: privacy.Config{Delta: s.cfg.Delta, Budget: s.cfg.Budget, Seed: &noise}, Ledger: ledger}, l)
 	if err != nil {

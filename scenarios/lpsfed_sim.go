@@ -9,6 +9,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"graphfed/agent"
 	"graphfed/aggregator"
 	"graphfed/bus"
 	"graphfed/gnn"
@@ -59,7 +60,7 @@ type LPSFedSimConfig struct {
 // LPSFedSimResult is a finished LPSFed job.
 type LPSFedSimResult struct {
 	Agg      aggregator.LPSFedResult
-	Clients  []lpsfed.Result
+	Clients  []agent.Result
 	Messages int64 // published by every party, replies included
 	Bytes    int64
 	Seconds  float64
@@ -113,13 +114,13 @@ func RunLPSFedSim(ctx context.Context, cfg LPSFedSimConfig) (LPSFedSimResult, er
 	if err != nil {
 		return LPSFedSimResult{}, fmt.Errorf("scenarios: lpsfed sim: %w", err)
 	}
-	clients := make([]*lpsfed.Client, len(cfg.Clients))
+	clients := make([]*agent.Agent, len(cfg.Clients))
 	for i, pc := range cfg.Clients {
 		if clients[i], err = newLPSFedClient(ctx, cfg, pc, i, connect); err != nil {
 			return LPSFedSimResult{}, err
 		}
 	}
-	res := LPSFedSimResult{Clients: make([]lpsfed.Result, len(clients))}
+	res := LPSFedSimResult{Clients: make([]agent.Result, len(clients))}
 	errs := make([]error, len(clients))
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -159,9 +160,9 @@ func RunLPSFedSim(ctx context.Context, cfg LPSFedSimConfig) (LPSFedSimResult, er
 }
 
 // newLPSFedClient builds client i's model, privacy gate (over a JetStream
-// ledger on its own connection) and runtime.
+// ledger on its own connection) and agent.
 func newLPSFedClient(ctx context.Context, cfg LPSFedSimConfig, pc LPSFedClient, i int,
-	connect func(string) (*bus.NATSTransport, error)) (*lpsfed.Client, error) {
+	connect func(string) (*bus.NATSTransport, error)) (*agent.Agent, error) {
 	mc := cfg.Model
 	mc.Loss = lpsfed.LossFor(cfg.Algo)
 	mc.Seed = cfg.Seed*1000003 + uint64(i) + 1
@@ -191,9 +192,17 @@ func newLPSFedClient(ctx context.Context, cfg LPSFedSimConfig, pc LPSFedClient, 
 	if err != nil {
 		return nil, fmt.Errorf("scenarios: lpsfed sim: client %s: %w", pc.ID, err)
 	}
-	c, err := lpsfed.NewClient(lpsfed.ClientConfig{Job: cfg.Job, Client: pc.ID, LocalEpochs: cfg.LocalEpochs,
-		Strict: cfg.Strict, EvalEvery: cfg.EvalEvery, ModelSigma: p.ModelSigma, ModelClip: p.ModelClip,
-		Log: cfg.Log.With().Str("client", pc.ID).Logger()}, tr, m, pc.Kernel, gate)
+	log := cfg.Log.With().Str("client", pc.ID).Logger()
+	l, err := lpsfed.NewLearner(lpsfed.LearnerConfig{Strict: cfg.Strict, Log: log}, m, pc.Kernel)
+	if err != nil {
+		return nil, fmt.Errorf("scenarios: lpsfed sim: %w", err)
+	}
+	evalEvery := cfg.EvalEvery
+	if evalEvery == 0 {
+		evalEvery = -1 // final scores only
+	}
+	c, err := agent.New(agent.Config{Job: cfg.Job, Client: pc.ID, LocalEpochs: cfg.LocalEpochs, EvalEvery: evalEvery,
+		ModelSigma: p.ModelSigma, ModelClip: p.ModelClip, Log: log}, tr, l, gate)
 	if err != nil {
 		return nil, fmt.Errorf("scenarios: lpsfed sim: %w", err)
 	}

@@ -1,0 +1,90 @@
+package agent
+
+import (
+	"context"
+	"time"
+
+	"graphfed/bus"
+)
+
+// The driver's inbox: the transport's callbacks enqueue, Run dequeues, so
+// that a round's training never blocks delivery, and a bank that fell
+// behind can see that newer rounds are waiting.
+
+func (a *Agent) enqueue(m bus.Msg) {
+	a.mu.Lock()
+	a.queue = append(a.queue, m)
+	a.mu.Unlock()
+	select {
+	case a.notify <- struct{}{}:
+	default:
+	}
+}
+
+func (a *Agent) next(ctx context.Context) (bus.Msg, error) {
+	for {
+		a.mu.Lock()
+		if len(a.queue) > 0 {
+			m := a.queue[0]
+			a.queue = a.queue[1:]
+			a.mu.Unlock()
+			return m, nil
+		}
+		a.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return bus.Msg{}, ctx.Err()
+		case <-a.notify:
+		}
+	}
+}
+
+// newerRoundQueued reports whether a round after r has opened while the
+// agent was busy.
+func (a *Agent) newerRoundQueued(r uint64) bool {
+	subj := bus.Subject(a.cfg.Job, bus.KindRound)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, m := range a.queue {
+		if m.Subject != subj {
+			continue
+		}
+		// Only the aggregator's rounds count: a forged newer round would
+		// otherwise make the agent skip the real one. The validator checks
+		// them again when their turn comes.
+		env, err := bus.Open(m.Data)
+		if err != nil || env.Kind != bus.KindRound || env.Round <= r || env.Job != a.cfg.Job || env.From != bus.AggregatorID {
+			continue
+		}
+		if k := a.ep.Keyring(); k == nil || k.Verify(&env) == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// slowWait is the extra time a SlowFactor-times slower bank would have
+// needed for work that took took.
+func (a *Agent) slowWait(took time.Duration) time.Duration {
+	if a.cfg.SlowFactor <= 1 {
+		return 0
+	}
+	return time.Duration(float64(took) * (a.cfg.SlowFactor - 1))
+}
+
+// sleep waits out a slow bank's delay once per step, before its first
+// publication.
+func (a *Agent) sleep(ctx context.Context, d *time.Duration) error {
+	if *d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(*d)
+	defer t.Stop()
+	*d = 0
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,66 @@
+package agent
+
+// Optional learner capabilities beyond Exchanger, ExchangeScheduler and
+// GradSharer (exchange.go). The machine checks for each with a type
+// assertion, so a learner implements only what its algorithm needs; LPSFed's
+// learner (package lpsfed, which imports neither agent nor bus: Go
+// interfaces are structural) implements all of them.
+
+// AlgoReceiver is a learner that must know the job's algorithm (LPSFed:
+// the loss and the scalars to release follow it). An error refuses the
+// join on the agent's side: the agent stops.
+type AlgoReceiver interface {
+	Learner
+	SetAlgo(algo string) error
+}
+
+// HelloCounter is a learner that announces counts of its data with its
+// hello (LPSFed's subgraph users, items and edges, for the reference
+// graph). Counts only; zeros send nothing (strict mode).
+type HelloCounter interface {
+	Learner
+	HelloCounts() (users, items, edges int)
+}
+
+// RoundPayloadReceiver is a learner that takes the strategy payload of a
+// round opening. The machine decodes the payload (bus.LPSFedRound, the one
+// payload today) and hands over the reference kernel K^R and its version.
+type RoundPayloadReceiver interface {
+	Learner
+	SetReference(version uint64, kernel []float64)
+}
+
+// MarginReceiver is a learner that loads a personalized margin sent with
+// its model (LPSFed's M̄·ρ̄_c + M^c·(1 − ρ̄_c)).
+type MarginReceiver interface {
+	Learner
+	SetMargin(m float64)
+}
+
+// The kinds of released scalars: which field of the update each fills.
+const (
+	ScalarRho    = "rho"    // Update.Rho and RhoVersion
+	ScalarMargin = "margin" // Update.Margin
+)
+
+// Scalar is one value a ScalarReleaser wants released after a round, on
+// privacy.ChannelMargin, clipped to Clip; Version is, for ScalarRho, the
+// reference kernel version it was computed against. It is an alias of an
+// unnamed struct type so that a learner package can declare the identical
+// type and satisfy ScalarReleaser without importing agent.
+type Scalar = struct {
+	Kind    string
+	Value   float64
+	Clip    float64
+	Version uint64
+}
+
+// ScalarReleaser is a learner that releases scalars with its update
+// (LPSFed's structural divergence ρ_c and mean margin M^c). The machine
+// asks only when the parameters went out, releases each through the gate
+// in order, and confirms each one that did.
+type ScalarReleaser interface {
+	Learner
+	Scalars(round uint64) []Scalar
+	ScalarReleased(s Scalar)
+}

@@ -1,0 +1,131 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+
+	"graphfed/bus"
+	"graphfed/privacy"
+)
+
+// exchangeState is what the machine keeps of its last embedding exchange:
+// the inputs of its release, before normalization and noise, for
+// calibration; their width; and the latest calibration recorded.
+type exchangeState struct {
+	lastReleased []float32
+	dim          int
+	calib        *privacy.Calibration
+}
+
+// exchange releases the boundary embeddings each neighbouring client needs,
+// through the gate (normalized to the unit sphere, σ0 noise, per-node
+// accounting), one PublishEmbeddings per neighbour. Each node is released
+// once per exchange, however many banks it faces: every neighbour gets its
+// rows of that one release (post-processing), so a hub account facing five
+// banks is charged one release, not five.
+func (m *Machine) exchange(ctx context.Context, up *PublishUpdate, out []MachineAction) ([]MachineAction, error) {
+	round := up.Update.Round
+	ex, ok := m.learner.(Exchanger)
+	if !ok || m.cfg.EmbSigma < 0 {
+		return out, nil
+	}
+	if sch, ok := ex.(ExchangeScheduler); ok && !sch.ExchangeDue(round) {
+		return out, nil
+	}
+	type share struct {
+		to   string
+		rows []int // into the union
+	}
+	var (
+		shares []share
+		ids    []int64
+		flat   []float32
+		dim    int
+		index  = map[int64]int{}
+	)
+	for _, to := range ex.Neighbours() {
+		bids, rows, d := ex.Boundary(to)
+		if len(bids) == 0 {
+			continue
+		}
+		if dim != 0 && d != dim {
+			return nil, fmt.Errorf("agent %s: boundary embeddings for %s have width %d, others %d", m.cfg.Client, to, d, dim)
+		}
+		dim = d
+		sh := share{to: to}
+		for i, id := range bids {
+			j, seen := index[id]
+			if !seen {
+				j = len(ids)
+				index[id] = j
+				ids = append(ids, id)
+				flat = append(flat, rows[i*dim:(i+1)*dim]...)
+			}
+			sh.rows = append(sh.rows, j)
+		}
+		shares = append(shares, sh)
+	}
+	m.exch.lastReleased = m.exch.lastReleased[:0]
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rel, out, ok, err := m.release(ctx, privacy.Request{Channel: privacy.ChannelEmb, Round: round, Flat: flat, Dim: dim,
+		NodeIDs: ids, Sigma: m.cfg.EmbSigma, Clip: 1}, out)
+	if err != nil || !ok {
+		return out, err
+	}
+	m.exch.lastReleased = append(m.exch.lastReleased, flat...) // Calibrate normalizes
+	m.exch.dim = dim
+	for _, sh := range shares {
+		part, err := rel.Select(sh.rows)
+		if err != nil {
+			return nil, fmt.Errorf("agent %s: embeddings for %s: %w", m.cfg.Client, sh.to, err)
+		}
+		out = append(out, PublishEmbeddings{To: sh.to, Releases: []privacy.Entry{rel.Entry()},
+			Embeddings: bus.Embeddings{Round: round, Layer: 1, Dim: dim, NodeIDs: part.NodeIDs(), Data: bus.FromReleased(part)}})
+	}
+	// A cheaper calibration after each exchange, from a sample of query
+	// embeddings once there are more than 2,000, so that the per-round ε
+	// the job reports rests on a measured ρ; the final one is exact.
+	return append(out, m.calibrate(ctx, round, privacy.CalibrateOptions{MaxExact: 2000, Samples: 500, Seed: round})...), nil
+}
+
+// receive hands a neighbour's released embeddings to the learner.
+func (m *Machine) receive(e EmbeddingsIn) []MachineAction {
+	ex, ok := m.learner.(Exchanger)
+	if !ok {
+		return nil
+	}
+	if err := ex.Receive(e.From, e.IDs, e.Rows, e.Dim); err != nil {
+		return []MachineAction{Note{Warn: true, Round: e.Round, Msg: "embeddings from " + e.From + " refused by the learner", Err: err}}
+	}
+	return nil
+}
+
+// calibrate records the metric-DP distances of the embeddings released in
+// the last exchange in the ledger, so that the audit can evaluate per-node
+// ε from the ledger alone. Distances are between the normalized inputs of
+// the mechanism, not its noisy outputs: metric DP protects an embedding
+// against its neighbours in input space, and distances between noisy
+// outputs grow as σ0·sqrt(2·dim) whatever the data, which would make ρ/σ0
+// — and ε — a constant no amount of noise could lower. Failures are noted,
+// not fatal: the audit then falls back to its own ρ.
+func (m *Machine) calibrate(ctx context.Context, round uint64, opt privacy.CalibrateOptions) []MachineAction {
+	x := &m.exch
+	if x.dim == 0 || len(x.lastReleased) == 0 {
+		return nil
+	}
+	opt.K = min(50, len(x.lastReleased)/x.dim-1)
+	if opt.K < 1 {
+		return nil
+	}
+	c, err := privacy.Calibrate(x.lastReleased, x.dim, opt)
+	if err != nil {
+		return []MachineAction{Note{Warn: true, Round: round, Msg: "calibration skipped", Err: err}}
+	}
+	if _, err := m.gate.RecordCalibration(ctx, round, c); err != nil {
+		return []MachineAction{Note{Warn: true, Round: round, Msg: "calibration not recorded", Err: err}}
+	}
+	x.calib = &c
+	return nil
+}

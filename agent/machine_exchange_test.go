@@ -1,0 +1,103 @@
+package agent_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"graphfed/agent"
+	"graphfed/privacy"
+)
+
+// exchangeLearner is a LogisticLearner that shares a gradient estimator
+// and exchanges boundary embeddings with two neighbours, node 2 facing
+// both, every other round.
+type exchangeLearner struct {
+	*agent.LogisticLearner
+	got map[string][]int64
+}
+
+func (l *exchangeLearner) Grad() []float32           { return make([]float32, l.NumParams()) }
+func (l *exchangeLearner) SetGrad(g []float32) error { return nil }
+func (l *exchangeLearner) Neighbours() []string      { return []string{"bank-a", "bank-b"} }
+func (l *exchangeLearner) Boundary(to string) ([]int64, []float32, int) {
+	rows := map[int64][]float32{1: {1, 0, 0}, 2: {0, 1, 0}, 3: {0, 0, 1}, 4: {1, 1, 0}}
+	ids := map[string][]int64{"bank-a": {1, 2, 4}, "bank-b": {2, 3}}[to]
+	var flat []float32
+	for _, id := range ids {
+		flat = append(flat, rows[id]...)
+	}
+	return ids, flat, 3
+}
+func (l *exchangeLearner) Receive(from string, ids []int64, rows []float32, dim int) error {
+	l.got[from] = ids
+	return nil
+}
+func (l *exchangeLearner) ExchangeDue(round uint64) bool { return round%2 == 1 }
+
+// The machine releases each boundary node once per exchange, sends every
+// neighbour its rows of that one release before the update, records a
+// calibration, skips rounds the scheduler says are not due, releases the
+// gradient estimator with the parameters, and hands received embeddings
+// to the learner.
+func TestMachineExchangesEmbeddings(t *testing.T) {
+	ctx := context.Background()
+	el := &exchangeLearner{LogisticLearner: newLogistic(t, 3), got: map[string][]int64{}}
+	ledger := privacy.NewMemLedger()
+	m, err := agent.NewMachine(agent.MachineConfig{Job: "j", Client: "bank-1", EvalEvery: -1,
+		Privacy: privacy.Config{Delta: 1e-4}, Ledger: ledger}, el)
+	if err != nil {
+		t.Fatal(err)
+	}
+	step(t, m, agent.Start{Now: mat(0)})
+	step(t, m, agent.JoinReply{Accepted: true, Algo: "cefedgnn", Now: mat(1)})
+	acts := step(t, m, agent.RoundOpened{Round: 1, Now: mat(2)})
+	var sent []agent.PublishEmbeddings
+	for i, a := range acts {
+		switch x := a.(type) {
+		case agent.PublishEmbeddings:
+			sent = append(sent, x)
+		case agent.PublishUpdate:
+			if len(sent) != 2 || i != len(acts)-1 {
+				t.Fatalf("update before the embeddings: %#v", acts)
+			}
+			if x.Update.Grad.Len() != 5 || len(x.Releases) != 2 || x.Releases[1].Channel != privacy.ChannelGrad {
+				t.Fatalf("update %+v without its gradient estimator", x)
+			}
+		}
+	}
+	if sent[0].To != "bank-a" || !slices.Equal(sent[0].Embeddings.NodeIDs, []int64{1, 2, 4}) ||
+		sent[1].To != "bank-b" || !slices.Equal(sent[1].Embeddings.NodeIDs, []int64{2, 3}) ||
+		sent[0].Releases[0].Seq != sent[1].Releases[0].Seq || sent[1].Embeddings.Data.Len() != 6 {
+		t.Fatalf("embeddings sent %+v", sent)
+	}
+	es, _ := ledger.Entries(ctx)
+	var emb, calib int
+	for _, e := range es {
+		switch e.Channel {
+		case privacy.ChannelEmb:
+			emb++
+			if !slices.Equal(e.NodeIDs, []int64{1, 2, 4, 3}) {
+				t.Fatalf("embedding entry %+v: want each node once", e)
+			}
+		case privacy.ChannelCalibration:
+			calib++
+		}
+	}
+	if emb != 1 || calib != 1 {
+		t.Fatalf("%d embedding and %d calibration entries, want 1 and 1", emb, calib)
+	}
+	for _, a := range step(t, m, agent.RoundOpened{Round: 2, Now: mat(3)}) {
+		if _, ok := a.(agent.PublishEmbeddings); ok {
+			t.Fatal("exchanged in a round the scheduler skips")
+		}
+	}
+	step(t, m, agent.EmbeddingsIn{From: "bank-b", Round: 1, IDs: []int64{9}, Rows: []float32{0, 0, 1}, Dim: 3, Now: mat(4)})
+	if !slices.Equal(el.got["bank-b"], []int64{9}) {
+		t.Fatal("received embeddings did not reach the learner")
+	}
+	fin := only[agent.Finished](t, step(t, m, agent.JobDone{Now: mat(5)}))
+	if _, ok := fin.Scores["privacy_rho_p50"]; !ok || fin.Scores["privacy_epsilon_grad"] <= 0 || fin.Round != 2 {
+		t.Fatalf("final scores %v of round %d", fin.Scores, fin.Round)
+	}
+}

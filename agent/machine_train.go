@@ -1,0 +1,166 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"graphfed/bus"
+	"graphfed/privacy"
+)
+
+// Defaults of the gated channels. σ1 is CE-FedGNN's 1e-3. Its model clip
+// of 15 suits its small AML model but binds on a Cora GCN (1433×16 first
+// layer), where clipping the whole parameter vector every round shrinks the
+// model towards zero (FedAvg on Cora/Louvain-10: 0.43 at 15, 0.59 at 50 or
+// more); 100 leaves common models unclipped. A binding clip is noted. σ2 on
+// the gradient estimator is 1e-3 as in the paper (clipped like the model),
+// σ0 on normalized boundary embeddings 0.1, σ on LPSFed's scalars 1e-3.
+const (
+	DefaultModelSigma  = 1e-3
+	DefaultModelClip   = 100
+	DefaultGradSigma   = 1e-3
+	DefaultEmbSigma    = 0.1
+	DefaultMarginSigma = 1e-3
+)
+
+// train runs one round: scores of the model it starts from (every
+// EvalEvery rounds), local training, then the releases in a fixed order —
+// parameters, gradient estimator, boundary embeddings (before the update,
+// so that neighbours usually hold them before the next round opens),
+// scalars — and the update last.
+func (m *Machine) train(ctx context.Context, round, modelRound uint64) ([]MachineAction, error) {
+	var out []MachineAction
+	if m.shares() && modelRound > 0 && m.modelRound != modelRound {
+		out = append(out, Note{Warn: true, Round: round, Msg: fmt.Sprintf("training from the model of round %d, want %d", m.modelRound, modelRound)})
+	}
+	if err := m.load(); err != nil {
+		return nil, err
+	}
+	base := uint64(0)
+	if m.shares() && m.loaded > 0 {
+		base = m.loaded
+	}
+	if every := m.cfg.EvalEvery; every > 0 && (round-1)%uint64(every) == 0 {
+		out = append(out, PublishMetrics{Metrics: bus.Metrics{Round: round, Scores: m.learner.Evaluate()}})
+	}
+	loss := m.learner.Train(m.cfg.LocalEpochs)
+	m.trained = round
+	m.rounds++
+	up := PublishUpdate{Update: bus.Update{Round: round, BaseRound: base, Weight: float64(m.learner.TrainSize()), Loss: loss}}
+	if !m.shares() {
+		return append(out, up), nil
+	}
+	for _, step := range []func(context.Context, *PublishUpdate, []MachineAction) ([]MachineAction, error){
+		m.releaseModel, m.releaseGrad, m.exchange, m.releaseScalars,
+	} {
+		var err error
+		if out, err = step(ctx, &up, out); err != nil {
+			return nil, err
+		}
+	}
+	up.Update.Withheld = m.withheld[privacy.ChannelModel]
+	return append(out, up), nil
+}
+
+// release passes one value through the gate. A budget refusal is not an
+// error: it closes the channel (BudgetSpent) and returns false.
+func (m *Machine) release(ctx context.Context, req privacy.Request, out []MachineAction) (privacy.Released, []MachineAction, bool, error) {
+	if m.withheld[req.Channel] {
+		return privacy.Released{}, out, false, nil
+	}
+	rel, err := m.gate.Release(ctx, req)
+	switch {
+	case errors.Is(err, privacy.ErrBudgetExceeded):
+		m.withheld[req.Channel] = true
+		return privacy.Released{}, append(out, BudgetSpent{Round: req.Round, Channel: req.Channel, Err: err}), false, nil
+	case err != nil:
+		return privacy.Released{}, nil, false, fmt.Errorf("agent %s: release %s of round %d: %w", m.cfg.Client, req.Channel, req.Round, err)
+	}
+	m.released[req.Channel] = max(m.released[req.Channel], req.Round)
+	return rel, out, true, nil
+}
+
+// releaseModel attaches the gated parameters to up.
+func (m *Machine) releaseModel(ctx context.Context, up *PublishUpdate, out []MachineAction) ([]MachineAction, error) {
+	p := m.learner.Params()
+	if n := l2norm(p); n > m.cfg.ModelClip && !m.clipWarned && !m.withheld[privacy.ChannelModel] {
+		m.clipWarned = true
+		out = append(out, Note{Warn: true, Round: up.Update.Round, Msg: fmt.Sprintf(
+			"model clip binds (norm %.4g, clip %.4g): released parameters are scaled down (raise --model-clip if this hurts accuracy)", n, m.cfg.ModelClip)})
+	}
+	rel, out, ok, err := m.release(ctx, privacy.Request{Channel: privacy.ChannelModel, Round: up.Update.Round, Flat: p, Dim: len(p),
+		Sigma: m.cfg.ModelSigma, Clip: m.cfg.ModelClip}, out)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		up.Update.Params = bus.FromReleased(rel)
+		up.Releases = append(up.Releases, rel.Entry())
+	}
+	return out, nil
+}
+
+// releaseGrad attaches the gated gradient estimator, when the learner
+// shares one. A refusal withholds the parameters too, so that W and G stay
+// a consistent pair at the aggregator.
+func (m *Machine) releaseGrad(ctx context.Context, up *PublishUpdate, out []MachineAction) ([]MachineAction, error) {
+	gs, ok := m.learner.(GradSharer)
+	if !ok || m.withheld[privacy.ChannelModel] {
+		return out, nil
+	}
+	g := gs.Grad()
+	rel, out, ok, err := m.release(ctx, privacy.Request{Channel: privacy.ChannelGrad, Round: up.Update.Round, Flat: g, Dim: len(g),
+		Sigma: m.cfg.GradSigma, Clip: m.cfg.ModelClip}, out)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		m.withheld[privacy.ChannelModel] = true
+		up.Update.Params, up.Releases = bus.Sensitive{}, nil
+		return out, nil
+	}
+	up.Update.Grad = bus.FromReleased(rel)
+	up.Releases = append(up.Releases, rel.Entry())
+	return out, nil
+}
+
+// releaseScalars attaches a ScalarReleaser's scalars (LPSFed's ρ_c and
+// M^c), released on the margin channel only with parameters that went out.
+func (m *Machine) releaseScalars(ctx context.Context, up *PublishUpdate, out []MachineAction) ([]MachineAction, error) {
+	sr, ok := m.learner.(ScalarReleaser)
+	if !ok || m.withheld[privacy.ChannelModel] {
+		return out, nil
+	}
+	for _, s := range sr.Scalars(up.Update.Round) {
+		rel, o, ok, err := m.release(ctx, privacy.Request{Channel: privacy.ChannelMargin, Round: up.Update.Round,
+			Flat: []float32{float32(s.Value)}, Dim: 1, Sigma: m.cfg.MarginSigma, Clip: s.Clip}, out)
+		out = o
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			break
+		}
+		switch s.Kind {
+		case ScalarRho:
+			up.Update.Rho, up.Update.RhoVersion = bus.FromReleased(rel), s.Version
+		case ScalarMargin:
+			up.Update.Margin = bus.FromReleased(rel)
+		default:
+			return nil, fmt.Errorf("agent %s: release scalar: unknown kind %q", m.cfg.Client, s.Kind)
+		}
+		up.Releases = append(up.Releases, rel.Entry())
+		sr.ScalarReleased(s)
+	}
+	return out, nil
+}
+
+func l2norm(p []float32) float64 {
+	var s float64
+	for _, x := range p {
+		s += float64(x) * float64(x)
+	}
+	return math.Sqrt(s)
+}
