@@ -1,0 +1,266 @@
+package deploy
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	"graphfed/agent"
+	"graphfed/aggregator"
+	"graphfed/bus"
+	"graphfed/privacy"
+)
+
+const testJob = "deploy-test"
+
+func testBanks(n int) []string {
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("bank-%d", i)
+	}
+	return ids
+}
+
+// jobRun is a finished job: the aggregator's result and the agents'.
+type jobRun struct {
+	agg    aggregator.Result
+	agents []agent.Result
+}
+
+// runFedAvg runs a FedAvg job of logistic-regression banks on l, every
+// party built by NewAggregator and NewAgent.
+func runFedAvg(t *testing.T, ctx context.Context, l *Local, banks []string, rounds int, durable bool) jobRun {
+	t.Helper()
+	agg, err := NewAggregator(ctx, AggregatorOptions{Job: l.Job(), Task: TaskNode, Conn: l.Conn(bus.AggregatorID),
+		Keyring: l.KeyringPath(), Durable: durable, Recovery: DurableOptions{AckWait: time.Second},
+		Round: aggregator.Config{Algo: aggregator.AlgoFedAvg, Rounds: rounds, MinClients: len(banks), RoundTimeout: 20 * time.Second},
+		InitSeed: 1, Enrol: banks, FinalWait: 2 * time.Second, Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { agg.Close() })
+	agents := make([]*Agent, len(banks))
+	for i, id := range banks {
+		lr, err := agent.NewLogisticLearner(agent.LogisticConfig{Dim: 4, Samples: 64, TaskSeed: 1, DataSeed: uint64(31 + i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := DefaultPrivacy()
+		seed := PartySeed(1, i)
+		p.NoiseSeed = &seed
+		agents[i], err = NewAgent(ctx, AgentOptions{Job: l.Job(), ID: id, Task: TaskNode, Algo: aggregator.AlgoFedAvg,
+			Conn: l.Conn(id), Keyring: l.KeyringPath(), Durable: durable, Privacy: p, Learner: lr, LocalEpochs: 2,
+			HelloRetry: 200 * time.Millisecond, Log: zerolog.Nop()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { agents[i].Close() })
+	}
+	run := jobRun{agents: make([]agent.Result, len(banks))}
+	errs := make([]error, len(banks))
+	var wg sync.WaitGroup
+	for i, a := range agents {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			run.agents[i], errs[i] = a.Run(ctx)
+		}()
+	}
+	run.agg, err = agg.Run(ctx)
+	wg.Wait()
+	if err != nil {
+		t.Fatalf("aggregator: %v", err)
+	}
+	for i, e := range errs {
+		if e != nil {
+			t.Fatalf("agent %s: %v", banks[i], e)
+		}
+	}
+	return run
+}
+
+// checkRun asserts that every round closed with every bank in and that no
+// message was rejected (in secure mode: every envelope verified).
+func checkRun(t *testing.T, run jobRun, banks []string, rounds int) {
+	t.Helper()
+	if run.agg.Rounds != uint64(rounds) || len(run.agg.Closes) != rounds {
+		t.Fatalf("aggregator ran %d rounds (%d closes), want %d", run.agg.Rounds, len(run.agg.Closes), rounds)
+	}
+	for _, c := range run.agg.Closes {
+		if len(c.In) != len(banks) {
+			t.Fatalf("round %d closed (%s) with %d of %d banks", c.Round, c.Reason, len(c.In), len(banks))
+		}
+	}
+	if len(run.agg.Rejects) != 0 {
+		t.Fatalf("aggregator rejected messages: %v", run.agg.Rejects)
+	}
+	for i, r := range run.agents {
+		if r.Rounds != rounds || len(r.Rejects) != 0 {
+			t.Fatalf("agent %s: %d rounds, rejects %v", banks[i], r.Rounds, r.Rejects)
+		}
+	}
+	if len(run.agg.Final) != len(banks) {
+		t.Fatalf("final scores from %d banks, want %d", len(run.agg.Final), len(banks))
+	}
+}
+
+// checkLedger asserts one model release per bank and round, seeded.
+func checkLedger(t *testing.T, entries []privacy.Entry, banks []string, rounds int) {
+	t.Helper()
+	per := map[string]int{}
+	for _, e := range entries {
+		if e.Channel == privacy.ChannelModel {
+			per[e.Client]++
+		}
+		if !e.Seeded {
+			t.Fatalf("entry %+v not marked seeded though the noise was", e)
+		}
+	}
+	for _, b := range banks {
+		if per[b] != rounds {
+			t.Fatalf("ledger: %s released its model %d times, want %d (%v)", b, per[b], rounds, per)
+		}
+	}
+}
+
+// A FedAvg job runs signed under the permissions of a freshly keyed
+// server, and plain on an open one, through the same builders.
+func TestLocalFedAvg(t *testing.T) {
+	for _, secure := range []bool{false, true} {
+		t.Run(fmt.Sprintf("secure=%v", secure), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			banks := testBanks(3)
+			l, err := StartLocal(ctx, LocalOptions{Job: testJob, Banks: banks, Secure: secure})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			if l.Secure() != secure || (l.Creds("bank-1") != "") != secure || (l.KeyringPath() != "") != secure {
+				t.Fatalf("secure %v: keyring %q, creds %q", l.Secure(), l.KeyringPath(), l.Creds("bank-1"))
+			}
+			const rounds = 3
+			run := runFedAvg(t, ctx, l, banks, rounds, false)
+			checkRun(t, run, banks, rounds)
+			entries, err := l.LedgerEntries(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkLedger(t, entries, banks, rounds)
+		})
+	}
+}
+
+// Under Secure, a bank's key lets it publish only as itself: its update
+// on its own subject goes through, one on another bank's subject is
+// refused by the server, and an agent started with another bank's seed is
+// refused before it sends anything.
+func TestSecureRefusesImpersonation(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	banks := testBanks(2)
+	l, err := StartLocal(ctx, LocalOptions{Job: testJob, Banks: banks, Secure: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+
+	violations := make(chan error, 8)
+	co := l.Conn("bank-0")
+	co.OnError = func(err error) { violations <- err }
+	tr, err := Conn(co)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	for _, tc := range []struct {
+		subject string
+		refused bool
+	}{
+		{bus.Subject(testJob, bus.KindUpdate, "bank-0"), false},
+		{bus.Subject(testJob, bus.KindUpdate, "bank-1"), true},
+		{bus.Subject(testJob, bus.KindRound), true}, // only the aggregator opens rounds
+	} {
+		if err := tr.Publish(ctx, tc.subject, []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+		if err := tr.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-violations:
+			if !tc.refused {
+				t.Fatalf("publish on %s refused: %v", tc.subject, err)
+			}
+			if !strings.Contains(strings.ToLower(err.Error()), "permissions violation") || !strings.Contains(err.Error(), tc.subject) {
+				t.Fatalf("publish on %s: error %v is not a permissions violation for it", tc.subject, err)
+			}
+		case <-time.After(500 * time.Millisecond):
+			if tc.refused {
+				t.Fatalf("bank-0 published on %s without a permissions violation", tc.subject)
+			}
+		}
+	}
+
+	lr, err := agent.NewLogisticLearner(agent.LogisticConfig{Dim: 2, Samples: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stolen := l.Conn("bank-0")
+	_, err = NewAgent(ctx, AgentOptions{Job: testJob, ID: "bank-1", Task: TaskNode, Algo: aggregator.AlgoFedAvg,
+		Conn: stolen, Keyring: l.KeyringPath(), Privacy: DefaultPrivacy(), Learner: lr, Log: zerolog.Nop()})
+	if err == nil || !strings.Contains(err.Error(), "is not bank-1's") {
+		t.Fatalf("agent bank-1 with bank-0's seed: %v, want a refusal naming the wrong seed", err)
+	}
+}
+
+// A durable secure job keeps its checkpoint in the job's bucket and every
+// update in the job's update stream, both reachable with the aggregator's
+// key only.
+func TestSecureDurableAggregator(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	banks := testBanks(3)
+	l, err := StartLocal(ctx, LocalOptions{Job: testJob, Banks: banks, Secure: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	const rounds = 3
+	run := runFedAvg(t, ctx, l, banks, rounds, true)
+	checkRun(t, run, banks, rounds)
+	if run.agg.Resumed {
+		t.Fatal("a fresh durable job claims to have resumed")
+	}
+
+	tr, err := Conn(l.Conn(bus.AggregatorID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	store, _, err := AggregatorStore(ctx, tr, testJob, DurableOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	state, err := store.LoadState(ctx)
+	if err != nil || len(state) == 0 {
+		t.Fatalf("checkpoint after the job: %d bytes, %v", len(state), err)
+	}
+	js, err := jetstream.New(tr.Conn())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := js.Stream(ctx, bus.UpdateStreamName(testJob))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := st.CachedInfo().State.Msgs; n < uint64(rounds*len(banks)) {
+		t.Fatalf("update stream holds %d messages, want at least %d", n, rounds*len(banks))
+	}
+}
