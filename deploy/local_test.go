@@ -39,7 +39,7 @@ func runFedAvg(t *testing.T, ctx context.Context, l *Local, banks []string, roun
 	t.Helper()
 	agg, err := NewAggregator(ctx, AggregatorOptions{Job: l.Job(), Task: TaskNode, Conn: l.Conn(bus.AggregatorID),
 		Keyring: l.KeyringPath(), Durable: durable, Recovery: DurableOptions{AckWait: time.Second},
-		Round: aggregator.Config{Algo: aggregator.AlgoFedAvg, Rounds: rounds, MinClients: len(banks), RoundTimeout: 20 * time.Second},
+		Round:    aggregator.Config{Algo: aggregator.AlgoFedAvg, Rounds: rounds, MinClients: len(banks), RoundTimeout: 20 * time.Second},
 		InitSeed: 1, Enrol: banks, FinalWait: 2 * time.Second, Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
