@@ -53,7 +53,7 @@ func (p PrivacyOptions) Validate() error {
 		case math.IsNaN(v) || math.IsInf(v, 0):
 			errs = append(errs, fmt.Errorf("%s (--%s) is %v; it must be a finite positive number", name, flag, v))
 		case v <= 0:
-			errs = append(errs, fmt.Errorf("%s (--%s) is %g; it must be positive (no noise or no clip gives no privacy)", name, flag, v))
+			errs = append(errs, fmt.Errorf("%s (--%s) is %g; it must be positive", name, flag, v))
 		}
 	}
 	if math.IsNaN(p.Delta) || p.Delta <= 0 || p.Delta >= 1 {
