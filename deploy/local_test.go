@@ -129,21 +129,39 @@ func checkLedger(t *testing.T, entries []privacy.Entry, banks []string, rounds i
 	}
 }
 
-// A FedAvg job runs signed under the permissions of a freshly keyed
-// server, and plain on an open one, through the same builders.
+// A FedAvg job runs through the same builders signed under the
+// permissions of a freshly keyed server, plain on an embedded one, and on
+// an external server.
 func TestLocalFedAvg(t *testing.T) {
-	for _, secure := range []bool{false, true} {
-		t.Run(fmt.Sprintf("secure=%v", secure), func(t *testing.T) {
+	external, err := bus.StartServer(bus.ServerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer external.Shutdown()
+	for _, tc := range []struct {
+		name string
+		o    LocalOptions
+	}{
+		{"plain", LocalOptions{}},
+		{"secure", LocalOptions{Secure: true}},
+		{"external", LocalOptions{URL: external.ClientURL()}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			banks := testBanks(3)
-			l, err := StartLocal(ctx, LocalOptions{Job: testJob, Banks: banks, Secure: secure})
+			tc.o.Job, tc.o.Banks = testJob, banks
+			l, err := StartLocal(ctx, tc.o)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer l.Close()
+			secure := tc.o.Secure
 			if l.Secure() != secure || (l.Creds("bank-1") != "") != secure || (l.KeyringPath() != "") != secure {
 				t.Fatalf("secure %v: keyring %q, creds %q", l.Secure(), l.KeyringPath(), l.Creds("bank-1"))
+			}
+			if (l.Server() == nil) != (tc.o.URL != "") {
+				t.Fatalf("embedded server %v with external URL %q", l.Server() != nil, tc.o.URL)
 			}
 			const rounds = 3
 			run := runFedAvg(t, ctx, l, banks, rounds, false)
@@ -153,6 +171,29 @@ func TestLocalFedAvg(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkLedger(t, entries, banks, rounds)
+		})
+	}
+}
+
+func TestStartLocalRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		o    LocalOptions
+		want string
+	}{
+		{"bad job", LocalOptions{Job: "Job!"}, `job "Job!" is not`},
+		{"secure on an external server", LocalOptions{Job: "j", Banks: []string{"b"}, Secure: true, URL: "nats://127.0.0.1:1"}, "secure mode starts its own server"},
+		{"secure without banks", LocalOptions{Job: "j", Secure: true}, "no banks"},
+		{"secure with a reserved bank id", LocalOptions{Job: "j", Banks: []string{"all"}, Secure: true}, `bank id "all" is reserved`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, err := StartLocal(context.Background(), tc.o)
+			if err == nil {
+				l.Close()
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want one containing %q", err, tc.want)
+			}
 		})
 	}
 }
@@ -262,5 +303,24 @@ func TestSecureDurableAggregator(t *testing.T) {
 	}
 	if n := st.CachedInfo().State.Msgs; n < uint64(rounds*len(banks)) {
 		t.Fatalf("update stream holds %d messages, want at least %d", n, rounds*len(banks))
+	}
+
+	// A restarted aggregator resumes from the checkpoint: the job is done,
+	// and its model is the one the first life finished with.
+	again, err := NewAggregator(ctx, AggregatorOptions{Job: testJob, Task: TaskNode, Conn: l.Conn(bus.AggregatorID),
+		Keyring: l.KeyringPath(), Durable: true,
+		Round:    aggregator.Config{Algo: aggregator.AlgoFedAvg, Rounds: rounds, MinClients: len(banks), RoundTimeout: 20 * time.Second},
+		InitSeed: 1, FinalWait: 500 * time.Millisecond, Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	res, err := again.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Resumed || res.Rounds != rounds || aggregator.ModelDigest(res.Model) != aggregator.ModelDigest(run.agg.Model) {
+		t.Fatalf("restart: resumed %v in round %d, %d rounds, model %s, want the finished job's %s",
+			res.Resumed, res.ResumedRound, res.Rounds, aggregator.ModelDigest(res.Model), aggregator.ModelDigest(run.agg.Model))
 	}
 }
