@@ -153,6 +153,20 @@ func (l *Local) Conn(party string) ConnOptions {
 	return ConnOptions{URL: l.url, Creds: l.creds[party], Name: l.job + "-" + party}
 }
 
+// AgentOptions returns o with the connection and keyring of agent o.ID in
+// this environment.
+func (l *Local) AgentOptions(o AgentOptions) AgentOptions {
+	o.Conn, o.Keyring = l.Conn(o.ID), l.keyring
+	return o
+}
+
+// AggregatorOptions returns o with the aggregator's connection and the
+// keyring of this environment.
+func (l *Local) AggregatorOptions(o AggregatorOptions) AggregatorOptions {
+	o.Conn, o.Keyring = l.Conn(bus.AggregatorID), l.keyring
+	return o
+}
+
 // Server is the embedded server; nil with an external URL.
 func (l *Local) Server() *bus.Server { return l.srv }
 

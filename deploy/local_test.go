@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,20 +26,14 @@ func testBanks(n int) []string {
 	return ids
 }
 
-// jobRun is a finished job: the aggregator's result and the agents'.
-type jobRun struct {
-	agg    aggregator.Result
-	agents []agent.Result
-}
-
 // runFedAvg runs a FedAvg job of logistic-regression banks on l, every
 // party built by NewAggregator and NewAgent.
-func runFedAvg(t *testing.T, ctx context.Context, l *Local, banks []string, rounds int, durable bool) jobRun {
+func runFedAvg(t *testing.T, ctx context.Context, l *Local, banks []string, rounds int, durable bool) JobResult {
 	t.Helper()
-	agg, err := NewAggregator(ctx, AggregatorOptions{Job: l.Job(), Task: TaskNode, Conn: l.Conn(bus.AggregatorID),
-		Keyring: l.KeyringPath(), Durable: durable, Recovery: DurableOptions{AckWait: time.Second},
+	agg, err := NewAggregator(ctx, l.AggregatorOptions(AggregatorOptions{Job: l.Job(), Task: TaskNode,
+		Durable: durable, Recovery: DurableOptions{AckWait: time.Second},
 		Round:    aggregator.Config{Algo: aggregator.AlgoFedAvg, Rounds: rounds, MinClients: len(banks), RoundTimeout: 20 * time.Second},
-		InitSeed: 1, Enrol: banks, FinalWait: 2 * time.Second, Log: zerolog.Nop()})
+		InitSeed: 1, Enrol: banks, FinalWait: 2 * time.Second, Log: zerolog.Nop()}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,59 +47,45 @@ func runFedAvg(t *testing.T, ctx context.Context, l *Local, banks []string, roun
 		p := DefaultPrivacy()
 		seed := PartySeed(1, i)
 		p.NoiseSeed = &seed
-		agents[i], err = NewAgent(ctx, AgentOptions{Job: l.Job(), ID: id, Task: TaskNode, Algo: aggregator.AlgoFedAvg,
-			Conn: l.Conn(id), Keyring: l.KeyringPath(), Durable: durable, Privacy: p, Learner: lr, LocalEpochs: 2,
-			HelloRetry: 200 * time.Millisecond, Log: zerolog.Nop()})
+		agents[i], err = NewAgent(ctx, l.AgentOptions(AgentOptions{Job: l.Job(), ID: id, Task: TaskNode, Algo: aggregator.AlgoFedAvg,
+			Durable: durable, Privacy: p, Learner: lr, LocalEpochs: 2, HelloRetry: 200 * time.Millisecond, Log: zerolog.Nop()}))
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { agents[i].Close() })
 	}
-	run := jobRun{agents: make([]agent.Result, len(banks))}
-	errs := make([]error, len(banks))
-	var wg sync.WaitGroup
-	for i, a := range agents {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			run.agents[i], errs[i] = a.Run(ctx)
-		}()
-	}
-	run.agg, err = agg.Run(ctx)
-	wg.Wait()
+	run, err := RunParties(ctx, agg, agents)
 	if err != nil {
-		t.Fatalf("aggregator: %v", err)
+		t.Fatal(err)
 	}
-	for i, e := range errs {
-		if e != nil {
-			t.Fatalf("agent %s: %v", banks[i], e)
-		}
+	if run.Messages == 0 || run.Bytes == 0 {
+		t.Fatalf("traffic not counted: %d messages, %d bytes", run.Messages, run.Bytes)
 	}
 	return run
 }
 
 // checkRun asserts that every round closed with every bank in and that no
 // message was rejected (in secure mode: every envelope verified).
-func checkRun(t *testing.T, run jobRun, banks []string, rounds int) {
+func checkRun(t *testing.T, run JobResult, banks []string, rounds int) {
 	t.Helper()
-	if run.agg.Rounds != uint64(rounds) || len(run.agg.Closes) != rounds {
-		t.Fatalf("aggregator ran %d rounds (%d closes), want %d", run.agg.Rounds, len(run.agg.Closes), rounds)
+	if run.Aggregator.Rounds != uint64(rounds) || len(run.Aggregator.Closes) != rounds {
+		t.Fatalf("aggregator ran %d rounds (%d closes), want %d", run.Aggregator.Rounds, len(run.Aggregator.Closes), rounds)
 	}
-	for _, c := range run.agg.Closes {
+	for _, c := range run.Aggregator.Closes {
 		if len(c.In) != len(banks) {
 			t.Fatalf("round %d closed (%s) with %d of %d banks", c.Round, c.Reason, len(c.In), len(banks))
 		}
 	}
-	if len(run.agg.Rejects) != 0 {
-		t.Fatalf("aggregator rejected messages: %v", run.agg.Rejects)
+	if len(run.Aggregator.Rejects) != 0 {
+		t.Fatalf("aggregator rejected messages: %v", run.Aggregator.Rejects)
 	}
-	for i, r := range run.agents {
+	for i, r := range run.Agents {
 		if r.Rounds != rounds || len(r.Rejects) != 0 {
 			t.Fatalf("agent %s: %d rounds, rejects %v", banks[i], r.Rounds, r.Rejects)
 		}
 	}
-	if len(run.agg.Final) != len(banks) {
-		t.Fatalf("final scores from %d banks, want %d", len(run.agg.Final), len(banks))
+	if len(run.Aggregator.Final) != len(banks) {
+		t.Fatalf("final scores from %d banks, want %d", len(run.Aggregator.Final), len(banks))
 	}
 }
 
@@ -276,7 +255,7 @@ func TestSecureDurableAggregator(t *testing.T) {
 	const rounds = 3
 	run := runFedAvg(t, ctx, l, banks, rounds, true)
 	checkRun(t, run, banks, rounds)
-	if run.agg.Resumed {
+	if run.Aggregator.Resumed {
 		t.Fatal("a fresh durable job claims to have resumed")
 	}
 
@@ -319,8 +298,8 @@ func TestSecureDurableAggregator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Resumed || res.Rounds != rounds || aggregator.ModelDigest(res.Model) != aggregator.ModelDigest(run.agg.Model) {
+	if !res.Resumed || res.Rounds != rounds || aggregator.ModelDigest(res.Model) != aggregator.ModelDigest(run.Aggregator.Model) {
 		t.Fatalf("restart: resumed %v in round %d, %d rounds, model %s, want the finished job's %s",
-			res.Resumed, res.ResumedRound, res.Rounds, aggregator.ModelDigest(res.Model), aggregator.ModelDigest(run.agg.Model))
+			res.Resumed, res.ResumedRound, res.Rounds, aggregator.ModelDigest(res.Model), aggregator.ModelDigest(run.Aggregator.Model))
 	}
 }
