@@ -1,12 +1,14 @@
 package main
 
 import (
+	"fmt"
 	"math"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"graphfed/agent"
+	"graphfed/deploy"
 	"graphfed/privacy"
 	"graphfed/scenarios"
 )
@@ -24,6 +26,59 @@ func (p *privacyFlags) register(cmd *cobra.Command) {
 	f.Float64Var(&p.modelSigma, "model-sigma", agent.DefaultModelSigma, "Gaussian noise σ1 on model updates")
 	f.Float64Var(&p.modelClip, "model-clip", agent.DefaultModelClip, "L2 clip norm of released model parameters (a binding clip is logged)")
 	f.StringVar(&p.accountant, "accountant", "rdp", "privacy accountant: rdp or exact")
+	// Bad settings fail before any data is loaded or any server started.
+	prev := cmd.PreRunE
+	cmd.PreRunE = func(cmd *cobra.Command, args []string) error {
+		if err := p.validate(cmd); err != nil {
+			return fmt.Errorf("%s: %w", cmd.Name(), err)
+		}
+		if prev != nil {
+			return prev(cmd, args)
+		}
+		return nil
+	}
+}
+
+// options turns the flags into deploy's privacy options; σ0 comes from
+// --emb-sigma where the command has it.
+func (p *privacyFlags) options(cmd *cobra.Command) deploy.PrivacyOptions {
+	o := deploy.DefaultPrivacy()
+	o.Delta, o.BudgetEpsilon, o.Accountant = p.delta, p.budgetEps, p.accountant
+	o.ModelSigma, o.ModelClip = p.modelSigma, p.modelClip
+	if v, err := cmd.Flags().GetFloat64("emb-sigma"); err == nil {
+		o.EmbSigma = v
+	}
+	return o
+}
+
+// validate checks the privacy flags (σ and clips positive, δ in (0, 1), a
+// known accountant) and, on a command with --algo, that the task has that
+// algorithm.
+func (p *privacyFlags) validate(cmd *cobra.Command) error {
+	if err := p.options(cmd).Validate(); err != nil {
+		return err
+	}
+	algo, err := cmd.Flags().GetString("algo")
+	if err != nil {
+		return nil // no --algo: the agent's algorithm is the aggregator's
+	}
+	task := simTask(cmd)
+	if task == deploy.TaskAML && !cmd.Flags().Changed("algo") {
+		algo = amlDefaultAlgo
+	}
+	return deploy.CheckTaskAlgo(task, algo)
+}
+
+// simTask is the task `graphfed sim` runs: aml with --scenario aml,
+// recommendation with --lightgcn, node classification otherwise.
+func simTask(cmd *cobra.Command) string {
+	if sc, _ := cmd.Flags().GetString("scenario"); sc == "aml" {
+		return deploy.TaskAML
+	}
+	if dir, _ := cmd.Flags().GetString("lightgcn"); dir != "" {
+		return deploy.TaskRec
+	}
+	return deploy.TaskNode
 }
 
 // sim turns the flags into the simulation's gate settings. Noise is seeded

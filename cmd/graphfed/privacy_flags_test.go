@@ -1,0 +1,33 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// Bad privacy settings and task/algorithm pairs fail before any data is
+// loaded or any server started, with an error that names the flag.
+func TestPrivacyFlagsRejectBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sim", "--scenario", "csbm", "--model-sigma", "0"}, "model σ1 (--model-sigma) is 0; it must be positive"},
+		{[]string{"sim", "--scenario", "csbm", "--model-sigma", "-1"}, "model σ1 (--model-sigma) is -1"},
+		{[]string{"sim", "--scenario", "csbm", "--model-sigma", "NaN"}, "model σ1 (--model-sigma) is NaN"},
+		{[]string{"sim", "--scenario", "csbm", "--model-clip", "0"}, "model clip (--model-clip) is 0"},
+		{[]string{"sim", "--scenario", "csbm", "--algo", "cefedgnn", "--emb-sigma", "-1"}, "choose --algo fedavg"},
+		{[]string{"sim", "--scenario", "csbm", "--accountant", "moments"}, `accountant (--accountant) "moments" is unknown`},
+		{[]string{"sim", "--scenario", "csbm", "--algo", "lpsfed"}, `task node has no algorithm "lpsfed"`},
+		{[]string{"sim", "--scenario", "aml", "--algo", "lpsfed-bpr"}, `task aml has no algorithm "lpsfed-bpr"`},
+		{[]string{"sim", "--lightgcn", "/nonexistent", "--algo", "cefedgnn"}, `task rec has no algorithm "cefedgnn"`},
+		{[]string{"agent", "--job", "j", "--client", "c", "--data", "/nonexistent", "--model-clip", "-3"}, "model clip (--model-clip) is -3"},
+	} {
+		root := newRootCmd()
+		root.SetArgs(append(tc.args, "--json"))
+		_, err := executeForReport(t, root)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want one containing %q", tc.args, err, tc.want)
+		}
+	}
+}

@@ -1,0 +1,181 @@
+package deploy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"graphfed/agent"
+	"graphfed/bus"
+	"graphfed/privacy"
+)
+
+// AgentOptions are everything one organisation's agent is built from.
+type AgentOptions struct {
+	Job, ID    string
+	Task, Algo string // a pair CheckTaskAlgo accepts; Algo decides the embedding exchange
+	Conn       ConnOptions
+	// Keyring is the job's keyring.json: every envelope received must then
+	// carry its sender's valid signature. Conn.Creds, when an NKey seed,
+	// signs every envelope sent.
+	Keyring string
+	// Durable publishes updates to the job's JetStream update stream, for an
+	// aggregator with Durable set.
+	Durable bool
+	Privacy PrivacyOptions
+	Learner agent.Learner
+	// LocalEpochs per round (0: 1); EvalEvery scores the starting model
+	// every this many rounds (0: 1).
+	LocalEpochs, EvalEvery int
+	HelloRetry             time.Duration // between hello attempts; 0: 1s
+	Slowdown               time.Duration // extra delay per round (a slow bank, for experiments)
+	SlowFactor             float64       // > 1: that many times slower than the hardware; 0: normal
+	Log                    zerolog.Logger
+	Now                    func() time.Time // nil: time.Now
+	// Transport, when set, is used instead of dialling Conn (a caller that
+	// injects faults or shares a connection); the caller closes it.
+	Transport *bus.NATSTransport
+}
+
+// Validate checks the options without touching the network.
+func (o AgentOptions) Validate() error {
+	var errs []error
+	if !bus.ValidID(o.Job) {
+		errs = append(errs, fmt.Errorf("job %q is not [a-z0-9-]{1,64}", o.Job))
+	}
+	if !bus.ValidID(o.ID) || o.ID == bus.AggregatorID || o.ID == "all" || o.ID == bus.AuditorID {
+		errs = append(errs, fmt.Errorf("agent id %q is not [a-z0-9-]{1,64} or is reserved", o.ID))
+	}
+	if err := CheckTaskAlgo(o.Task, o.Algo); err != nil {
+		errs = append(errs, err)
+	}
+	if err := o.Privacy.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if o.Learner == nil {
+		errs = append(errs, errors.New("no learner"))
+	}
+	if o.LocalEpochs < 0 || o.EvalEvery < 0 || o.HelloRetry < 0 || o.Slowdown < 0 {
+		errs = append(errs, errors.New("local epochs, eval interval, hello retry and slowdown must not be negative"))
+	}
+	if math.IsNaN(o.SlowFactor) || o.SlowFactor < 0 {
+		errs = append(errs, fmt.Errorf("slow factor %v must be 0 or positive", o.SlowFactor))
+	}
+	if o.Transport == nil && o.Conn.URL == "" {
+		errs = append(errs, errors.New("no NATS URL"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("deploy: agent %s: %w", o.ID, err)
+	}
+	return nil
+}
+
+// Agent is one organisation's party: the agent with its transport, gate
+// and ledger.
+type Agent struct {
+	id          string
+	agent       *agent.Agent
+	tr          *bus.NATSTransport
+	ownTr       bool
+	gate        *privacy.Gate
+	closeLedger func() error
+	closed      bool
+}
+
+// NewAgent validates o, connects, loads the keyring and signer, opens the
+// ledger and the gate, and builds the agent; Run starts it.
+func NewAgent(ctx context.Context, o AgentOptions) (_ *Agent, err error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	fail := func(err error) (*Agent, error) { return nil, fmt.Errorf("deploy: agent %s: %w", o.ID, err) }
+	ring, signer, err := Signing(o.Job, o.ID, o.Keyring, o.Conn.Creds)
+	if err != nil {
+		return fail(err)
+	}
+	a := &Agent{id: o.ID, tr: o.Transport, closeLedger: func() error { return nil }}
+	defer func() {
+		if err != nil {
+			a.Close()
+		}
+	}()
+	if a.tr == nil {
+		if o.Conn.Name == "" {
+			o.Conn.Name = "agent-" + o.ID
+		}
+		if a.tr, err = Conn(o.Conn); err != nil {
+			return fail(err)
+		}
+		a.ownTr = true
+	}
+	ledger, closeLedger, err := Ledger(ctx, o.Job, o.Privacy, a.tr)
+	if err != nil {
+		return fail(err)
+	}
+	a.closeLedger = closeLedger
+	if a.gate, err = Gate(ctx, o.Job, o.ID, o.Privacy, ledger, o.Now); err != nil {
+		return fail(err)
+	}
+	out, err := agentTransport(a.tr, o.Job, o.Durable)
+	if err != nil {
+		return fail(err)
+	}
+	// The one call that follows the agent package's constructor.
+	if a.agent, err = agent.New(agentConfig(o, ring, signer), out, o.Learner, a.gate); err != nil {
+		return fail(err)
+	}
+	return a, nil
+}
+
+// agentConfig maps the options onto the agent's configuration. Today's
+// agent switches the embedding exchange off with a negative σ0; that
+// convention stays here, behind the algorithm.
+func agentConfig(o AgentOptions, ring *bus.Keyring, signer *bus.Signer) agent.Config {
+	emb := o.Privacy.EmbSigma
+	if !ExchangesEmbeddings(o.Algo) {
+		emb = -1
+	}
+	return agent.Config{Job: o.Job, Client: o.ID, LocalEpochs: o.LocalEpochs, EvalEvery: o.EvalEvery,
+		HelloRetry: o.HelloRetry, Slowdown: o.Slowdown, SlowFactor: o.SlowFactor, Now: o.Now,
+		Log:        o.Log.With().Str("client", o.ID).Logger(),
+		ModelSigma: o.Privacy.ModelSigma, ModelClip: o.Privacy.ModelClip, GradSigma: o.Privacy.GradSigma, EmbSigma: emb,
+		Keyring: ring, Signer: signer}
+}
+
+// agentTransport is what the agent publishes on: tr, or with durable its
+// JetStream wrapper that stores updates in the job's update stream.
+func agentTransport(tr *bus.NATSTransport, job string, durable bool) (bus.Transport, error) {
+	if !durable {
+		return tr, nil
+	}
+	return bus.NewDurableTransport(tr, job)
+}
+
+// ID is the agent's client id.
+func (a *Agent) ID() string { return a.id }
+
+// Run runs the agent until the job is done or ctx ends.
+func (a *Agent) Run(ctx context.Context) (agent.Result, error) { return a.agent.Run(ctx) }
+
+// Gate is the agent's privacy gate (spending so far).
+func (a *Agent) Gate() *privacy.Gate { return a.gate }
+
+// Transport is the agent's connection (traffic counters).
+func (a *Agent) Transport() *bus.NATSTransport { return a.tr }
+
+// Close releases the ledger and, unless the caller gave it, the connection.
+func (a *Agent) Close() error {
+	if a.closed {
+		return nil
+	}
+	a.closed = true
+	err := a.closeLedger()
+	if a.ownTr && a.tr != nil {
+		err = errors.Join(err, a.tr.Close())
+	}
+	return err
+}

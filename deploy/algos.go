@@ -1,0 +1,64 @@
+package deploy
+
+import (
+	"fmt"
+	"strings"
+
+	"graphfed/aggregator"
+)
+
+// Tasks a job can run.
+const (
+	TaskNode = "node" // node classification (Cora-like graphs, CSBM)
+	TaskAML  = "aml"  // anti-money-laundering transaction classification, one bank per agent
+	TaskRec  = "rec"  // recommendation (LPSFed, LightGCN layout)
+)
+
+// Algorithms returns the algorithms task runs, in the order a usage line
+// lists them, or nil for an unknown task.
+func Algorithms(task string) []string {
+	switch task {
+	case TaskNode, TaskAML:
+		return []string{aggregator.AlgoLocal, aggregator.AlgoFedAvg, aggregator.AlgoFedGNNST, aggregator.AlgoCEFedGNN}
+	case TaskRec:
+		return []string{aggregator.AlgoFedAvg, aggregator.AlgoLPSFedBPR, aggregator.AlgoLPSFed}
+	}
+	return nil
+}
+
+// Tasks lists the known tasks.
+func Tasks() []string { return []string{TaskNode, TaskAML, TaskRec} }
+
+// CheckTaskAlgo reports whether task runs algo, with an error that names
+// what would work instead.
+func CheckTaskAlgo(task, algo string) error {
+	algos := Algorithms(task)
+	if algos == nil {
+		return fmt.Errorf("deploy: unknown task %q (want %s)", task, strings.Join(Tasks(), ", "))
+	}
+	for _, a := range algos {
+		if a == algo {
+			return nil
+		}
+	}
+	var others []string
+	for _, t := range Tasks() {
+		for _, a := range Algorithms(t) {
+			if a == algo {
+				others = append(others, t)
+			}
+		}
+	}
+	msg := fmt.Sprintf("deploy: task %s has no algorithm %q (want %s)", task, algo, strings.Join(algos, ", "))
+	if len(others) > 0 {
+		msg += fmt.Sprintf("; %s is an algorithm of task %s", algo, strings.Join(others, ", "))
+	}
+	return fmt.Errorf("%s", msg)
+}
+
+// ExchangesEmbeddings reports whether algo's agents release boundary
+// embeddings to their neighbours. This is where "no exchange" is decided:
+// by the algorithm, never by a negative σ0.
+func ExchangesEmbeddings(algo string) bool {
+	return algo == aggregator.AlgoCEFedGNN || algo == aggregator.AlgoFedGNNST
+}

@@ -1,0 +1,201 @@
+package deploy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"graphfed/bus"
+	"graphfed/privacy"
+)
+
+// LocalOptions describe a job's NATS environment on this machine.
+type LocalOptions struct {
+	Job   string
+	Banks []string // the agents' ids; Secure makes a key for each
+	// Secure generates the job's keys (aggregator, every bank, auditor), its
+	// keyring and a nats-server configuration with per-party permissions in
+	// a temporary directory, and starts the embedded server from that
+	// configuration: every party then logs in with its own key, may do only
+	// what its role allows, and signs what it sends.
+	Secure bool
+	// URL names an external server or cluster: no server is started. Not
+	// with Secure (the fresh keys would be unknown to it).
+	URL string
+	// StoreDir is the embedded server's JetStream store; empty: a temporary
+	// directory removed by Close.
+	StoreDir string
+}
+
+// Local is a job's NATS environment: an embedded server (plain or secure)
+// or an external one, the job's ledger stream, and in secure mode every
+// party's seed file and the keyring. Parties built with Conn(id) and
+// KeyringPath() run under it.
+type Local struct {
+	job     string
+	url     string
+	srv     *bus.Server
+	dir     string // temporary: keys, configuration, store
+	ring    *bus.Keyring
+	keyring string            // keyring.json in dir
+	creds   map[string]string // party id → seed file
+}
+
+// StartLocal starts the environment. In secure mode the job's ledger
+// stream is created with the aggregator's key (banks may not define it);
+// on a plain embedded server it is created too, so that every run starts
+// the same way.
+func StartLocal(ctx context.Context, o LocalOptions) (_ *Local, err error) {
+	if !bus.ValidID(o.Job) {
+		return nil, fmt.Errorf("deploy: local: job %q is not [a-z0-9-]{1,64}", o.Job)
+	}
+	if o.Secure && o.URL != "" {
+		return nil, errors.New("deploy: local: secure mode starts its own server; it cannot use the external " + o.URL)
+	}
+	l := &Local{job: o.Job, url: o.URL, creds: map[string]string{}}
+	if o.URL != "" {
+		return l, nil
+	}
+	defer func() {
+		if err != nil {
+			l.Close()
+		}
+	}()
+	if l.dir, err = os.MkdirTemp("", "graphfed-"+o.Job+"-"); err != nil {
+		return nil, fmt.Errorf("deploy: local: %w", err)
+	}
+	store := o.StoreDir
+	if store == "" {
+		store = filepath.Join(l.dir, "js")
+	}
+	so := bus.ServerOptions{StoreDir: store}
+	if o.Secure {
+		if so.ConfigFile, err = l.writeKeys(o.Banks, store); err != nil {
+			return nil, err
+		}
+		so.Port = -1 // the configuration's listen port is a placeholder
+	}
+	if l.srv, err = bus.StartServer(so); err != nil {
+		return nil, fmt.Errorf("deploy: local: %w", err)
+	}
+	l.url = l.srv.ClientURL()
+	tr, err := Conn(l.Conn(bus.AggregatorID))
+	if err != nil {
+		return nil, fmt.Errorf("deploy: local: %w", err)
+	}
+	defer tr.Close()
+	if err := EnsureLedgerStream(ctx, tr, o.Job, 1); err != nil {
+		return nil, fmt.Errorf("deploy: local: %w", err)
+	}
+	return l, nil
+}
+
+// writeKeys writes every party's seed file, the keyring and the server
+// configuration into l.dir, as `graphfed keys` would, and returns the
+// configuration's path.
+func (l *Local) writeKeys(banks []string, store string) (string, error) {
+	dep, err := bus.NewDeployment(l.job, banks)
+	if err != nil {
+		return "", fmt.Errorf("deploy: local: %w", err)
+	}
+	if l.ring, err = dep.Keyring(); err != nil {
+		return "", fmt.Errorf("deploy: local: %w", err)
+	}
+	for _, c := range dep.Creds {
+		path := filepath.Join(l.dir, c.ID+".nk")
+		if err := bus.WriteSeedFile(path, l.job, c); err != nil {
+			return "", fmt.Errorf("deploy: local: %w", err)
+		}
+		l.creds[c.ID] = path
+	}
+	manifest, err := l.ring.Encode()
+	if err != nil {
+		return "", fmt.Errorf("deploy: local: %w", err)
+	}
+	l.keyring = filepath.Join(l.dir, "keyring.json")
+	if err := os.WriteFile(l.keyring, manifest, 0o644); err != nil {
+		return "", fmt.Errorf("deploy: local: %w", err)
+	}
+	conf, err := bus.ServerConfig(l.ring, bus.ServerConfigOptions{Listen: "127.0.0.1:4222", StoreDir: store})
+	if err != nil {
+		return "", fmt.Errorf("deploy: local: %w", err)
+	}
+	path := filepath.Join(l.dir, "server.conf")
+	if err := os.WriteFile(path, conf, 0o600); err != nil {
+		return "", fmt.Errorf("deploy: local: %w", err)
+	}
+	return path, nil
+}
+
+// Job is the environment's job.
+func (l *Local) Job() string { return l.job }
+
+// URL is the server's client URL.
+func (l *Local) URL() string { return l.url }
+
+// Secure reports whether parties log in with keys under permissions.
+func (l *Local) Secure() bool { return l.ring != nil }
+
+// Keyring is the job's keyring; nil unless secure.
+func (l *Local) Keyring() *bus.Keyring { return l.ring }
+
+// KeyringPath is the job's keyring.json; empty unless secure.
+func (l *Local) KeyringPath() string { return l.keyring }
+
+// Creds is party's seed file (bus.AggregatorID, a bank id or
+// bus.AuditorID); empty unless secure.
+func (l *Local) Creds(party string) string { return l.creds[party] }
+
+// Conn is how party connects: the URL and, when secure, its own seed.
+func (l *Local) Conn(party string) ConnOptions {
+	return ConnOptions{URL: l.url, Creds: l.creds[party], Name: l.job + "-" + party}
+}
+
+// AgentOptions returns o with the connection and keyring of agent o.ID in
+// this environment.
+func (l *Local) AgentOptions(o AgentOptions) AgentOptions {
+	o.Conn, o.Keyring = l.Conn(o.ID), l.keyring
+	return o
+}
+
+// AggregatorOptions returns o with the aggregator's connection and the
+// keyring of this environment.
+func (l *Local) AggregatorOptions(o AggregatorOptions) AggregatorOptions {
+	o.Conn, o.Keyring = l.Conn(bus.AggregatorID), l.keyring
+	return o
+}
+
+// Server is the embedded server; nil with an external URL.
+func (l *Local) Server() *bus.Server { return l.srv }
+
+// LedgerEntries reads the job's whole privacy ledger, as the auditor when
+// secure.
+func (l *Local) LedgerEntries(ctx context.Context) ([]privacy.Entry, error) {
+	tr, err := Conn(l.Conn(bus.AuditorID))
+	if err != nil {
+		return nil, fmt.Errorf("deploy: local: ledger: %w", err)
+	}
+	defer tr.Close()
+	led, err := bus.OpenJetStreamLedger(ctx, tr.Conn(), l.job, bus.JSLedgerOptions{ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("deploy: local: ledger: %w", err)
+	}
+	return led.Entries(ctx)
+}
+
+// Close stops the embedded server and removes the temporary directory with
+// the keys.
+func (l *Local) Close() error {
+	if l.srv != nil {
+		l.srv.Shutdown()
+		l.srv = nil
+	}
+	if l.dir != "" {
+		dir := l.dir
+		l.dir = ""
+		return os.RemoveAll(dir)
+	}
+	return nil
+}
