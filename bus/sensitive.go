@@ -26,6 +26,11 @@ func (s Sensitive) Floats() []float32 { return s.v }
 // Len is the number of values.
 func (s Sensitive) Len() int { return len(s.v) }
 
+// IsZero reports an empty vector: msgpack's omitempty asks it, and would
+// otherwise take a struct without exported fields for always empty and
+// drop every optional release (ρ_c, M^c) from the wire.
+func (s Sensitive) IsZero() bool { return len(s.v) == 0 }
+
 var (
 	_ msgpack.CustomEncoder = Sensitive{}
 	_ msgpack.CustomDecoder = (*Sensitive)(nil)

@@ -169,7 +169,7 @@ func (c *Client) publish(ctx context.Context, subject string, kind bus.Kind, rou
 // aggregator says the job is done or ctx ends.
 func (c *Client) Run(ctx context.Context) (Result, error) {
 	j, id := c.cfg.Job, c.cfg.Client
-	sub, err := c.tr.Subscribe(c.enqueue, bus.Subject(j, bus.KindRound), bus.Subject(j, bus.KindModel, id), bus.Subject(j, bus.KindDone))
+	sub, err := c.tr.Subscribe(c.enqueue, bus.Subject(j, bus.KindRound), bus.Subject(j, bus.KindModel, "all"), bus.Subject(j, bus.KindModel, id), bus.Subject(j, bus.KindDone))
 	if err != nil {
 		return Result{}, fmt.Errorf("lpsfed: client %s: %w", id, err)
 	}
