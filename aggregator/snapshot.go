@@ -97,6 +97,7 @@ func (m *Machine) Snapshot() Snapshot {
 		Round: m.round, Open: m.open, OpenedAt: m.openedAt, Deadline: m.deadline, Closed: m.closed,
 		ModelRound: m.modelRound, Strategy: st, Finished: m.finished,
 	}
+	s.Config.LPSFed.Reference = nil // code, not state: Restore's caller supplies it
 	for _, p := range m.models {
 		s.Models = append(s.Models, ModelSnapshot{To: p.To, Round: p.Round, Params: slices.Clone(p.Params), Grad: slices.Clone(p.Grad),
 			Margin: p.Margin, HasMargin: p.HasMargin, Final: p.Final})
