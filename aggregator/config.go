@@ -2,6 +2,8 @@ package aggregator
 
 import (
 	"fmt"
+	"reflect"
+	"strings"
 	"time"
 )
 
@@ -13,8 +15,17 @@ const (
 	AlgoFedGNNST = "fedgnn-st" // as cefedgnn, stale exchange without moving averages (ablation)
 )
 
-// Averages reports whether the algorithm averages client parameters.
+// Algos lists the algorithms the aggregator runs, each a Strategy.
+func Algos() []string {
+	return []string{AlgoFedAvg, AlgoLocal, AlgoCEFedGNN, AlgoFedGNNST, AlgoLPSFedBPR, AlgoLPSFed}
+}
+
+// Averages reports whether the algorithm federates client parameters.
 func (c Config) Averages() bool { return c.Algo != AlgoLocal }
+
+// Personalizes reports whether the algorithm sends each client a model of
+// its own (LPSFed) rather than one global model.
+func (c Config) Personalizes() bool { return c.Algo == AlgoLPSFed || c.Algo == AlgoLPSFedBPR }
 
 // Config fixes a job's round policy.
 type Config struct {
@@ -36,14 +47,22 @@ type Config struct {
 	// (FedBuff): current-round updates and late ones folded in by the
 	// staleness policy both count, whoever sent them.
 	Buffer int
+	// FreezeRounds is how many rounds at the start publish no model
+	// (LPSFed, Appendix D.6: "freezes parameter updates during the first
+	// two global epochs"): clients warm their local models up alone.
+	FreezeRounds int
+	// LPSFed is the reference graph of an lpsfed or lpsfed-bpr job.
+	LPSFed LPSFedConfig
 }
 
 // Validate checks the configuration.
 func (c Config) Validate() error {
-	switch c.Algo {
-	case AlgoFedAvg, AlgoLocal, AlgoCEFedGNN, AlgoFedGNNST:
-	default:
-		return fmt.Errorf("aggregator: config: unknown algo %q (want fedavg, local, cefedgnn or fedgnn-st)", c.Algo)
+	known := false
+	for _, a := range Algos() {
+		known = known || a == c.Algo
+	}
+	if !known {
+		return fmt.Errorf("aggregator: config: unknown algo %q (want one of %s)", c.Algo, strings.Join(Algos(), ", "))
 	}
 	if c.Rounds < 1 {
 		return fmt.Errorf("aggregator: config: rounds %d < 1", c.Rounds)
@@ -60,8 +79,29 @@ func (c Config) Validate() error {
 	if c.MaxStaleness < 0 {
 		return fmt.Errorf("aggregator: config: max staleness %d < 0", c.MaxStaleness)
 	}
+	if c.MissedToDead < 0 {
+		return fmt.Errorf("aggregator: config: missed-to-dead %d < 0", c.MissedToDead)
+	}
+	if c.FreezeRounds < 0 {
+		return fmt.Errorf("aggregator: config: freeze rounds %d < 0", c.FreezeRounds)
+	}
+	if c.Personalizes() {
+		if err := c.LPSFed.validate(); err != nil {
+			return err
+		}
+		if c.Buffer > 0 || c.Staleness.Policy != "" && c.Staleness.Policy != StaleDrop {
+			return fmt.Errorf("aggregator: config: %s mixes each client's own update of the round: no buffer, no staleness policy but drop", c.Algo)
+		}
+	}
 	if c.RoundTimeout <= 0 {
 		return fmt.Errorf("aggregator: config: round timeout %v must be positive", c.RoundTimeout)
 	}
 	return c.Staleness.Validate()
+}
+
+// sameConfig reports whether two configurations fix the same job; the
+// reference builder is code, not configuration, and is not compared.
+func sameConfig(a, b Config) bool {
+	a.LPSFed.Reference, b.LPSFed.Reference = nil, nil
+	return reflect.DeepEqual(a, b)
 }

@@ -11,7 +11,11 @@ type Join struct {
 	SchemaHash string
 	NumParams  int
 	Weight     float64 // training-set size
-	Now        time.Time
+	// Users, Items and Edges are a recommendation client's subgraph counts
+	// (LPSFed's reference graph); zero for other strategies and in strict
+	// mode. The strategy vets and keeps them.
+	Users, Items, Edges int
+	Now                 time.Time
 }
 
 // UpdateIn is a client's update for a round.
@@ -25,7 +29,16 @@ type UpdateIn struct {
 	// Withheld: the client's privacy budget is spent, so it sends no
 	// parameters; it still counts as present for the quorum.
 	Withheld bool
-	Now      time.Time
+	// Released scalars a strategy may use (LPSFed): ρ_c = KL(K^R‖K^c)
+	// against the reference kernel of version RhoVersion when HasRho, and
+	// the mean margin M^c when HasMargin. The machine drops an update whose
+	// scalars are not finite; the strategy decides what they mean.
+	Rho        float64
+	HasRho     bool
+	RhoVersion uint64
+	Margin     float64
+	HasMargin  bool
+	Now        time.Time
 }
 
 // Leave is a client's clean exit.
@@ -54,21 +67,29 @@ type ReplyJoin struct {
 }
 
 // OpenRound opens a round: clients train from the model of ModelRound (0:
-// their own initialisation) and answer before Deadline.
+// their own initialisation) and answer before Deadline. Payload is the
+// strategy's round payload (bus.RoundOpen.Payload; LPSFed: a msgpack
+// bus.LPSFedRound carrying K^R), nil when it has none.
 type OpenRound struct {
 	Round      uint64
 	Deadline   time.Time
 	ModelRound uint64
+	Payload    []byte
 }
 
-// PublishModel broadcasts the global model after round Round, or sends it to
-// one client (To set) that joined late or rejoined.
+// PublishModel is a model the adapter sends after round Round: to every
+// client when To is empty (a global model), or to client To alone (a
+// personalized model, or the global one resent to a late joiner).
 type PublishModel struct {
 	Round  uint64
 	Params []float32
 	Grad   []float32 // averaged gradient estimator, when clients share one
 	To     string
-	Final  bool
+	// Margin, when HasMargin, is the client's personalized margin (LPSFed,
+	// Eq. 14).
+	Margin    float64
+	HasMargin bool
+	Final     bool
 }
 
 // RoundClosed records a close decision: who was in, who was late, why.
@@ -83,7 +104,25 @@ type RoundClosed struct {
 	ClosedAt  time.Time
 	Duration  time.Duration
 	Dead      []string // clients no longer counted towards the quorum
-	Aggregate bool     // whether a new model was produced
+	Aggregate bool     // whether new models were published
+	// Frozen: the round fell in Config.FreezeRounds, so whatever was
+	// aggregated was not published.
+	Frozen bool `json:",omitempty"`
+	// Mix is a personalizing strategy's mixing decision (LPSFed); nil for
+	// the others.
+	Mix *Mixed `json:",omitempty"`
+}
+
+// Mixed records a personalizing strategy's mixing decision for a round:
+// the ρ_c each contributor last released (contributors that never released
+// one are absent), the normalized ρ̄_c of Eq. 12 for every contributor (1:
+// the global model whole), and the mean margin M̄ of Eq. 13 when any
+// contributor sent a margin.
+type Mixed struct {
+	Rho          map[string]float64 `json:"rho,omitempty"`
+	RhoBar       map[string]float64 `json:"rho_bar,omitempty"`
+	GlobalMargin float64            `json:"global_margin,omitempty"`
+	HasMargin    bool               `json:"has_margin,omitempty"`
 }
 
 // Dropped records an update that did not count, with its reason.

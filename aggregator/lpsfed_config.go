@@ -3,17 +3,20 @@ package aggregator
 import (
 	"fmt"
 	"math/rand/v2"
-	"time"
 
 	"graphfed/spectral"
 )
 
-// LPSFed algorithms. FedAvg (AlgoFedAvg) runs on the same client model:
-// the sample-weighted average goes to every client, no kernel, no margin.
+// LPSFed algorithms. FedAvg on the LPSFed client model is AlgoFedAvg: the
+// sample-weighted average goes to every client, no kernel, no margin.
 const (
 	AlgoLPSFed    = "lpsfed"     // ρ-personalized mixing of the MLPs and the margin (BC loss)
 	AlgoLPSFedBPR = "lpsfed-bpr" // ρ-personalized mixing of the MLPs; BPR clients send no margin
 )
+
+// MaxPhi bounds the reference kernel's length Φ: a kernel is sent in every
+// round-open, and Φ eigenpairs are computed for it.
+const MaxPhi = 4096
 
 // ReferenceStats are the counts the reference graph G_R is drawn with:
 // users, items and interactions of an average client subgraph.
@@ -26,60 +29,33 @@ type ReferenceStats struct {
 // It must be deterministic in seed: the machine stays replayable.
 type ReferenceKernel func(s ReferenceStats, phi int, seed uint64) ([]float64, error)
 
-// LPSFedConfig fixes an LPSFed job's round policy and reference graph.
+// LPSFedConfig is the reference graph of an lpsfed or lpsfed-bpr job
+// (Config.LPSFed).
 type LPSFedConfig struct {
-	Algo         string // AlgoFedAvg, AlgoLPSFedBPR or AlgoLPSFed
-	Rounds       int
-	MinClients   int // joins that open round 1
-	RoundTimeout time.Duration
-	// FreezeRounds is how many rounds at the start distribute nothing
-	// (Appendix D.6: "freezes parameter updates during the first two
-	// global epochs"): clients warm their local models up alone.
-	FreezeRounds int
-	// MissedToDead as in Config; 0: 3.
-	MissedToDead int
-	Phi          int // kernel length Φ; must match the clients'
+	Phi int // kernel length Φ; must match the clients'
 	// Strict builds G_R from StrictStats instead of the clients' counts
 	// (Table 8, "w/o statistics for G_R").
 	Strict      bool
 	StrictStats ReferenceStats
 	// RefEvery rebuilds G_R every RefEvery rounds with a fresh seed; 0
 	// builds it once, before round 1.
-	RefEvery  int
-	Seed      uint64
-	Reference ReferenceKernel // required unless Algo is AlgoFedAvg
+	RefEvery int
+	Seed     uint64
+	// Reference builds K^R; nil: GNMKReference. It is code, not
+	// configuration: snapshots do not record it, and a restored job uses
+	// the one its adapter is configured with.
+	Reference ReferenceKernel `json:"-"`
 }
 
-// personalizes reports whether the algorithm mixes by ρ̄ (and so needs K^R).
-func (c LPSFedConfig) personalizes() bool { return c.Algo != AlgoFedAvg }
-
-// Validate checks the configuration.
-func (c LPSFedConfig) Validate() error {
-	switch c.Algo {
-	case AlgoFedAvg, AlgoLPSFed, AlgoLPSFedBPR:
-	default:
-		return fmt.Errorf("aggregator: lpsfed config: unknown algo %q (want fedavg, lpsfed-bpr or lpsfed)", c.Algo)
-	}
+// validate checks the reference configuration of a personalizing job.
+func (c LPSFedConfig) validate() error {
 	switch {
-	case c.Rounds < 1:
-		return fmt.Errorf("aggregator: lpsfed config: rounds %d < 1", c.Rounds)
-	case c.MinClients < 1:
-		return fmt.Errorf("aggregator: lpsfed config: min clients %d < 1", c.MinClients)
-	case c.RoundTimeout <= 0:
-		return fmt.Errorf("aggregator: lpsfed config: round timeout %v must be positive", c.RoundTimeout)
-	case c.FreezeRounds < 0 || c.RefEvery < 0 || c.MissedToDead < 0:
-		return fmt.Errorf("aggregator: lpsfed config: negative freeze rounds, reference period or missed-to-dead")
-	}
-	if !c.personalizes() {
-		return nil
-	}
-	switch {
-	case c.Phi < 1:
-		return fmt.Errorf("aggregator: lpsfed config: phi %d < 1", c.Phi)
-	case c.Reference == nil:
-		return fmt.Errorf("aggregator: lpsfed config: %s needs a reference kernel builder", c.Algo)
+	case c.Phi < 1 || c.Phi > MaxPhi:
+		return fmt.Errorf("aggregator: config: lpsfed phi %d outside [1, %d]", c.Phi, MaxPhi)
+	case c.RefEvery < 0:
+		return fmt.Errorf("aggregator: config: lpsfed reference period %d < 0", c.RefEvery)
 	case c.Strict && (c.StrictStats.Users < 1 || c.StrictStats.Items < 1 || c.StrictStats.Edges < 1):
-		return fmt.Errorf("aggregator: lpsfed config: strict mode needs positive assumed counts, have %+v", c.StrictStats)
+		return fmt.Errorf("aggregator: config: lpsfed strict mode needs positive assumed counts, have %+v", c.StrictStats)
 	}
 	return nil
 }

@@ -2,6 +2,8 @@ package aggregator
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,11 +17,13 @@ type clientState struct {
 	missed int  // consecutive rounds missed
 }
 
-// Machine is the aggregator's round logic. It is not safe for concurrent
-// use; the adapter serializes events.
+// Machine is the aggregator's round logic for every algorithm: what
+// differs between algorithms is its Strategy (strategy.go). It is not safe
+// for concurrent use; the adapter serializes events.
 type Machine struct {
-	cfg     Config
-	clients map[string]*clientState
+	cfg      Config
+	strategy Strategy
+	clients  map[string]*clientState
 
 	schemaHash string
 	numParams  int
@@ -30,12 +34,13 @@ type Machine struct {
 	deadline time.Time
 	closed   uint64 // rounds closed so far
 
-	model      []float32
-	grad       []float32 // averaged gradient estimator (CE-FedGNN)
-	modelRound uint64
+	// models are the latest models published, sorted by To: one global
+	// model (To empty), or each client's latest personalized one.
+	models     []PublishModel
+	modelRound uint64 // the last round that published models
 
-	pending map[string]contribution // this round's updates by client
-	stale   []contribution          // late updates folded into this round
+	pending map[string]Contribution // this round's updates by client
+	stale   []Contribution          // late updates folded into this round
 	staleBy map[string]bool         // "client/round" already folded in
 
 	finished bool
@@ -49,11 +54,16 @@ func NewMachine(cfg Config) (*Machine, error) {
 	if cfg.MissedToDead == 0 {
 		cfg.MissedToDead = 3
 	}
+	st, err := newStrategy(cfg)
+	if err != nil {
+		return nil, err
+	}
 	return &Machine{
-		cfg:     cfg,
-		clients: map[string]*clientState{},
-		pending: map[string]contribution{},
-		staleBy: map[string]bool{},
+		cfg:      cfg,
+		strategy: st,
+		clients:  map[string]*clientState{},
+		pending:  map[string]Contribution{},
+		staleBy:  map[string]bool{},
 	}, nil
 }
 
@@ -63,8 +73,31 @@ func (m *Machine) Round() uint64 { return m.round }
 // Finished reports whether the job is over.
 func (m *Machine) Finished() bool { return m.finished }
 
-// Model returns the latest global model and the round that produced it.
-func (m *Machine) Model() ([]float32, uint64) { return m.model, m.modelRound }
+// Model returns the latest global model and the round that produced it
+// (nil for strategies that personalize: see Models).
+func (m *Machine) Model() ([]float32, uint64) {
+	if g, ok := m.global(); ok {
+		return g.Params, m.modelRound
+	}
+	return nil, m.modelRound
+}
+
+// Models returns the latest models published (global or personalized,
+// sorted by recipient); the vectors are shared, not copied.
+func (m *Machine) Models() []PublishModel { return slices.Clone(m.models) }
+
+// global is the latest global model, if the strategy publishes one.
+func (m *Machine) global() (PublishModel, bool) {
+	if len(m.models) == 1 && m.models[0].To == "" {
+		return m.models[0], true
+	}
+	return PublishModel{}, false
+}
+
+// openRound is the announcement of the open round (also resent).
+func (m *Machine) openRound() OpenRound {
+	return OpenRound{Round: m.round, Deadline: m.deadline, ModelRound: m.modelRound, Payload: m.strategy.Payload()}
+}
 
 // Deadline is the open round's deadline (zero when no round is open).
 func (m *Machine) Deadline() time.Time {
@@ -116,6 +149,9 @@ func (m *Machine) join(e Join, out []Action) []Action {
 	if m.schemaHash != "" && (e.SchemaHash != m.schemaHash || e.NumParams != m.numParams) {
 		return reject(fmt.Sprintf("model schema %s/%d differs from the job's %s/%d", e.SchemaHash, e.NumParams, m.schemaHash, m.numParams))
 	}
+	if reason := m.strategy.Join(e); reason != "" {
+		return reject(reason)
+	}
 	if m.schemaHash == "" {
 		m.schemaHash, m.numParams = e.SchemaHash, e.NumParams
 	}
@@ -126,9 +162,13 @@ func (m *Machine) join(e Join, out []Action) []Action {
 	}
 	c.weight, c.live, c.left, c.missed = e.Weight, true, false, 0
 	out = append(out, ReplyJoin{Client: e.Client, Accepted: true, Round: m.round})
-	if m.model != nil {
-		// A late joiner or a restarted client resynchronizes from the latest model.
-		out = append(out, PublishModel{Round: m.modelRound, Params: m.model, Grad: m.grad, To: e.Client})
+	// A late joiner or a restarted client resynchronizes from the latest
+	// model it is due: the global one, or its own personalized one.
+	for _, p := range m.models {
+		if p.To == "" || p.To == e.Client {
+			p.To, p.Final = e.Client, false
+			out = append(out, p)
+		}
 	}
 	if m.round == 0 && len(m.clients) >= m.cfg.MinClients {
 		out = m.openNext(e.Now, out)
@@ -148,34 +188,48 @@ func (m *Machine) update(e UpdateIn, out []Action) []Action {
 	// shape or a stale copy from a crashed party must not make every
 	// later round wait for it until the deadline.
 	revive := func() { c.live, c.left = true, false }
-	if m.cfg.Averages() && !e.Withheld && (len(e.Params) != m.numParams || len(e.Grad) != 0 && len(e.Grad) != m.numParams) {
-		return append(out, Dropped{Client: e.Client, Round: e.Round, Reason: "shape"})
+	if reason := m.strategy.Check(e, m.numParams); reason != "" {
+		return append(out, Dropped{Client: e.Client, Round: e.Round, Reason: reason})
+	}
+	if e.HasRho && !finite(e.Rho) || e.HasMargin && !finite(e.Margin) {
+		return append(out, Dropped{Client: e.Client, Round: e.Round, Reason: "non_finite"})
 	}
 	w := e.Weight
 	if w <= 0 {
 		w = c.weight
 	}
+	ct := Contribution{Client: e.Client, Weight: w, Params: e.Params, Grad: e.Grad,
+		Rho: e.Rho, HasRho: e.HasRho, RhoVersion: e.RhoVersion, Margin: e.Margin, HasMargin: e.HasMargin}
+	if !ct.HasRho {
+		ct.Rho, ct.RhoVersion = 0, 0
+	}
+	if !ct.HasMargin {
+		ct.Margin = 0
+	}
 	if e.Withheld {
-		w = 0 // present, but nothing to average
+		// Present, but nothing to average; a ρ_c released beside it
+		// still counts.
+		ct.Weight, ct.Params, ct.Grad, ct.Margin, ct.HasMargin = 0, nil, nil, 0, false
 	}
 	switch {
 	case e.Round == m.round && m.open:
 		if _, dup := m.pending[e.Client]; dup {
 			return append(out, Dropped{Client: e.Client, Round: e.Round, Reason: "duplicate"})
 		}
-		m.pending[e.Client] = contribution{client: e.Client, weight: w, params: e.Params, grad: e.Grad}
+		m.pending[e.Client] = ct
 		c.missed = 0
 		revive()
 		return m.maybeCloseOnQuorum(e.Now, out)
 	case e.Round < m.round:
 		key := fmt.Sprintf("%s/%d", e.Client, e.Round)
 		f := m.cfg.Staleness.Weight(m.round - e.Round)
-		if f == 0 || m.round-e.Round > m.maxStaleness() || m.staleBy[key] || !m.cfg.Averages() {
+		if f == 0 || m.round-e.Round > m.maxStaleness() || m.staleBy[key] || !m.strategy.FoldsLate() {
 			return append(out, Dropped{Client: e.Client, Round: e.Round, Reason: "late"})
 		}
 		m.staleBy[key] = true
 		revive()
-		m.stale = append(m.stale, contribution{client: e.Client, weight: w * f, params: e.Params, grad: e.Grad})
+		ct.Weight *= f
+		m.stale = append(m.stale, ct)
 		return m.maybeCloseOnBuffer(e.Now, out)
 	default:
 		return append(out, Dropped{Client: e.Client, Round: e.Round, Reason: "future"})
@@ -247,50 +301,86 @@ func (m *Machine) close(reason string, now time.Time, out []Action) []Action {
 			rc.Dead = append(rc.Dead, id)
 		}
 	}
-	var cs []contribution
-	for id, c := range m.pending {
+	in := CloseInput{Round: m.round, NumParams: m.numParams, Frozen: m.round <= uint64(m.cfg.FreezeRounds)}
+	for id := range m.pending {
 		rc.In = append(rc.In, id)
-		cs = append(cs, c)
 		// A copy of this update arriving late (redelivered, duplicated) must
 		// not be folded into a later round as well.
 		m.staleBy[fmt.Sprintf("%s/%d", id, m.round)] = true
 	}
 	sort.Strings(rc.In)
+	for _, id := range rc.In {
+		in.In = append(in.In, m.pending[id])
+	}
 	for _, c := range m.stale {
-		rc.Stale = append(rc.Stale, c.client)
-		cs = append(cs, c)
+		rc.Stale = append(rc.Stale, c.Client)
+		in.Stale = append(in.Stale, c)
 	}
 	rc.Live = len(m.liveClients())
-	if m.cfg.Averages() {
-		if avg, total := weightedAverage(cs, m.numParams); avg != nil {
-			m.model, m.modelRound = avg, m.round
-			m.grad = weightedGradAverage(cs, m.numParams)
-			rc.Weight, rc.Aggregate = total, true
+	final := m.closed+1 >= uint64(m.cfg.Rounds)
+	res := m.strategy.Close(in)
+	rc.Weight, rc.Mix, rc.Frozen = res.Weight, res.Mix, in.Frozen
+	var sends []Action
+	if len(res.Models) > 0 && !in.Frozen {
+		for _, p := range res.Models {
+			p.Round, p.Final = m.round, final
+			sends = append(sends, p)
 		}
+		m.keepModels(res.Models)
+		rc.Aggregate = true
 	}
 	m.forgetOldRounds()
 	m.open = false
 	m.closed++
-	m.pending = map[string]contribution{}
+	m.pending = map[string]Contribution{}
 	m.stale = nil
 	out = append(out, rc)
-	if rc.Aggregate {
-		out = append(out, PublishModel{Round: m.round, Params: m.model, Grad: m.grad, Final: m.closed >= uint64(m.cfg.Rounds)})
-	}
-	if m.closed >= uint64(m.cfg.Rounds) {
+	out = append(out, sends...)
+	if final {
 		m.finished = true
 		return append(out, Finished{Rounds: m.closed})
 	}
 	return m.openNext(now, out)
 }
 
+// keepModels records a close's models as the latest: a global model
+// replaces everything, personalized ones replace their recipients'
+// earlier ones (a client that sat a round out keeps its last).
+func (m *Machine) keepModels(ps []PublishModel) {
+	m.modelRound = m.round
+	final := m.closed+1 >= uint64(m.cfg.Rounds)
+	byTo := map[string]PublishModel{}
+	for _, p := range m.models {
+		if p.To != "" {
+			byTo[p.To] = p
+		}
+	}
+	for _, p := range ps {
+		p.Round, p.Final = m.round, final
+		if p.To == "" {
+			m.models = []PublishModel{p}
+			return
+		}
+		byTo[p.To] = p
+	}
+	m.models = m.models[:0:0]
+	for _, to := range sortedKeys(byTo) {
+		m.models = append(m.models, byTo[to])
+	}
+}
+
 func (m *Machine) openNext(now time.Time, out []Action) []Action {
 	m.round++
+	if note := m.strategy.Open(m.round); note != "" {
+		out = append(out, Dropped{Round: m.round, Reason: note})
+	}
 	m.open = true
 	m.openedAt = now
 	m.deadline = now.Add(m.cfg.RoundTimeout)
-	return append(out, OpenRound{Round: m.round, Deadline: m.deadline, ModelRound: m.modelRound})
+	return append(out, m.openRound())
 }
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
 func (m *Machine) maxStaleness() uint64 {
 	if m.cfg.MaxStaleness > 0 {

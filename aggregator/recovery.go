@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"reflect"
 	"slices"
 
 	"graphfed/bus"
@@ -55,14 +54,14 @@ func (s *Server) track(ev Event, lm *bus.LoggedMsg, before uint64, accepted bool
 func (s *Server) checkpoint(ctx context.Context) error {
 	const op = "aggregator: checkpoint"
 	snap := s.machine.Snapshot()
-	if snap.Model != nil && snap.ModelRound != s.dur.savedModel {
-		if err := s.cfg.Store.SaveModel(ctx, snap.ModelRound, encodeModel(snap.ModelRound, snap.Model, snap.Grad)); err != nil {
+	if len(snap.Models) > 0 && snap.ModelRound != s.dur.savedModel {
+		if err := s.cfg.Store.SaveModel(ctx, snap.ModelRound, encodeModels(snap.ModelRound, snap.Models)); err != nil {
 			return fmt.Errorf("%s: %w", op, err)
 		}
 		s.dur.savedModel = snap.ModelRound
 	}
 	cp := checkpoint{Version: checkpointVersion, Position: s.dur.position}
-	snap.Model, snap.Grad = nil, nil
+	snap.Models = nil
 	for i := range snap.Pending {
 		at, ok := s.dur.pendingAt[snap.Pending[i].Client]
 		if !ok {
@@ -110,14 +109,17 @@ func (s *Server) restore(ctx context.Context) error {
 	}
 	snap := cp.Machine
 	// A job resumed under other round rules would change course midway.
-	if !reflect.DeepEqual(snap.Config, s.machine.cfg) {
+	if !sameConfig(snap.Config, s.machine.cfg) {
 		return fmt.Errorf("%s: job %s was checkpointed with %+v; this server is configured with %+v", op, s.cfg.Job, snap.Config, s.machine.cfg)
 	}
+	// The snapshot does not record code: the configured reference builder
+	// goes on building K^R.
+	snap.Config = s.machine.cfg
 	for _, c := range snap.Clients {
-		s.val.AllowSender(c.ID)
+		s.ep.Validator().AllowSender(c.ID)
 	}
 	if snap.NumParams > 0 {
-		s.val.SetNumParams(snap.NumParams)
+		s.ep.Validator().SetNumParams(snap.NumParams)
 	}
 	if err := s.refill(ctx, snap.Pending, cp.PendingAt); err != nil {
 		return fmt.Errorf("%s: %w", op, err)
@@ -130,7 +132,7 @@ func (s *Server) restore(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", op, err)
 		}
-		if snap.Model, snap.Grad, err = decodeModel(b, snap.ModelRound); err != nil {
+		if snap.Models, err = decodeModels(b, snap.ModelRound); err != nil {
 			return fmt.Errorf("%s: %w", op, err)
 		}
 	}
@@ -164,7 +166,7 @@ func (s *Server) refill(ctx context.Context, cs []Contribution, at []uint64) err
 		if err != nil {
 			return err
 		}
-		env, body, err := s.val.Open(m.Subject, m.Data)
+		env, body, err := s.ep.Open(m)
 		if err != nil {
 			return fmt.Errorf("update of %s at log position %d: %w", cs[i].Client, at[i], err)
 		}
@@ -204,7 +206,7 @@ func (s *Server) handleLogged(ctx context.Context, lm bus.LoggedMsg) error {
 		ack() // in the last checkpoint already
 		return nil
 	}
-	env, body, err := s.val.Open(lm.Subject, lm.Data)
+	env, body, err := s.ep.Open(lm.Msg)
 	if err != nil {
 		// A rejected update stays rejected: acknowledge it, or it comes back.
 		s.cfg.Log.Warn().Str("subject", lm.Subject).Str("reason", bus.ReasonOf(err)).Err(err).Msg("rejected message")
@@ -216,27 +218,14 @@ func (s *Server) handleLogged(ctx context.Context, lm bus.LoggedMsg) error {
 		ack()
 		return nil
 	}
-	err = s.stepFrom(ctx, UpdateIn{Client: env.From, Round: b.Round, BaseRound: b.BaseRound, Weight: b.Weight,
-		Params: b.Params.Floats(), Grad: b.Grad.Floats(), Withheld: b.Withheld, Now: s.cfg.Now()}, &lm)
+	ev, err := updateEvent(env.From, b, s.cfg.Now())
+	if err != nil {
+		s.cfg.Log.Warn().Str("from", env.From).Err(err).Msg("rejected update")
+		ack()
+		return nil
+	}
+	err = s.stepFrom(ctx, ev, &lm)
 	s.cfg.Log.Debug().Str("client", env.From).Uint64("round", b.Round).Uint64("seq", lm.Seq).
 		Uint64("delivered", lm.Delivered).Msg("update applied")
 	return err
-}
-
-// checkSigner refuses a signer that does not sign as id, or whose key is
-// not the one the keyring lists for id: every envelope it signed would be
-// rejected as "signature" by the receivers.
-func checkSigner(sg *bus.Signer, k *bus.Keyring, id string) error {
-	if sg == nil {
-		return nil
-	}
-	if sg.ID() != id {
-		return fmt.Errorf("the signer signs as %s, not %s", sg.ID(), id)
-	}
-	if k != nil {
-		if p, ok := k.Party(id); !ok || p.PublicKey != sg.PublicKey() {
-			return fmt.Errorf("the keyring does not list the signer's key %s for %s", sg.PublicKey(), id)
-		}
-	}
-	return nil
 }

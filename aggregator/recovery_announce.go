@@ -33,24 +33,25 @@ func (s *Server) resendRound(ctx context.Context, ev Event, acts []Action) error
 	if !accepted {
 		return nil
 	}
-	return s.act(ctx, OpenRound{Round: s.machine.round, Deadline: s.machine.deadline, ModelRound: s.machine.modelRound})
+	return s.act(ctx, s.machine.openRound())
 }
 
-// reannounce publishes the latest model and the open round again, or done
-// once the job is finished.
+// reannounce publishes the latest models (the global one, or each
+// client's personalized one) and the open round again, or done once the
+// job is finished.
 func (s *Server) reannounce(ctx context.Context) error {
 	m := s.machine
 	s.cfg.Log.Debug().Uint64("round", m.round).Bool("open", m.open).Bool("finished", m.finished).Msg("announcing again")
-	if p, r := m.Model(); p != nil {
-		if err := s.act(ctx, PublishModel{Round: r, Params: p, Grad: m.grad, Final: m.finished}); err != nil {
+	for _, p := range m.models {
+		if err := s.act(ctx, p); err != nil {
 			return err
 		}
 	}
 	switch {
 	case m.open:
-		return s.act(ctx, OpenRound{Round: m.round, Deadline: m.deadline, ModelRound: m.modelRound})
+		return s.act(ctx, m.openRound())
 	case m.finished:
-		return s.publish(ctx, bus.Subject(s.cfg.Job, bus.KindDone), bus.KindDone, m.closed, &bus.Done{Rounds: m.closed})
+		return s.ep.Publish(ctx, bus.Subject(s.cfg.Job, bus.KindDone), bus.KindDone, m.closed, &bus.Done{Rounds: m.closed})
 	}
 	return nil
 }

@@ -13,34 +13,45 @@ import (
 	"graphfed/bus"
 )
 
-// Models round-trip bit for bit (NaN payloads and negative zero included);
-// a model of another round or a truncated one is refused.
+// Model sets round-trip bit for bit (NaN payloads and negative zero
+// included), global or personalized with margins; a set of another round
+// or a truncated one is refused.
 func TestModelCodec(t *testing.T) {
 	params := []float32{1, -0, float32(math.Inf(1)), math.Float32frombits(0x7fc00001), 3.5e-38}
 	grad := []float32{0.25, -7}
-	b := encodeModel(9, params, grad)
-	p, g, err := decodeModel(b, 9)
-	if err != nil {
-		t.Fatal(err)
+	sets := map[string][]ModelSnapshot{
+		"global":       {{Round: 9, Params: params, Grad: grad, Final: true}},
+		"no gradient":  {{Round: 9, Params: params}},
+		"personalized": {{To: "a", Round: 7, Params: params, Margin: -0.5, HasMargin: true}, {To: "bank-b", Round: 9, Params: grad}},
 	}
-	if ModelDigest(p) != ModelDigest(params) || ModelDigest(g) != ModelDigest(grad) || len(p) != len(params) {
-		t.Fatalf("decoded %v %v, want %v %v", p, g, params, grad)
-	}
-	if _, g, _ := decodeModel(encodeModel(1, params, nil), 1); g != nil {
-		t.Fatalf("a model without gradient decoded with one: %v", g)
-	}
-	for name, bad := range map[string][]byte{
-		"another round": b,
-		"truncated":     b[:len(b)-1],
-		"not a model":   []byte("GFM0xxxxxxxxxxxxxxxx"),
-	} {
-		r := uint64(9)
-		if name == "another round" {
-			r = 8
+	for name, ms := range sets {
+		b := encodeModels(9, ms)
+		got, err := decodeModels(b, 9)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
 		}
-		if _, _, err := decodeModel(bad, r); err == nil {
-			t.Errorf("%s: decoded", name)
+		if len(got) != len(ms) {
+			t.Fatalf("%s: %d models, want %d", name, len(got), len(ms))
 		}
+		for i := range ms {
+			w, g := ms[i], got[i]
+			if ModelDigest(g.Params) != ModelDigest(w.Params) || ModelDigest(g.Grad) != ModelDigest(w.Grad) || len(g.Params) != len(w.Params) ||
+				(w.Grad == nil) != (g.Grad == nil) || g.To != w.To || g.Round != w.Round || g.Final != w.Final ||
+				g.HasMargin != w.HasMargin || math.Float64bits(g.Margin) != math.Float64bits(w.Margin) {
+				t.Fatalf("%s: decoded %+v, want %+v", name, g, w)
+			}
+		}
+		for bad, data := range map[string][]byte{"truncated": b[:len(b)-1], "trailing": append(b[:len(b):len(b)], 0)} {
+			if _, err := decodeModels(data, 9); err == nil {
+				t.Errorf("%s, %s: decoded", name, bad)
+			}
+		}
+		if _, err := decodeModels(b, 8); err == nil {
+			t.Errorf("%s: decoded as another round", name)
+		}
+	}
+	if _, err := decodeModels([]byte("GFM1xxxxxxxxxxxxxxxxxxxx"), 9); err == nil {
+		t.Error("decoded another layout")
 	}
 }
 
@@ -69,7 +80,7 @@ func TestCheckpointDecodeRefusesInconsistency(t *testing.T) {
 	if _, err := decodeCheckpoint(b); err == nil || !strings.Contains(err.Error(), "log positions") {
 		t.Fatalf("missing positions: %v", err)
 	}
-	cp.Version = 2
+	cp.Version = checkpointVersion + 1
 	b, _ = cp.encode()
 	if _, err := decodeCheckpoint(b); err == nil || !strings.Contains(err.Error(), "version") {
 		t.Fatalf("future version: %v", err)

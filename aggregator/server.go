@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -14,7 +15,9 @@ import (
 
 // ServerConfig wires a Machine to a transport.
 type ServerConfig struct {
-	Job      string
+	Job string
+	// Round is the job's round policy and algorithm: every strategy runs
+	// behind the same server.
 	Round    Config
 	InitSeed uint64          // shared model initialisation seed sent in hello replies
 	Enrol    map[string]bool // clients allowed to join; nil: any valid id
@@ -26,7 +29,8 @@ type ServerConfig struct {
 	FinalWait time.Duration
 	Now       func() time.Time // default time.Now
 	Log       zerolog.Logger
-	// OnRound, if set, is called with every close decision (progress output).
+	// OnRound, if set, is called with every close decision (progress
+	// output); a personalizing strategy's mixing is in RoundClosed.Mix.
 	OnRound func(RoundClosed)
 	// Store and Updates, both set, make the server durable (store.go,
 	// recovery.go): updates come from the log instead of core NATS, a
@@ -58,21 +62,27 @@ type Result struct {
 	PerRound map[uint64]map[string]map[string]float64
 	Rejects  map[string]uint64
 	Dropped  map[string]int // by reason
-	Model    []float32
+	Model    []float32      // the latest global model; nil when the strategy personalizes
+	// Models are the latest models published: the global one, or each
+	// client's latest personalized one (To), sorted by recipient.
+	Models []PublishModel
+	// Mixes are a personalizing strategy's mixing decisions, one per
+	// closed round (RoundClosed.Mix), in order.
+	Mixes []Mixed
 	// Resumed says that a durable server resumed from a checkpoint, in
 	// round ResumedRound (0: before the first round opened).
 	Resumed      bool
 	ResumedRound uint64
 }
 
-// Server is the aggregator's NATS adapter: it feeds Machine with events
-// decoded from the transport and carries out its actions.
+// Server is the aggregator's NATS adapter for every strategy: it feeds
+// Machine with events decoded from the transport and carries out its
+// actions, sending and opening envelopes through its bus.Endpoint.
 type Server struct {
 	cfg     ServerConfig
 	tr      bus.Transport
 	machine *Machine
-	val     *bus.Validator
-	seq     uint64
+	ep      *bus.Endpoint
 
 	mu      sync.Mutex
 	queue   []queued
@@ -112,13 +122,14 @@ func NewServer(cfg ServerConfig, tr bus.Transport) (*Server, error) {
 	if (cfg.Store == nil) != (cfg.Updates == nil) {
 		return nil, fmt.Errorf("aggregator: job %s: a durable server needs both a store and an update log", cfg.Job)
 	}
-	if err := checkSigner(cfg.Signer, cfg.Keyring, bus.AggregatorID); err != nil {
+	ep, err := bus.NewEndpoint(bus.EndpointConfig{Job: cfg.Job, ID: bus.AggregatorID, Signer: cfg.Signer, Now: cfg.Now,
+		Schema: bus.Schema{MaxRound: uint64(cfg.Round.Rounds), Senders: map[string]bool{}, Enrol: cfg.Enrol,
+			Keyring: cfg.Keyring, MaxBytes: cfg.MaxBytes}}, tr)
+	if err != nil {
 		return nil, fmt.Errorf("aggregator: job %s: %w", cfg.Job, err)
 	}
 	return &Server{
-		cfg: cfg, tr: tr, machine: m,
-		val: bus.NewValidator(bus.Schema{Job: cfg.Job, MaxRound: uint64(cfg.Round.Rounds), Senders: map[string]bool{},
-			Enrol: cfg.Enrol, Keyring: cfg.Keyring, MaxBytes: cfg.MaxBytes}),
+		cfg: cfg, tr: tr, machine: m, ep: ep,
 		notify: make(chan struct{}, 1),
 		hellos: map[string]bus.Msg{},
 		result: Result{
@@ -132,7 +143,7 @@ func NewServer(cfg ServerConfig, tr bus.Transport) (*Server, error) {
 }
 
 // Validator exposes the reject counters.
-func (s *Server) Validator() *bus.Validator { return s.val }
+func (s *Server) Validator() *bus.Validator { return s.ep.Validator() }
 
 func (s *Server) enqueue(m bus.Msg) { s.push(queued{msg: m}) }
 
@@ -208,9 +219,15 @@ func (s *Server) snapshot() Result {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := s.result
-	r.Rejects = s.val.Rejects()
+	r.Rejects = s.ep.Validator().Rejects()
 	r.Model, _ = s.machine.Model()
+	r.Models = s.machine.Models()
 	r.Rounds = uint64(len(r.Closes))
+	for _, rc := range r.Closes {
+		if rc.Mix != nil {
+			r.Mixes = append(r.Mixes, *rc.Mix)
+		}
+	}
 	return r
 }
 
@@ -255,7 +272,7 @@ func (s *Server) drain(ctx context.Context) error {
 }
 
 func (s *Server) handle(ctx context.Context, m bus.Msg) error {
-	env, body, err := s.val.Open(m.Subject, m.Data)
+	env, body, err := s.ep.Open(m)
 	if err != nil {
 		s.cfg.Log.Warn().Str("subject", m.Subject).Str("reason", bus.ReasonOf(err)).Err(err).Msg("rejected message")
 		return nil
@@ -266,10 +283,15 @@ func (s *Server) handle(ctx context.Context, m bus.Msg) error {
 		s.mu.Lock()
 		s.hellos[env.From] = m
 		s.mu.Unlock()
-		return s.step(ctx, Join{Client: env.From, SchemaHash: b.SchemaHash, NumParams: b.NumParams, Weight: float64(b.TrainSize), Now: now})
+		return s.step(ctx, Join{Client: env.From, SchemaHash: b.SchemaHash, NumParams: b.NumParams, Weight: float64(b.TrainSize),
+			Users: b.Users, Items: b.Items, Edges: b.Edges, Now: now})
 	case *bus.Update:
-		return s.step(ctx, UpdateIn{Client: env.From, Round: b.Round, BaseRound: b.BaseRound, Weight: b.Weight,
-			Params: b.Params.Floats(), Grad: b.Grad.Floats(), Withheld: b.Withheld, Now: now})
+		ev, err := updateEvent(env.From, b, now)
+		if err != nil {
+			s.cfg.Log.Warn().Str("from", env.From).Err(err).Msg("rejected update")
+			return nil
+		}
+		return s.step(ctx, ev)
 	case *bus.Bye:
 		return s.step(ctx, Leave{Client: env.From, Now: now})
 	case *bus.Metrics:
@@ -340,21 +362,33 @@ func (s *Server) account(acts []Action) {
 	}
 }
 
-// seal encodes an envelope, signed when the server has a signer.
-func (s *Server) seal(env bus.Envelope, body any) ([]byte, error) {
-	if s.cfg.Signer != nil {
-		return s.cfg.Signer.Seal(env, body)
+// updateEvent turns a received update into an event. A released scalar
+// (ρ_c, M^c) must be absent or exactly one finite value.
+func updateEvent(from string, b *bus.Update, now time.Time) (UpdateIn, error) {
+	ev := UpdateIn{Client: from, Round: b.Round, BaseRound: b.BaseRound, Weight: b.Weight,
+		Params: b.Params.Floats(), Grad: b.Grad.Floats(), Withheld: b.Withheld, RhoVersion: b.RhoVersion, Now: now}
+	var ok bool
+	if ev.Rho, ev.HasRho, ok = scalar(b.Rho); !ok {
+		return UpdateIn{}, fmt.Errorf("update of round %d: rho of %d values is not one finite value", b.Round, b.Rho.Len())
 	}
-	return bus.Seal(env, body)
+	if ev.Margin, ev.HasMargin, ok = scalar(b.Margin); !ok {
+		return UpdateIn{}, fmt.Errorf("update of round %d: margin of %d values is not one finite value", b.Round, b.Margin.Len())
+	}
+	if !ev.HasRho {
+		ev.RhoVersion = 0
+	}
+	return ev, nil
 }
 
-func (s *Server) publish(ctx context.Context, subject string, kind bus.Kind, round uint64, body any) error {
-	s.seq++
-	data, err := s.seal(bus.Envelope{Job: s.cfg.Job, Kind: kind, From: bus.AggregatorID, Round: round, Seq: s.seq, Time: s.cfg.Now().UnixNano()}, body)
-	if err != nil {
-		return err
+// scalar reads a released scalar: absent (empty) or exactly one finite value.
+func scalar(v bus.Sensitive) (x float64, has, ok bool) {
+	switch f := v.Floats(); {
+	case len(f) == 0:
+		return 0, false, true
+	case len(f) == 1 && !math.IsNaN(float64(f[0])) && !math.IsInf(float64(f[0]), 0):
+		return float64(f[0]), true, true
 	}
-	return s.tr.Publish(ctx, subject, data)
+	return 0, false, false
 }
 
 func (s *Server) act(ctx context.Context, a Action) error {
@@ -366,9 +400,9 @@ func (s *Server) act(ctx context.Context, a Action) error {
 		delete(s.hellos, x.Client)
 		s.mu.Unlock()
 		if x.Accepted {
-			s.val.AllowSender(x.Client)
+			s.ep.Validator().AllowSender(x.Client)
 			if s.machine.numParams > 0 {
-				s.val.SetNumParams(s.machine.numParams)
+				s.ep.Validator().SetNumParams(s.machine.numParams)
 			}
 			s.cfg.Log.Info().Str("client", x.Client).Uint64("round", x.Round).Msg("client joined")
 		} else {
@@ -377,27 +411,26 @@ func (s *Server) act(ctx context.Context, a Action) error {
 		if !ok {
 			return nil
 		}
-		s.seq++
-		data, err := s.seal(bus.Envelope{Job: j, Kind: bus.KindHello, From: bus.AggregatorID, Seq: s.seq, Time: s.cfg.Now().UnixNano()},
+		return s.ep.Respond(req, bus.KindHello,
 			&bus.HelloReply{Accepted: x.Accepted, Reason: x.Reason, Round: x.Round, Algo: s.cfg.Round.Algo, Rounds: s.cfg.Round.Rounds, InitSeed: s.cfg.InitSeed})
-		if err != nil {
-			return err
-		}
-		return s.tr.Respond(req, data)
 	case OpenRound:
 		s.cfg.Log.Debug().Uint64("round", x.Round).Time("deadline", x.Deadline).Msg("round open")
-		return s.publish(ctx, bus.Subject(j, bus.KindRound), bus.KindRound, x.Round,
-			&bus.RoundOpen{Round: x.Round, Deadline: x.Deadline.UnixNano(), ModelRound: x.ModelRound})
+		return s.ep.Publish(ctx, bus.Subject(j, bus.KindRound), bus.KindRound, x.Round,
+			&bus.RoundOpen{Round: x.Round, Deadline: x.Deadline.UnixNano(), ModelRound: x.ModelRound, Payload: x.Payload})
 	case PublishModel:
 		to := "all"
 		if x.To != "" {
 			to = x.To
 		}
-		return s.publish(ctx, bus.Subject(j, bus.KindModel, to), bus.KindModel, x.Round,
-			&bus.Model{Round: x.Round, Params: x.Params, Grad: x.Grad, Final: x.Final})
+		return s.ep.Publish(ctx, bus.Subject(j, bus.KindModel, to), bus.KindModel, x.Round,
+			&bus.Model{Round: x.Round, Params: x.Params, Grad: x.Grad, Final: x.Final, Margin: x.Margin, HasMargin: x.HasMargin})
 	case RoundClosed:
-		s.cfg.Log.Info().Uint64("round", x.Round).Str("reason", x.Reason).Strs("in", x.In).Strs("late", x.Late).
-			Strs("stale", x.Stale).Strs("dead", x.Dead).Dur("took", x.Duration).Msg("round closed")
+		l := s.cfg.Log.Info().Uint64("round", x.Round).Str("reason", x.Reason).Strs("in", x.In).Strs("late", x.Late).
+			Strs("stale", x.Stale).Strs("dead", x.Dead).Bool("frozen", x.Frozen).Dur("took", x.Duration)
+		if x.Mix != nil {
+			l = l.Interface("rho_bar", x.Mix.RhoBar).Float64("global_margin", x.Mix.GlobalMargin)
+		}
+		l.Msg("round closed")
 		if s.cfg.OnRound != nil {
 			s.cfg.OnRound(x)
 		}
@@ -406,7 +439,7 @@ func (s *Server) act(ctx context.Context, a Action) error {
 	case Finished:
 		s.doneAt = s.cfg.Now()
 		s.cfg.Log.Info().Uint64("rounds", x.Rounds).Msg("job finished")
-		return s.publish(ctx, bus.Subject(j, bus.KindDone), bus.KindDone, x.Rounds, &bus.Done{Rounds: x.Rounds})
+		return s.ep.Publish(ctx, bus.Subject(j, bus.KindDone), bus.KindDone, x.Rounds, &bus.Done{Rounds: x.Rounds})
 	}
 	return nil
 }

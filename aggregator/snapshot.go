@@ -9,7 +9,10 @@ import (
 )
 
 // SnapshotVersion is the layout of Snapshot this build writes and reads.
-const SnapshotVersion = 1
+//
+// Version 2 holds every strategy: the latest models as a list (one global
+// model, or one per client) and the strategy's own state.
+const SnapshotVersion = 2
 
 // Snapshot is the whole durable state of a Machine: what an adapter persists
 // after every Step, before it carries the actions out, so that a restarted
@@ -30,9 +33,13 @@ type Snapshot struct {
 	OpenedAt   time.Time        `json:"opened_at"`
 	Deadline   time.Time        `json:"deadline"`
 	Closed     uint64           `json:"closed"`
-	Model      []float32        `json:"model,omitempty"`
-	Grad       []float32        `json:"grad,omitempty"`
-	ModelRound uint64           `json:"model_round"`
+	// Models are the latest models published, sorted by To: one global
+	// model (To empty) or each client's latest personalized one.
+	Models     []ModelSnapshot `json:"models,omitempty"`
+	ModelRound uint64          `json:"model_round"`
+	// Strategy is the strategy's own state (Strategy.State): LPSFed's
+	// reference kernel and its version, each client's counts and last ρ_c.
+	Strategy json.RawMessage `json:"strategy,omitempty"`
 	// Pending are the open round's updates, sorted by client; Stale the
 	// late updates folded into it, in arrival order; StaleBy the
 	// "client/round" keys of every late update ever folded in, sorted.
@@ -51,22 +58,49 @@ type ClientSnapshot struct {
 	Missed int     `json:"missed"`
 }
 
-// Contribution is one update waiting to be aggregated.
-type Contribution struct {
-	Client string    `json:"client"`
-	Weight float64   `json:"weight"` // sample weight times staleness factor
-	Params []float32 `json:"params,omitempty"`
-	Grad   []float32 `json:"grad,omitempty"`
+// ModelSnapshot is one of the latest models (a PublishModel).
+type ModelSnapshot struct {
+	To        string    `json:"to,omitempty"` // empty: every client's
+	Round     uint64    `json:"round"`
+	Params    []float32 `json:"params,omitempty"`
+	Grad      []float32 `json:"grad,omitempty"`
+	Margin    float64   `json:"margin,omitempty"`
+	HasMargin bool      `json:"has_margin,omitempty"`
+	Final     bool      `json:"final,omitempty"`
 }
 
-// Snapshot returns a deep copy of the machine's state.
+// Contribution is one update waiting to be aggregated: its vectors and the
+// scalars it released (UpdateIn).
+type Contribution struct {
+	Client     string    `json:"client"`
+	Weight     float64   `json:"weight"` // sample weight times staleness factor
+	Params     []float32 `json:"params,omitempty"`
+	Grad       []float32 `json:"grad,omitempty"`
+	Rho        float64   `json:"rho,omitempty"`
+	HasRho     bool      `json:"has_rho,omitempty"`
+	RhoVersion uint64    `json:"rho_version,omitempty"`
+	Margin     float64   `json:"margin,omitempty"`
+	HasMargin  bool      `json:"has_margin,omitempty"`
+}
+
+// Snapshot returns a deep copy of the machine's state. It panics if the
+// strategy cannot export its state, which only a broken strategy does (its
+// state is validated finite on the way in).
 func (m *Machine) Snapshot() Snapshot {
+	st, err := m.strategy.State()
+	if err != nil {
+		panic(fmt.Sprintf("aggregator: snapshot: %v", err))
+	}
 	s := Snapshot{
 		Version: SnapshotVersion, Config: m.cfg,
 		SchemaHash: m.schemaHash, NumParams: m.numParams,
 		Round: m.round, Open: m.open, OpenedAt: m.openedAt, Deadline: m.deadline, Closed: m.closed,
-		Model: slices.Clone(m.model), Grad: slices.Clone(m.grad), ModelRound: m.modelRound,
-		Finished: m.finished,
+		ModelRound: m.modelRound, Strategy: st, Finished: m.finished,
+	}
+	s.Config.LPSFed.Reference = nil // code, not state: Restore's caller supplies it
+	for _, p := range m.models {
+		s.Models = append(s.Models, ModelSnapshot{To: p.To, Round: p.Round, Params: slices.Clone(p.Params), Grad: slices.Clone(p.Grad),
+			Margin: p.Margin, HasMargin: p.HasMargin, Final: p.Final})
 	}
 	for id, c := range m.clients {
 		s.Clients = append(s.Clients, ClientSnapshot{ID: id, Weight: c.weight, Live: c.live, Left: c.left, Missed: c.missed})
@@ -86,13 +120,13 @@ func (m *Machine) Snapshot() Snapshot {
 	return s
 }
 
-func exportContribution(c contribution) Contribution {
-	return Contribution{Client: c.client, Weight: c.weight, Params: slices.Clone(c.params), Grad: slices.Clone(c.grad)}
+// exportContribution and importContribution copy a contribution's vectors.
+func exportContribution(c Contribution) Contribution {
+	c.Params, c.Grad = slices.Clone(c.Params), slices.Clone(c.Grad)
+	return c
 }
 
-func importContribution(c Contribution) contribution {
-	return contribution{client: c.Client, weight: c.Weight, params: slices.Clone(c.Params), grad: slices.Clone(c.Grad)}
-}
+func importContribution(c Contribution) Contribution { return exportContribution(c) }
 
 // Restore rebuilds a machine from a snapshot. The snapshot is validated
 // (version, configuration, internal consistency) and copied: the machine
@@ -136,11 +170,48 @@ func Restore(s Snapshot) (*Machine, error) {
 	for _, k := range s.StaleBy {
 		m.staleBy[k] = true
 	}
+	if err := m.restoreModels(s); err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	ids := make([]string, 0, len(s.Clients))
+	for _, c := range s.Clients {
+		ids = append(ids, c.ID)
+	}
+	sort.Strings(ids)
+	if err := m.strategy.SetState(s.Strategy, ids); err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
 	m.schemaHash, m.numParams = s.SchemaHash, s.NumParams
 	m.round, m.open, m.openedAt, m.deadline, m.closed = s.Round, s.Open, s.OpenedAt, s.Deadline, s.Closed
-	m.model, m.grad, m.modelRound = slices.Clone(s.Model), slices.Clone(s.Grad), s.ModelRound
+	m.modelRound = s.ModelRound
 	m.finished = s.Finished
 	return m, nil
+}
+
+// restoreModels takes the snapshot's latest models back: a global model
+// alone or personalized ones for known clients, once each, in order, of
+// rounds no later than ModelRound.
+func (m *Machine) restoreModels(s Snapshot) error {
+	if s.ModelRound > s.Round {
+		return fmt.Errorf("models of round %d in round %d", s.ModelRound, s.Round)
+	}
+	for i, p := range s.Models {
+		switch {
+		case p.To == "" && len(s.Models) > 1:
+			return fmt.Errorf("a global model beside %d others", len(s.Models)-1)
+		case p.To != "" && m.clients[p.To] == nil:
+			return fmt.Errorf("a model for unknown client %q", p.To)
+		case i > 0 && s.Models[i-1].To >= p.To:
+			return fmt.Errorf("models not sorted and unique at %q", p.To)
+		case p.Round > s.ModelRound || p.Round == 0:
+			return fmt.Errorf("a model of round %d, the latest is %d", p.Round, s.ModelRound)
+		case p.HasMargin && !finite(p.Margin) || !p.HasMargin && p.Margin != 0:
+			return fmt.Errorf("model margin %v (has %v)", p.Margin, p.HasMargin)
+		}
+		m.models = append(m.models, PublishModel{To: p.To, Round: p.Round, Params: slices.Clone(p.Params), Grad: slices.Clone(p.Grad),
+			Margin: p.Margin, HasMargin: p.HasMargin, Final: p.Final})
+	}
+	return nil
 }
 
 // Encode serializes the snapshot (JSON: float32 values round-trip exactly
@@ -171,4 +242,13 @@ func (s Snapshot) LiveClients() []string {
 		}
 	}
 	return ids
+}
+
+// GlobalModel is the latest global model's parameters, nil when there is
+// none (no round aggregated yet, or a personalizing strategy).
+func (s Snapshot) GlobalModel() []float32 {
+	if len(s.Models) == 1 && s.Models[0].To == "" {
+		return s.Models[0].Params
+	}
+	return nil
 }

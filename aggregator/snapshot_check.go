@@ -35,11 +35,16 @@ func checkSnapshotValues(s Snapshot) error {
 		}
 		return nil
 	}
-	if err := vec("model", s.Model); err != nil {
-		return err
-	}
-	if err := vec("gradient estimator", s.Grad); err != nil {
-		return err
+	for _, p := range s.Models {
+		if len(p.Params) != s.NumParams {
+			return fmt.Errorf("model for %q of %d values in a job of %d parameters", p.To, len(p.Params), s.NumParams)
+		}
+		if err := vec("model for "+p.To, p.Params); err != nil {
+			return err
+		}
+		if err := vec("gradient estimator for "+p.To, p.Grad); err != nil {
+			return err
+		}
 	}
 	for _, c := range s.Clients {
 		if err := weight("client "+c.ID, c.Weight); err != nil {
@@ -56,6 +61,9 @@ func checkSnapshotValues(s Snapshot) error {
 			}
 			if err := vec("gradient of "+c.Client, c.Grad); err != nil {
 				return err
+			}
+			if c.HasRho && !finite(c.Rho) || !c.HasRho && c.Rho != 0 || c.HasMargin && !finite(c.Margin) || !c.HasMargin && c.Margin != 0 {
+				return fmt.Errorf("update of %s releases ρ %v (%v) and margin %v (%v)", c.Client, c.Rho, c.HasRho, c.Margin, c.HasMargin)
 			}
 		}
 	}

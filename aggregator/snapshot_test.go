@@ -104,7 +104,8 @@ func TestSnapshotRestoreRefusesInconsistentState(t *testing.T) {
 		mutate func(*Snapshot)
 		want   string
 	}{
-		{"future version", func(s *Snapshot) { s.Version = 2 }, "version"},
+		{"future version", func(s *Snapshot) { s.Version = SnapshotVersion + 1 }, "version"},
+		{"a version 1 snapshot", func(s *Snapshot) { s.Version = 1 }, "version"},
 		{"invalid config", func(s *Snapshot) { s.Config.Rounds = 0 }, "rounds"},
 		{"duplicate client", func(s *Snapshot) { s.Clients = append(s.Clients, s.Clients[0]) }, "twice"},
 		{"pending of a stranger", func(s *Snapshot) { s.Pending[0].Client = "x" }, "unknown client"},

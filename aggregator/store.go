@@ -51,7 +51,7 @@ type UpdateLog interface {
 }
 
 // checkpointVersion is the layout of checkpoint this build writes and reads.
-const checkpointVersion = 1
+const checkpointVersion = 2
 
 // checkpoint is a durable server's state record. The machine's snapshot is
 // stored without vectors, which would make every record as large as the
@@ -94,46 +94,94 @@ func decodeCheckpoint(b []byte) (checkpoint, error) {
 	return c, nil
 }
 
-// modelMagic starts every stored model: the layout's name and version.
-const modelMagic = "GFM1"
+// modelMagic starts every stored model set: the layout's name and version.
+const modelMagic = "GFM2"
 
-// encodeModel lays a model out as the bus does vectors: "GFM1", the round
-// (uint64), the lengths of params and grad (uint32 each), then the values,
-// all little-endian float32.
-func encodeModel(r uint64, params, grad []float32) []byte {
-	b := make([]byte, 0, len(modelMagic)+16+4*(len(params)+len(grad)))
-	b = append(b, modelMagic...)
+// encodeModels lays the latest models of round r out as the bus does
+// vectors: "GFM2", the round (uint64) and the number of models (uint32),
+// then per model the recipient (uint16 length and bytes, empty for the
+// global model), its round (uint64), whether it has a margin (one byte),
+// the margin (float64 bits), the lengths of params and grad (uint32 each)
+// and the values, all little-endian float32.
+func encodeModels(r uint64, ms []ModelSnapshot) []byte {
+	b := append([]byte(nil), modelMagic...)
 	b = binary.LittleEndian.AppendUint64(b, r)
-	b = binary.LittleEndian.AppendUint32(b, uint32(len(params)))
-	b = binary.LittleEndian.AppendUint32(b, uint32(len(grad)))
-	for _, v := range [][]float32{params, grad} {
-		for _, x := range v {
-			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(x))
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(ms)))
+	for _, m := range ms {
+		b = binary.LittleEndian.AppendUint16(b, uint16(len(m.To)))
+		b = append(b, m.To...)
+		b = binary.LittleEndian.AppendUint64(b, m.Round)
+		flags := byte(0)
+		if m.HasMargin {
+			flags |= 1
+		}
+		if m.Final {
+			flags |= 2
+		}
+		b = append(b, flags)
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(m.Margin))
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(m.Params)))
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(m.Grad)))
+		for _, v := range [][]float32{m.Params, m.Grad} {
+			for _, x := range v {
+				b = binary.LittleEndian.AppendUint32(b, math.Float32bits(x))
+			}
 		}
 	}
 	return b
 }
 
-// decodeModel parses what encodeModel wrote, for round r.
-func decodeModel(b []byte, r uint64) (params, grad []float32, err error) {
-	const head = len(modelMagic) + 16
+// decodeModels parses what encodeModels wrote, for round r.
+func decodeModels(b []byte, r uint64) ([]ModelSnapshot, error) {
+	bad := func(format string, args ...any) ([]ModelSnapshot, error) {
+		return nil, fmt.Errorf("aggregator: decode models of round %d: %s", r, fmt.Sprintf(format, args...))
+	}
+	const head = len(modelMagic) + 12
 	if len(b) < head || string(b[:len(modelMagic)]) != modelMagic {
-		return nil, nil, fmt.Errorf("aggregator: decode model of round %d: not a %s model", r, modelMagic)
+		return bad("not a %s model set", modelMagic)
 	}
-	got := binary.LittleEndian.Uint64(b[4:])
-	np, ng := int(binary.LittleEndian.Uint32(b[12:])), int(binary.LittleEndian.Uint32(b[16:]))
-	if got != r || len(b) != head+4*(np+ng) {
-		return nil, nil, fmt.Errorf("aggregator: decode model of round %d: round %d, %d bytes for %d+%d values", r, got, len(b), np, ng)
+	if got := binary.LittleEndian.Uint64(b[4:]); got != r {
+		return bad("stored as round %d", got)
 	}
-	vals := make([]float32, np+ng)
-	for i := range vals {
-		vals[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[head+4*i:]))
+	n := int(binary.LittleEndian.Uint32(b[12:]))
+	b = b[head:]
+	var out []ModelSnapshot
+	for i := range n {
+		if len(b) < 2 {
+			return bad("model %d truncated", i)
+		}
+		tl := int(binary.LittleEndian.Uint16(b))
+		const fixed = 8 + 1 + 8 + 8
+		if len(b) < 2+tl+fixed {
+			return bad("model %d truncated", i)
+		}
+		m := ModelSnapshot{To: string(b[2 : 2+tl])}
+		b = b[2+tl:]
+		m.Round = binary.LittleEndian.Uint64(b)
+		m.HasMargin, m.Final = b[8]&1 != 0, b[8]&2 != 0
+		m.Margin = math.Float64frombits(binary.LittleEndian.Uint64(b[9:]))
+		np, ng := int(binary.LittleEndian.Uint32(b[17:])), int(binary.LittleEndian.Uint32(b[21:]))
+		b = b[fixed:]
+		if len(b) < 4*(np+ng) {
+			return bad("model %d: %d bytes for %d+%d values", i, len(b), np, ng)
+		}
+		vals := make([]float32, np+ng)
+		for j := range vals {
+			vals[j] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*j:]))
+		}
+		b = b[4*(np+ng):]
+		if np > 0 {
+			m.Params = vals[:np:np]
+		}
+		if ng > 0 {
+			m.Grad = vals[np:]
+		}
+		out = append(out, m)
 	}
-	params, grad = vals[:np:np], vals[np:]
-	if ng == 0 {
-		grad = nil
+	if len(b) != 0 {
+		return bad("%d bytes after %d models", len(b), n)
 	}
-	return params, grad, nil
+	return out, nil
 }
 
 // ModelDigest is the hex SHA-256 of a model's little-endian float32 bytes:

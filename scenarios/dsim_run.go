@@ -102,7 +102,7 @@ func RunDsim(ctx context.Context, cfg DsimConfig) (DsimResult, error) {
 	}
 	s.scheduleFaults()
 	v := s.loop()
-	res := DsimResult{Seed: cfg.Seed, Finished: s.aggSnap.Finished, Rounds: s.aggSnap.Closed, Model: s.aggSnap.Model,
+	res := DsimResult{Seed: cfg.Seed, Finished: s.aggSnap.Finished, Rounds: s.aggSnap.Closed, Model: s.aggSnap.GlobalModel(),
 		ModelRound: s.aggSnap.ModelRound, Steps: s.steps, SimTime: s.now.Sub(dsimEpoch()), Counters: s.counters, Violation: v}
 	s.trace.floats(res.Model)
 	res.Trace = uint64(s.trace)

@@ -59,7 +59,7 @@ type LPSFedSimConfig struct {
 
 // LPSFedSimResult is a finished LPSFed job.
 type LPSFedSimResult struct {
-	Agg      aggregator.LPSFedResult
+	Agg      aggregator.Result
 	Clients  []agent.Result
 	Messages int64 // published by every party, replies included
 	Bytes    int64
@@ -105,11 +105,24 @@ func RunLPSFedSim(ctx context.Context, cfg LPSFedSimConfig) (LPSFedSimResult, er
 	if cfg.FinalWait == 0 {
 		cfg.FinalWait = cfg.RoundTimeout
 	}
-	srv, err := aggregator.NewLPSFedServer(aggregator.LPSFedServerConfig{
-		Job: cfg.Job, InitSeed: cfg.Seed, Log: cfg.Log, OnRound: cfg.OnRound, FinalWait: cfg.FinalWait,
-		Round: aggregator.LPSFedConfig{Algo: cfg.Algo, Rounds: cfg.Rounds, MinClients: len(cfg.Clients),
-			RoundTimeout: cfg.RoundTimeout, FreezeRounds: cfg.FreezeRounds, Phi: cfg.Phi, Strict: cfg.Strict,
-			StrictStats: cfg.StrictStats, RefEvery: cfg.RefEvery, Seed: cfg.Seed, Reference: cfg.Reference},
+	var onRound func(aggregator.RoundClosed)
+	if cfg.OnRound != nil {
+		onRound = func(rc aggregator.RoundClosed) {
+			var mx aggregator.Mixed
+			if rc.Mix != nil {
+				mx = *rc.Mix
+			}
+			cfg.OnRound(rc, mx)
+		}
+	}
+	round := aggregator.Config{Algo: cfg.Algo, Rounds: cfg.Rounds, MinClients: len(cfg.Clients),
+		RoundTimeout: cfg.RoundTimeout, FreezeRounds: cfg.FreezeRounds}
+	if round.Personalizes() {
+		round.LPSFed = aggregator.LPSFedConfig{Phi: cfg.Phi, Strict: cfg.Strict, StrictStats: cfg.StrictStats,
+			RefEvery: cfg.RefEvery, Seed: cfg.Seed, Reference: cfg.Reference}
+	}
+	srv, err := aggregator.NewServer(aggregator.ServerConfig{
+		Job: cfg.Job, InitSeed: cfg.Seed, Log: cfg.Log, OnRound: onRound, FinalWait: cfg.FinalWait, Round: round,
 	}, aggTr)
 	if err != nil {
 		return LPSFedSimResult{}, fmt.Errorf("scenarios: lpsfed sim: %w", err)

@@ -247,7 +247,8 @@ func checkLPSFedWire(t *testing.T, job, algo string, numShared, phi int, clients
 				t.Fatal(err)
 			}
 			models++
-			if len(pm.Params) != numShared || ps.From == "all" || pm.HasMargin != (algo == aggregator.AlgoLPSFed) {
+			// FedAvg sends one model to every client, LPSFed one to each.
+			if len(pm.Params) != numShared || (ps.From == "all") != (algo == aggregator.AlgoFedAvg) || pm.HasMargin != (algo == aggregator.AlgoLPSFed) {
 				t.Fatalf("model on %s: %d params, margin %v", m.Subject, len(pm.Params), pm.HasMargin)
 			}
 		case bus.KindRound:
@@ -268,7 +269,11 @@ func checkLPSFedWire(t *testing.T, job, algo string, numShared, phi int, clients
 			}
 		}
 	}
-	if updates != 3*len(clients) || opens != 3 || models != 2*len(clients) {
-		t.Fatalf("%d updates, %d round opens, %d models; want %d, 3, %d (round 1 frozen)", updates, opens, models, 3*len(clients), 2*len(clients))
+	wantModels := 2 * len(clients)
+	if algo == aggregator.AlgoFedAvg {
+		wantModels = 2
+	}
+	if updates != 3*len(clients) || opens != 3 || models != wantModels {
+		t.Fatalf("%d updates, %d round opens, %d models; want %d, 3, %d (round 1 frozen)", updates, opens, models, 3*len(clients), wantModels)
 	}
 }

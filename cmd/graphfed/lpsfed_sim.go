@@ -121,7 +121,7 @@ func runLPSFedSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Tim
 		Privacy: priv, Log: log,
 		OnRound: func(rc aggregator.RoundClosed, mx aggregator.Mixed) {
 			rows = append(rows, roundRow{rc: rc})
-			p.update(int(rc.Round), fmt.Sprintf("%s in=%d frozen=%v margin=%.3f", rc.Reason, len(rc.In), mx.Frozen, mx.GlobalMargin))
+			p.update(int(rc.Round), fmt.Sprintf("%s in=%d frozen=%v margin=%.3f", rc.Reason, len(rc.In), rc.Frozen, mx.GlobalMargin))
 		},
 	})
 	p.finish()
