@@ -27,9 +27,16 @@ type AgentOptions struct {
 	// aggregator with Durable set.
 	Durable bool
 	Privacy PrivacyOptions
+	// Learner is the agent's learner when the caller built it (the
+	// simulation hands in learners over data split in memory); nil builds
+	// it from Data with NewLearner.
 	Learner agent.Learner
+	// Data is the organisation's data directory and learner settings, read
+	// when Learner is nil. An AML bank directory names its bank: ID may
+	// then be empty and is taken from it, and must otherwise match it.
+	Data LearnerOptions
 	// LocalEpochs per round (0: 1); EvalEvery scores the starting model
-	// every this many rounds (0: 1).
+	// every this many rounds (0: 1; negative: the final model only).
 	LocalEpochs, EvalEvery int
 	HelloRetry             time.Duration // between hello attempts; 0: 1s
 	Slowdown               time.Duration // extra delay per round (a slow bank, for experiments)
@@ -47,7 +54,8 @@ func (o AgentOptions) Validate() error {
 	if !bus.ValidID(o.Job) {
 		errs = append(errs, fmt.Errorf("job %q is not [a-z0-9-]{1,64}", o.Job))
 	}
-	if !bus.ValidID(o.ID) || o.ID == bus.AggregatorID || o.ID == "all" || o.ID == bus.AuditorID {
+	idFromData := o.ID == "" && o.Learner == nil && o.Task == TaskAML
+	if !idFromData && (!bus.ValidID(o.ID) || o.ID == bus.AggregatorID || o.ID == "all" || o.ID == bus.AuditorID) {
 		errs = append(errs, fmt.Errorf("agent id %q is not [a-z0-9-]{1,64} or is reserved", o.ID))
 	}
 	if err := CheckTaskAlgo(o.Task, o.Algo); err != nil {
@@ -56,11 +64,11 @@ func (o AgentOptions) Validate() error {
 	if err := o.Privacy.Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	if o.Learner == nil {
-		errs = append(errs, errors.New("no learner"))
+	if o.Learner == nil && o.Data.Dir == "" {
+		errs = append(errs, errNoLearner)
 	}
-	if o.LocalEpochs < 0 || o.EvalEvery < 0 || o.HelloRetry < 0 || o.Slowdown < 0 {
-		errs = append(errs, errors.New("local epochs, eval interval, hello retry and slowdown must not be negative"))
+	if o.LocalEpochs < 0 || o.HelloRetry < 0 || o.Slowdown < 0 {
+		errs = append(errs, errors.New("local epochs, hello retry and slowdown must not be negative"))
 	}
 	if math.IsNaN(o.SlowFactor) || o.SlowFactor < 0 {
 		errs = append(errs, fmt.Errorf("slow factor %v must be 0 or positive", o.SlowFactor))
@@ -78,6 +86,7 @@ func (o AgentOptions) Validate() error {
 // and ledger.
 type Agent struct {
 	id          string
+	stats       map[string]any
 	agent       *agent.Agent
 	tr          *bus.NATSTransport
 	ownTr       bool
@@ -86,18 +95,33 @@ type Agent struct {
 	closed      bool
 }
 
-// NewAgent validates o, connects, loads the keyring and signer, opens the
-// ledger and the gate, and builds the agent; Run starts it.
+// NewAgent validates o, builds the learner from o.Data unless given one,
+// connects, loads the keyring and signer, opens the ledger and the gate,
+// and builds the agent; Run starts it.
 func NewAgent(ctx context.Context, o AgentOptions) (_ *Agent, err error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
+	}
+	var stats map[string]any
+	if o.Learner == nil {
+		l, err := NewLearner(o.Task, o.Algo, o.Data, o.Log.With().Str("client", o.ID).Logger())
+		if err != nil {
+			return nil, fmt.Errorf("deploy: agent %s: %w", o.ID, err)
+		}
+		switch {
+		case o.ID == "":
+			o.ID = l.ID
+		case l.ID != "" && l.ID != o.ID:
+			return nil, fmt.Errorf("deploy: agent %s: %s holds the data of %s: run it as client %s", o.ID, o.Data.Dir, l.ID, l.ID)
+		}
+		o.Learner, stats = l.Learner, l.Stats
 	}
 	fail := func(err error) (*Agent, error) { return nil, fmt.Errorf("deploy: agent %s: %w", o.ID, err) }
 	ring, signer, err := Signing(o.Job, o.ID, o.Keyring, o.Conn.Creds)
 	if err != nil {
 		return fail(err)
 	}
-	a := &Agent{id: o.ID, tr: o.Transport, closeLedger: func() error { return nil }}
+	a := &Agent{id: o.ID, stats: stats, tr: o.Transport, closeLedger: func() error { return nil }}
 	defer func() {
 		if err != nil {
 			a.Close()
@@ -157,6 +181,10 @@ func agentTransport(tr *bus.NATSTransport, job string, durable bool) (bus.Transp
 
 // ID is the agent's client id.
 func (a *Agent) ID() string { return a.id }
+
+// DataStats describe the data the agent's learner was built from (nil
+// when the caller gave the learner).
+func (a *Agent) DataStats() map[string]any { return a.stats }
 
 // Run runs the agent until the job is done or ctx ends.
 func (a *Agent) Run(ctx context.Context) (agent.Result, error) { return a.agent.Run(ctx) }

@@ -86,11 +86,6 @@ func NewAggregator(ctx context.Context, o AggregatorOptions) (_ *Aggregator, err
 	fail := func(err error) (*Aggregator, error) {
 		return nil, fmt.Errorf("deploy: aggregator of %s: %w", o.Job, err)
 	}
-	if o.Task == TaskRec {
-		// LPSFed's rounds run on aggregator.LPSFedServer until the one
-		// round machine takes them over (issue 12, deliverable 1).
-		return fail(errors.New("task rec is not built by deploy yet"))
-	}
 	ring, signer, err := Signing(o.Job, bus.AggregatorID, o.Keyring, o.Conn.Creds)
 	if err != nil {
 		return fail(err)

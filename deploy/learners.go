@@ -1,0 +1,120 @@
+package deploy
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/rs/zerolog"
+
+	"graphfed/agent"
+	"graphfed/aggregator"
+	"graphfed/graph"
+)
+
+// LearnerOptions say how an agent's learner is built from the one data
+// directory its organisation holds. Only the settings of the agent's task
+// are read.
+type LearnerOptions struct {
+	// Dir is the client's data: for task aml a bank directory `graphfed
+	// split aml` wrote (DIR/bank-<id>), for node a graph in the TSV layout
+	// (`graphfed partition` writes one per client), for rec a LightGCN
+	// directory of the client's own users and items (`graphfed split rec`).
+	Dir string
+	// Seed is the learner's local randomness (dropout, sampling, local
+	// tables); the parties of a job must not share one.
+	Seed uint64
+	Node agent.NodeConfig // task node; its Seed is Seed
+	AML  agent.AMLConfig  // task aml; its Seed is Seed, and γ is 1 under fedgnn-st
+	Rec  RecOptions       // task rec
+}
+
+// DefaultLearnerOptions are the defaults `graphfed agent` starts from:
+// the node learner's, the AML learner's as `graphfed sim --scenario aml`
+// runs it, and LPSFed's paper setting.
+func DefaultLearnerOptions() LearnerOptions {
+	return LearnerOptions{Seed: 1, Node: agent.DefaultNodeConfig(), AML: DefaultAMLConfig(), Rec: DefaultRecOptions()}
+}
+
+// DefaultAMLConfig is the AML learner `graphfed sim --scenario aml` runs:
+// GIN, 32 hidden units, Adam at 5e-3, 512 seed transactions per step,
+// fan-out 5×5, CE-FedGNN's γ, an exchange every round.
+func DefaultAMLConfig() agent.AMLConfig {
+	return agent.AMLConfig{Kind: "gin", Hidden: 32, LR: 5e-3, BatchSize: 512, FanOut: []int{5, 5},
+		Gamma: agent.DefaultCEFedConfig().Gamma, ExchangeEvery: 1}
+}
+
+// DefaultAlgo is the algorithm a task runs unless told otherwise: FedAvg
+// for node classification, CE-FedGNN for AML, LPSFed for recommendation.
+func DefaultAlgo(task string) string {
+	switch task {
+	case TaskAML:
+		return aggregator.AlgoCEFedGNN
+	case TaskRec:
+		return aggregator.AlgoLPSFed
+	}
+	return aggregator.AlgoFedAvg
+}
+
+// Learned is a learner built from a data directory.
+type Learned struct {
+	Learner agent.Learner
+	// ID is the client id the data names (an AML bank directory is one
+	// bank's), empty when it names none.
+	ID string
+	// Stats describe the data for a report (rows, users, eigenpairs...).
+	Stats map[string]any
+}
+
+// NewLearner builds the learner of task under algo from o.Dir.
+func NewLearner(task, algo string, o LearnerOptions, log zerolog.Logger) (Learned, error) {
+	if err := CheckTaskAlgo(task, algo); err != nil {
+		return Learned{}, err
+	}
+	if o.Dir == "" {
+		return Learned{}, fmt.Errorf("deploy: %s learner: no data directory", task)
+	}
+	var (
+		l   Learned
+		err error
+	)
+	switch task {
+	case TaskAML:
+		l, err = amlLearner(algo, o)
+	case TaskNode:
+		l, err = nodeLearner(algo, o)
+	case TaskRec:
+		l, err = recLearner(algo, o, log)
+	}
+	if err != nil {
+		return Learned{}, fmt.Errorf("deploy: %s learner from %s: %w", task, o.Dir, err)
+	}
+	return l, nil
+}
+
+// nodeLearner builds a node classifier on a TSV client graph. A TSV
+// directory holds the client's nodes and local edges only: nothing says
+// which of its nodes have neighbours at which other client, so CE-FedGNN's
+// exchange cannot be set up from it and the embedding algorithms are
+// refused rather than run silently without exchange.
+func nodeLearner(algo string, o LearnerOptions) (Learned, error) {
+	if ExchangesEmbeddings(algo) {
+		return Learned{}, fmt.Errorf("algorithm %s exchanges embeddings across clients, and a TSV client directory "+
+			"records no cross-client edges: run --algo fedavg or local from a directory (%s on node graphs: graphfed sim)", algo, algo)
+	}
+	d, err := graph.LoadTSV(o.Dir)
+	if err != nil {
+		return Learned{}, err
+	}
+	cfg := o.Node
+	cfg.Seed = o.Seed
+	nl, err := agent.NewNodeLearner(d, cfg)
+	if err != nil {
+		return Learned{}, err
+	}
+	return Learned{Learner: nl, Stats: map[string]any{"nodes": d.N(), "classes": d.Classes,
+		"train": d.Count(graph.SplitTrain)}}, nil
+}
+
+// errNoLearner is NewAgent's complaint when neither a learner nor a data
+// directory was given.
+var errNoLearner = errors.New("no learner and no data directory")
