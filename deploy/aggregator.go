@@ -56,8 +56,8 @@ func (o AggregatorOptions) Validate() error {
 			errs = append(errs, fmt.Errorf("enrolled client %q is not a valid agent id", c))
 		}
 	}
-	if r := o.Recovery; r.Replicas < 0 || r.Replicas > 5 || r.AckWait < 0 || r.Reannounce < 0 {
-		errs = append(errs, fmt.Errorf("durable options %+v: replicas must be 0 to 5 and durations not negative", r))
+	if r := o.Recovery; r.Replicas < 0 || r.Replicas > 5 || r.AckWait < 0 {
+		errs = append(errs, fmt.Errorf("durable options %+v: replicas must be 0 to 5 and the ack wait not negative", r))
 	}
 	if o.Transport == nil && o.Conn.URL == "" {
 		errs = append(errs, errors.New("no NATS URL"))
@@ -156,7 +156,7 @@ func serverConfig(o AggregatorOptions, ring *bus.Keyring, signer *bus.Signer) se
 	if o.Durable {
 		// Reannouncing only helps a server whose state survives; a plain
 		// one has nothing to announce after a restart.
-		cfg.Reannounce = rec.Reannounce
+		cfg.Reannounce = max(rec.Reannounce, 0)
 	}
 	return serverPlan{ServerConfig: cfg, recovery: rec}
 }

@@ -18,7 +18,7 @@ type DurableOptions struct {
 	AckWait  time.Duration // redelivery delay of an update a killed aggregator had not acknowledged; 0: bus.DefaultUpdateAckWait
 	// Reannounce publishes the open round again after this long without
 	// news (a lost announcement would otherwise idle the clients until the
-	// deadline); 0: never.
+	// deadline); 0: DefaultDurable's, negative: never.
 	Reannounce time.Duration
 }
 

@@ -1,146 +1,155 @@
 package main
 
 import (
-	"context"
-	"fmt"
 	"math"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
 	"graphfed/agent"
-	"graphfed/bus"
-	"graphfed/graph"
-	"graphfed/privacy"
+	"graphfed/deploy"
 )
 
+// agentFlags are `graphfed agent`'s settings beyond the privacy flags.
+type agentFlags struct {
+	task, algo, data, client string
+	natsURL, job, creds      string
+	keyring, ledger          string
+	durable                  bool
+	epochs, evalEvery        int
+	noiseSeed                uint64
+	gradSigma, embSigma      float64
+	learn                    deploy.LearnerOptions
+}
+
+// Defaults of `graphfed agent` that differ by task: an AML bank takes
+// K = 32 local steps per round (as `graphfed sim --scenario aml`), others 5.
+const agentDefaultEpochs = 5
+
 func newAgentCmd(g *globalFlags) *cobra.Command {
-	var (
-		natsURL, job, client, data, creds string
-		ledgerPath, keyring               string
-		priv                              privacyFlags
-		epochs                            int
-		seed, noiseSeed                   uint64
-		durable                           bool
-	)
-	node := agent.DefaultNodeConfig()
+	a := agentFlags{learn: deploy.DefaultLearnerOptions()}
+	var priv privacyFlags
 	cmd := &cobra.Command{
-		Use:   "agent --nats URL --job ID --client ID --data PATH",
+		Use:   "agent --nats URL --job ID --task node|aml|rec --data DIR [--client ID] [--algo ALGO]",
 		Short: "Run one organisation's agent against a NATS server",
+		Long: `Run one organisation's agent on its own data directory:
+  --task node  a graph in the TSV layout (graphfed partition), --algo fedavg or local
+  --task aml   a bank directory (graphfed split aml): DIR/bank-<id>; the client id is the bank's,
+               and under cefedgnn or fedgnn-st boundary embeddings go straight to the neighbouring banks
+  --task rec   one client's LightGCN directory (graphfed split rec), --algo lpsfed, lpsfed-bpr or fedavg
+--algo must be the aggregator's (default: fedavg for node, cefedgnn for aml, lpsfed for rec).`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			start := time.Now()
-			log := g.logger().With().Str("client", client).Logger()
-			d, err := graph.LoadTSV(data)
-			if err != nil {
-				return fmt.Errorf("agent: %w", err)
-			}
-			node.Seed = seed
-			l, err := agent.NewNodeLearner(d, node)
+			o := a.options(cmd, priv, g.logger())
+			ag, err := deploy.NewAgent(cmd.Context(), o)
 			if err != nil {
 				return err
 			}
-			nc, err := bus.Connect(natsURL, bus.ConnectOptions{Name: "agent-" + client, Creds: creds})
-			if err != nil {
-				return fmt.Errorf("agent: %w", err)
-			}
-			tr := bus.NewNATSTransport(nc, true)
-			defer tr.Close()
-			ring, signer, err := loadSigning(job, client, keyring, creds)
-			if err != nil {
-				return fmt.Errorf("agent: %w", err)
-			}
-			var noise *uint64
-			if cmd.Flags().Changed("noise-seed") {
-				noise = &noiseSeed
-			}
-			gate, closeLedger, err := agentGate(cmd, tr, job, client, ledgerPath, priv, noise)
-			if err != nil {
-				return fmt.Errorf("agent: %w", err)
-			}
-			defer closeLedger()
-			var out bus.Transport = tr
-			if durable {
-				if out, err = bus.NewDurableTransport(tr, job); err != nil {
-					return fmt.Errorf("agent: %w", err)
-				}
-			}
-			a, err := agent.New(agent.Config{Job: job, Client: client, LocalEpochs: epochs, Log: log,
-				ModelSigma: priv.modelSigma, ModelClip: priv.modelClip, Keyring: ring, Signer: signer}, out, l, gate)
+			defer ag.Close()
+			res, err := ag.Run(cmd.Context())
 			if err != nil {
 				return err
 			}
-			res, err := a.Run(cmd.Context())
-			if err != nil {
-				return err
+			msgs, bytes := ag.Transport().Stats()
+			m := map[string]any{"rounds_trained": res.Rounds, "rejects": res.Rejects, "task": o.Task, "client": ag.ID()}
+			for k, v := range ag.DataStats() {
+				m["data_"+k] = v
 			}
-			msgs, bytes := tr.Stats()
-			m := map[string]any{"rounds_trained": res.Rounds, "rejects": res.Rejects}
-			sp := gate.Spent(math.NaN())
 			for k, v := range res.Final {
 				m[k] = v
 			}
-			return g.emit(Report{Command: "agent", Dataset: data, Clients: 1, Rounds: res.Rounds, Seed: int64(seed),
+			sp := ag.Gate().Spent(math.NaN())
+			return g.emit(Report{Command: "agent", Algo: o.Algo, Dataset: a.data, Clients: 1, Rounds: res.Rounds, Seed: int64(a.learn.Seed),
 				Metrics: m, Comm: &CommReport{Bytes: bytes, Messages: msgs},
 				Privacy: map[string]any{"delta": sp.Delta, "epsilon_client": sp.Client, "accountant": priv.accountant}}, start)
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&natsURL, "nats", "nats://127.0.0.1:4222", "NATS server or cluster URL")
-	f.StringVar(&job, "job", "", "job id")
-	f.StringVar(&client, "client", "", "this organisation's client id ([a-z0-9-]{1,64})")
-	f.StringVar(&data, "data", "", "the client's local dataset (TSV layout directory)")
-	f.StringVar(&creds, "creds", "", "NATS credentials file; an NKey seed (from graphfed keys) also signs every envelope sent")
-	f.StringVar(&keyring, "keyring", "", "keyring.json of the job (graphfed keys): verify every envelope's signature")
-	f.BoolVar(&durable, "durable", false, "store updates in the job's JetStream update stream (for an aggregator run with --durable)")
-	f.Uint64Var(&noiseSeed, "noise-seed", 0, "seed the privacy noise: reproducible runs for testing only, marked non-private in the ledger")
-	f.StringVar(&ledgerPath, "ledger", "", "privacy ledger file (fsynced); default: the job's JetStream ledger stream")
+	a.register(cmd)
 	priv.register(cmd)
-	f.IntVar(&epochs, "local-epochs", 5, "local epochs per round")
-	f.Uint64Var(&seed, "seed", 1, "local randomness seed (dropout)")
-	f.StringVar(&node.Model, "model", node.Model, "gcn or sage")
-	f.IntVar(&node.Hidden, "hidden", node.Hidden, "hidden units")
-	f.Float64Var(&node.LR, "lr", node.LR, "Adam learning rate")
-	f.Float64Var(&node.WeightDecay, "weight-decay", node.WeightDecay, "L2 weight decay")
-	f.Float64Var(&node.Dropout, "dropout", node.Dropout, "dropout probability")
-	for _, n := range []string{"job", "client", "data"} {
+	for _, n := range []string{"job", "data"} {
 		cmd.MarkFlagRequired(n)
 	}
 	return cmd
 }
 
-// agentGate opens the agent's privacy ledger (a file with --ledger, the
-// job's JetStream stream otherwise) and its gate. Agent noise comes from
-// crypto/rand unless --noise-seed is given, which reproducibility tests do
-// and which marks every ledger entry non-private.
-func agentGate(cmd *cobra.Command, tr *bus.NATSTransport, job, client, path string, p privacyFlags, noise *uint64) (*privacy.Gate, func(), error) {
-	kind, err := privacy.ParseAccountantKind(p.accountant)
-	if err != nil {
-		return nil, nil, err
+func (a *agentFlags) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	l := &a.learn
+	f.StringVar(&a.natsURL, "nats", "nats://127.0.0.1:4222", "NATS server or cluster URL")
+	f.StringVar(&a.job, "job", "", "job id")
+	f.StringVar(&a.task, "task", deploy.TaskNode, "node, aml or rec: what --data holds")
+	f.StringVar(&a.algo, "algo", "", "the job's algorithm, as the aggregator runs it (default: the task's, see above)")
+	f.StringVar(&a.client, "client", "", "this organisation's client id ([a-z0-9-]{1,64}); --task aml: default the bank directory's")
+	f.StringVar(&a.data, "data", "", "the organisation's data directory (see above)")
+	f.StringVar(&a.creds, "creds", "", "NATS credentials file; an NKey seed (from graphfed keys) also signs every envelope sent")
+	f.StringVar(&a.keyring, "keyring", "", "keyring.json of the job (graphfed keys): verify every envelope's signature")
+	f.BoolVar(&a.durable, "durable", false, "store updates in the job's JetStream update stream (for an aggregator run with --durable)")
+	f.Uint64Var(&a.noiseSeed, "noise-seed", 0, "seed the privacy noise: reproducible runs for testing only, marked non-private in the ledger")
+	f.StringVar(&a.ledger, "ledger", "", "privacy ledger file (fsynced); default: the job's JetStream ledger stream")
+	f.Float64Var(&a.gradSigma, "grad-sigma", agent.DefaultGradSigma, "σ2 on gradient estimators (cefedgnn, fedgnn-st)")
+	f.Float64Var(&a.embSigma, "emb-sigma", agent.DefaultEmbSigma, "σ0 on normalized boundary embeddings (cefedgnn, fedgnn-st)")
+	f.IntVar(&a.epochs, "local-epochs", agentDefaultEpochs, "local epochs per round (local steps K for aml; default 32 there)")
+	f.IntVar(&a.evalEvery, "eval-every", 0, "score the model every this many rounds; 0: every round for node and aml, the final model only for rec; negative: the final model only")
+	f.Uint64Var(&l.Seed, "seed", l.Seed, "local randomness seed (dropout, sampling, local tables)")
+	// node
+	f.StringVar(&l.Node.Model, "model", l.Node.Model, "node: gcn or sage")
+	f.IntVar(&l.Node.Hidden, "hidden", l.Node.Hidden, "node: hidden units")
+	f.Float64Var(&l.Node.LR, "lr", l.Node.LR, "node: Adam learning rate")
+	f.Float64Var(&l.Node.WeightDecay, "weight-decay", l.Node.WeightDecay, "node: L2 weight decay")
+	f.Float64Var(&l.Node.Dropout, "dropout", l.Node.Dropout, "node: dropout probability")
+	// aml, as `graphfed sim --scenario aml`
+	f.StringVar(&l.AML.Kind, "gnn", l.AML.Kind, "aml: message passing, gin, sage or gcn")
+	f.IntVar(&l.AML.BatchSize, "batch", l.AML.BatchSize, "aml: seed transactions per local step")
+	f.IntVar(&l.AML.Hidden, "aml-hidden", l.AML.Hidden, "aml: hidden units of the transaction GNN")
+	f.Float64Var(&l.AML.LR, "aml-lr", l.AML.LR, "aml: Adam learning rate")
+	f.IntSliceVar(&l.AML.FanOut, "fanout", l.AML.FanOut, "aml: neighbours sampled per node at each layer")
+	f.IntVar(&l.AML.ExchangeEvery, "emb-every", l.AML.ExchangeEvery, "aml (cefedgnn, fedgnn-st): release boundary embeddings every this many rounds")
+	f.Float64Var(&l.AML.Gamma, "gamma", l.AML.Gamma, "aml (cefedgnn): moving-average rate γ of released embeddings (fedgnn-st: 1)")
+	// rec, as `graphfed sim --lightgcn`
+	r := &l.Rec
+	f.IntVar(&r.Phi, "phi", r.Phi, "rec: low-pass cut-off Φ, eigenpairs of the client graph (the aggregator's --phi)")
+	f.Uint64Var(&r.EigenSeed, "eigen-seed", r.EigenSeed, "rec: eigensolver seed")
+	f.BoolVar(&r.Strict, "strict", r.Strict, "rec: send no subgraph counts with the hello (aggregator --strict)")
+	f.IntVar(&r.Model.Dim, "emb-dim", r.Model.Dim, "rec: embedding width d")
+	f.IntVar(&r.Model.BatchSize, "rec-batch", r.Model.BatchSize, "rec: positive interactions per step")
+	f.IntVar(&r.Model.Negatives, "negatives", r.Model.Negatives, "rec: sampled negatives per positive")
+	f.IntVar(&r.Model.PoolHidden, "pool-hidden", r.Model.PoolHidden, "rec: hidden width of the pooling MLP (0: one affine map)")
+	f.IntVar(&r.Model.PredHidden, "pred-hidden", r.Model.PredHidden, "rec: hidden width of the predictive MLP (0: one affine map)")
+	f.Float64Var(&r.Model.LR, "rec-lr", r.Model.LR, "rec: RMSProp learning rate")
+	f.Float64Var(&r.Model.Tau, "tau", r.Model.Tau, "rec: BC-loss temperature τ")
+	f.Float64Var(&r.Model.Omega, "omega", r.Model.Omega, "rec: weight ω of the server's margin (Eq. 15)")
+	f.Float64Var(&r.Model.Gamma, "margin-gamma", r.Model.Gamma, "rec: margin strength γ (Eq. 8)")
+	f.BoolVar(&r.Model.MarginFallback, "margin-fallback", r.Model.MarginFallback, "rec: ArcFace's fallback logit where Eq. 8's guard binds")
+	f.IntVar(&r.Model.EvalUsers, "eval-users", r.Model.EvalUsers, "rec: test users ranked, a fixed seeded sample (0: all)")
+}
+
+// options turns the flags into deploy's agent options; everything else
+// (learner, connection, signing, ledger, gate, durability) is deploy's.
+func (a *agentFlags) options(cmd *cobra.Command, priv privacyFlags, log zerolog.Logger) deploy.AgentOptions {
+	fl := cmd.Flags()
+	algo := a.algo
+	if algo == "" {
+		algo = deploy.DefaultAlgo(a.task)
 	}
-	var (
-		ledger  privacy.Ledger
-		closeFn = func() {}
-	)
-	ctx := cmd.Context()
-	if path != "" {
-		fl, err := privacy.OpenFileLedger(path)
-		if err != nil {
-			return nil, nil, err
-		}
-		ledger, closeFn = fl, func() { fl.Close() }
-	} else {
-		// A release waits out a cluster's leader election (4 to 9 s on
-		// nats-server after a node dies) rather than failing the agent.
-		ledger, err = bus.OpenJetStreamLedger(ctx, tr.Conn(), job, bus.JSLedgerOptions{Timeout: bus.DefaultJSTimeout})
-		if err != nil {
-			return nil, nil, err
-		}
+	epochs := a.epochs
+	if a.task == deploy.TaskAML && !fl.Changed("local-epochs") {
+		epochs = amlDefaultK
 	}
-	gate, err := privacy.NewGate(context.WithoutCancel(ctx), privacy.Config{Job: job, Client: client, Delta: p.delta,
-		Budget: privacy.Budget{Epsilon: p.budgetEps}, Accountant: kind, Seed: noise}, ledger, nil)
-	if err != nil {
-		closeFn()
-		return nil, nil, err
+	eval := a.evalEvery
+	if eval == 0 && a.task == deploy.TaskRec {
+		eval = -1
 	}
-	return gate, closeFn, nil
+	p := priv.options(cmd)
+	if fl.Changed("noise-seed") {
+		seed := a.noiseSeed
+		p.NoiseSeed = &seed
+	}
+	p.LedgerPath = a.ledger
+	learn := a.learn
+	learn.Dir = a.data
+	return deploy.AgentOptions{Job: a.job, ID: a.client, Task: a.task, Algo: algo,
+		Conn: deploy.ConnOptions{URL: a.natsURL, Creds: a.creds}, Keyring: a.keyring, Durable: a.durable,
+		Privacy: p, Data: learn, LocalEpochs: epochs, EvalEvery: eval, Log: log}
 }

@@ -1,17 +1,17 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
 
 	"graphfed/aggregator"
 	"graphfed/bus"
+	"graphfed/deploy"
 )
 
 // aggregatorFile is the --config file: JSON with the same names as the flags.
@@ -28,16 +28,27 @@ type aggregatorFile struct {
 	Clients      []string `json:"clients"`
 }
 
+// recFlags are the aggregator's settings of a recommendation job.
+type recFlags struct {
+	phi, freeze, refEvery    int
+	strict                   bool
+	strictUsers, strictItems int
+	strictEdges              int
+}
+
 func newAggregatorCmd(g *globalFlags) *cobra.Command {
 	var (
-		natsURL, job, cfgFile, creds, keyring string
-		fc                                    aggregatorFile
-		timeout                               time.Duration
-		rec                                   recoveryFlags
+		natsURL, job, cfgFile, creds, keyring, task string
+		fc                                          aggregatorFile
+		timeout, finalWait                          time.Duration
+		rec                                         recoveryFlags
+		rf                                          recFlags
+		createLedger                                bool
 	)
 	cmd := &cobra.Command{
-		Use:   "aggregator --nats URL --job ID [--config FILE]",
+		Use:   "aggregator --nats URL --job ID [--algo ALGO] [--config FILE]",
 		Short: "Run a job's aggregator against a NATS server",
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			start := time.Now()
 			if cfgFile != "" {
@@ -45,45 +56,50 @@ func newAggregatorCmd(g *globalFlags) *cobra.Command {
 					return err
 				}
 			}
-			nc, err := bus.Connect(natsURL, bus.ConnectOptions{Name: "aggregator-" + job, Creds: creds})
-			if err != nil {
-				return fmt.Errorf("aggregator: %w", err)
-			}
-			tr := bus.NewNATSTransport(nc, true)
-			defer tr.Close()
-			ring, signer, err := loadSigning(job, bus.AggregatorID, keyring, creds)
-			if err != nil {
-				return fmt.Errorf("aggregator: %w", err)
-			}
-			store, updates, err := rec.open(cmd.Context(), nc, job)
-			if err != nil {
-				return fmt.Errorf("aggregator: %w", err)
-			}
-			var enrol map[string]bool
-			if len(fc.Clients) > 0 {
-				enrol = map[string]bool{}
-				for _, c := range fc.Clients {
-					enrol[c] = true
+			if task == "" {
+				task = deploy.TaskNode
+				if fc.Algo == aggregator.AlgoLPSFed || fc.Algo == aggregator.AlgoLPSFedBPR {
+					task = deploy.TaskRec
 				}
 			}
+			round := aggregator.Config{Algo: fc.Algo, Rounds: fc.Rounds, MinClients: fc.MinClients, Quorum: fc.Quorum,
+				RoundTimeout: timeout, Staleness: aggregator.Staleness{Policy: fc.Staleness, Factor: fc.StaleFactor, A: fc.StaleA}}
+			if task == deploy.TaskRec {
+				round.FreezeRounds = rf.freeze
+			}
+			if round.Personalizes() {
+				round.LPSFed = aggregator.LPSFedConfig{Phi: rf.phi, Strict: rf.strict, RefEvery: rf.refEvery, Seed: fc.Seed,
+					StrictStats: aggregator.ReferenceStats{Users: rf.strictUsers, Items: rf.strictItems, Edges: rf.strictEdges}}
+			}
 			p := newProgress("aggregator "+job, fc.Rounds)
-			srv, err := aggregator.NewServer(aggregator.ServerConfig{
-				Job: job, InitSeed: fc.Seed, Log: g.logger(), Enrol: enrol,
-				Round: aggregator.Config{Algo: fc.Algo, Rounds: fc.Rounds, MinClients: fc.MinClients, Quorum: fc.Quorum,
-					RoundTimeout: timeout, Staleness: aggregator.Staleness{Policy: fc.Staleness, Factor: fc.StaleFactor, A: fc.StaleA}},
+			agg, err := deploy.NewAggregator(cmd.Context(), deploy.AggregatorOptions{
+				Job: job, Task: task, Conn: deploy.ConnOptions{URL: natsURL, Creds: creds}, Keyring: keyring,
+				Durable: rec.durable, Recovery: rec.options(), Round: round, InitSeed: fc.Seed, Enrol: fc.Clients,
+				CreateLedger: createLedger, FinalWait: finalWait, Log: g.logger(),
 				OnRound: func(rc aggregator.RoundClosed) {
 					p.update(int(rc.Round), fmt.Sprintf("%s in=%d late=%d", rc.Reason, len(rc.In), len(rc.Late)))
 				},
-				Store: store, Updates: updates, Reannounce: rec.reannounce, Keyring: ring, Signer: signer,
-			}, tr)
+			})
 			if err != nil {
 				return err
 			}
-			res, err := srv.Run(cmd.Context())
+			defer agg.Close()
+			res, err := agg.Run(cmd.Context())
 			p.finish()
 			if err != nil {
 				return err
 			}
+			metrics := map[string]any{"task": task}
+			for _, k := range []string{"test_acc", "test_macro_f1", "test_f1_illicit", "recall_at_20", "ndcg_at_20"} {
+				if v, n := meanScore(res.Final, k); n > 0 {
+					metrics[k] = v
+				}
+			}
+			if task == deploy.TaskAML {
+				metrics["test_f1_illicit"], metrics["test_precision_illicit"], metrics["test_recall_illicit"] = pooledF1(res.Final, "test_")
+			}
+			// test_acc and test_macro_f1 stay in the report for every task
+			// (scripts read them; NaN when no client scores them).
 			acc, n := meanScore(res.Final, "test_acc")
 			f1, _ := meanScore(res.Final, "test_macro_f1")
 			deadline := 0
@@ -92,13 +108,13 @@ func newAggregatorCmd(g *globalFlags) *cobra.Command {
 					deadline++
 				}
 			}
-			msgs, bytes := tr.Stats()
+			maps.Copy(metrics, map[string]any{"test_acc": acc, "test_macro_f1": f1, "clients_reporting": n,
+				"rounds_closed_at_deadline": deadline, "rejects": res.Rejects, "dropped": res.Dropped,
+				"model_sha256": aggregator.ModelDigest(res.Model), "resumed": res.Resumed, "resumed_round": res.ResumedRound})
+			msgs, bytes := agg.Transport().Stats()
 			return g.emit(Report{
 				Command: "aggregator", Algo: fc.Algo, Clients: n, Rounds: int(res.Rounds), Seed: int64(fc.Seed),
-				Metrics: map[string]any{"test_acc": acc, "test_macro_f1": f1, "clients_reporting": n,
-					"rounds_closed_at_deadline": deadline, "rejects": res.Rejects, "dropped": res.Dropped,
-					"model_sha256": aggregator.ModelDigest(res.Model), "resumed": res.Resumed, "resumed_round": res.ResumedRound},
-				Comm: &CommReport{Bytes: bytes, Messages: msgs},
+				Metrics: metrics, Comm: &CommReport{Bytes: bytes, Messages: msgs},
 			}, start)
 		},
 	}
@@ -108,17 +124,27 @@ func newAggregatorCmd(g *globalFlags) *cobra.Command {
 	f.StringVar(&cfgFile, "config", "", "JSON file with the settings below (flags given explicitly win)")
 	f.StringVar(&creds, "creds", "", "NATS credentials file; an NKey seed (from graphfed keys) also signs every envelope sent")
 	f.StringVar(&keyring, "keyring", "", "keyring.json of the job (graphfed keys): verify every envelope's signature")
+	f.BoolVar(&createLedger, "create-ledger", false, "create the job's ledger stream before the job starts (in a permissioned deployment only the aggregator may)")
 	rec.register(cmd)
-	f.StringVar(&fc.Algo, "algo", "fedavg", "fedavg or local")
+	f.StringVar(&task, "task", "", "node, aml or rec (default: rec for lpsfed and lpsfed-bpr, node otherwise; checks --algo)")
+	f.StringVar(&fc.Algo, "algo", "fedavg", "local, fedavg, fedgnn-st, cefedgnn (node, aml); fedavg, lpsfed-bpr, lpsfed (rec)")
 	f.IntVar(&fc.Rounds, "rounds", 100, "rounds")
 	f.IntVar(&fc.MinClients, "min-clients", 1, "clients that must join before round 1")
 	f.IntVar(&fc.Quorum, "quorum", 0, "updates that close a round; 0: every live client")
 	f.DurationVar(&timeout, "round-timeout", 30*time.Second, "round deadline")
+	f.DurationVar(&finalWait, "final-wait", 0, "bound on waiting for the clients' final scores (0: 10s)")
 	f.StringVar(&fc.Staleness, "staleness", "drop", "late updates: drop, constant or polynomial")
 	f.Float64Var(&fc.StaleFactor, "stale-factor", 0.5, "constant staleness weight")
 	f.Float64Var(&fc.StaleA, "stale-a", 0.5, "polynomial staleness exponent")
-	f.Uint64Var(&fc.Seed, "seed", 1, "shared model initialisation seed")
+	f.Uint64Var(&fc.Seed, "seed", 1, "shared model initialisation seed (and the rec reference graph's)")
 	f.StringSliceVar(&fc.Clients, "clients", nil, "client ids allowed to join (default: any)")
+	f.IntVar(&rf.phi, "phi", 128, "rec (lpsfed, lpsfed-bpr): kernel length Φ, the agents' --phi")
+	f.IntVar(&rf.freeze, "freeze-rounds", 2, "rec: first rounds in which nothing is distributed")
+	f.IntVar(&rf.refEvery, "ref-every", 0, "rec: rebuild the GNMK reference every N rounds (0: once)")
+	f.BoolVar(&rf.strict, "strict", false, "rec: build the reference from the assumed counts below, clients send none")
+	f.IntVar(&rf.strictUsers, "strict-users", 5000, "rec strict mode: assumed users per client")
+	f.IntVar(&rf.strictItems, "strict-items", 5000, "rec strict mode: assumed items per client")
+	f.IntVar(&rf.strictEdges, "strict-edges", 100000, "rec strict mode: assumed interactions per client")
 	cmd.MarkFlagRequired("job")
 	return cmd
 }
@@ -192,40 +218,11 @@ func (r *recoveryFlags) register(cmd *cobra.Command) {
 	f.DurationVar(&r.reannounce, "reannounce", 5*time.Second, "with --durable: announce the open round again after this long without news (0: never)")
 }
 
-// open returns the checkpoint store and the update log, both nil without
-// --durable.
-func (r *recoveryFlags) open(ctx context.Context, nc *nats.Conn, job string) (aggregator.Store, aggregator.UpdateLog, error) {
-	if !r.durable {
-		r.reannounce = 0
-		return nil, nil, nil
+// options are the durable options of the flags (used with --durable).
+func (r *recoveryFlags) options() deploy.DurableOptions {
+	o := deploy.DurableOptions{Replicas: r.replicas, AckWait: r.ackWait, Reannounce: r.reannounce}
+	if o.Reannounce == 0 {
+		o.Reannounce = -1 // --reannounce 0: never
 	}
-	store, err := bus.OpenCheckpointStore(ctx, nc, job, bus.CheckpointStoreOptions{Replicas: r.replicas})
-	if err != nil {
-		return nil, nil, err
-	}
-	updates, err := bus.OpenUpdateLog(ctx, nc, job, bus.UpdateLogOptions{Replicas: r.replicas, AckWait: r.ackWait})
-	if err != nil {
-		return nil, nil, err
-	}
-	return store, updates, nil
-}
-
-// loadSigning reads the job's keyring (--keyring) and the party's signer
-// (an NKey seed given as --creds); either may be absent.
-func loadSigning(job, party, keyringPath, creds string) (*bus.Keyring, *bus.Signer, error) {
-	var ring *bus.Keyring
-	if keyringPath != "" {
-		var err error
-		if ring, err = bus.LoadKeyring(keyringPath); err != nil {
-			return nil, nil, err
-		}
-		if ring.Job() != job {
-			return nil, nil, fmt.Errorf("keyring %s is job %s's, not %s's", keyringPath, ring.Job(), job)
-		}
-	}
-	signer, err := bus.CredsSigner(party, creds)
-	if err != nil {
-		return nil, nil, err
-	}
-	return ring, signer, nil
+	return o
 }

@@ -48,6 +48,9 @@ func (p *privacyFlags) options(cmd *cobra.Command) deploy.PrivacyOptions {
 	if v, err := cmd.Flags().GetFloat64("emb-sigma"); err == nil {
 		o.EmbSigma = v
 	}
+	if v, err := cmd.Flags().GetFloat64("grad-sigma"); err == nil {
+		o.GradSigma = v
+	}
 	return o
 }
 
@@ -66,12 +69,19 @@ func (p *privacyFlags) validate(cmd *cobra.Command) error {
 	if task == deploy.TaskAML && !cmd.Flags().Changed("algo") {
 		algo = amlDefaultAlgo
 	}
+	if algo == "" {
+		algo = deploy.DefaultAlgo(task) // agent: the task's
+	}
 	return deploy.CheckTaskAlgo(task, algo)
 }
 
-// simTask is the task `graphfed sim` runs: aml with --scenario aml,
-// recommendation with --lightgcn, node classification otherwise.
+// simTask is the task a command runs: its --task where it has one (agent,
+// aggregator); for `graphfed sim` aml with --scenario aml, recommendation
+// with --lightgcn, node classification otherwise.
 func simTask(cmd *cobra.Command) string {
+	if t, err := cmd.Flags().GetString("task"); err == nil && t != "" {
+		return t
+	}
 	if sc, _ := cmd.Flags().GetString("scenario"); sc == "aml" {
 		return deploy.TaskAML
 	}

@@ -17,7 +17,7 @@ func newSplitCmd(g *globalFlags) *cobra.Command {
 		Use:   "split",
 		Short: "Cut a dataset into what each party holds",
 	}
-	cmd.AddCommand(newSplitAMLCmd(g))
+	cmd.AddCommand(newSplitAMLCmd(g), newSplitRecCmd(g))
 	return cmd
 }
 
