@@ -100,7 +100,8 @@ func newAggregatorCmd(g *globalFlags) *cobra.Command {
 			}
 			// test_acc and test_macro_f1 stay in the report for every task
 			// (scripts read them; NaN when no client scores them).
-			acc, n := meanScore(res.Final, "test_acc")
+			acc, _ := meanScore(res.Final, "test_acc")
+			n := len(res.Final)
 			f1, _ := meanScore(res.Final, "test_macro_f1")
 			deadline := 0
 			for _, c := range res.Closes {
