@@ -29,7 +29,7 @@ type AgentOptions struct {
 	Privacy PrivacyOptions
 	Learner agent.Learner
 	// LocalEpochs per round (0: 1); EvalEvery scores the starting model
-	// every this many rounds (0: 1).
+	// every this many rounds (0: 1; negative: the final model only).
 	LocalEpochs, EvalEvery int
 	HelloRetry             time.Duration // between hello attempts; 0: 1s
 	Slowdown               time.Duration // extra delay per round (a slow bank, for experiments)
@@ -59,8 +59,8 @@ func (o AgentOptions) Validate() error {
 	if o.Learner == nil {
 		errs = append(errs, errors.New("no learner"))
 	}
-	if o.LocalEpochs < 0 || o.EvalEvery < 0 || o.HelloRetry < 0 || o.Slowdown < 0 {
-		errs = append(errs, errors.New("local epochs, eval interval, hello retry and slowdown must not be negative"))
+	if o.LocalEpochs < 0 || o.HelloRetry < 0 || o.Slowdown < 0 {
+		errs = append(errs, errors.New("local epochs, hello retry and slowdown must not be negative"))
 	}
 	if math.IsNaN(o.SlowFactor) || o.SlowFactor < 0 {
 		errs = append(errs, fmt.Errorf("slow factor %v must be 0 or positive", o.SlowFactor))

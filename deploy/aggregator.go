@@ -32,12 +32,16 @@ type AggregatorOptions struct {
 	// (in a permissioned deployment only the aggregator may).
 	CreateLedger bool
 	FinalWait    time.Duration // bound on waiting for final metrics; 0: 10s
+	MaxBytes     int           // largest message accepted; 0: bus.DefaultMaxPayload
 	Log          zerolog.Logger
 	Now          func() time.Time // nil: time.Now
 	OnRound      func(aggregator.RoundClosed)
 	// Transport, when set, is used instead of dialling Conn; the caller
 	// closes it.
 	Transport *bus.NATSTransport
+	// WrapStore, with Durable, wraps the checkpoint store (the recovery
+	// scenarios crash the aggregator at a chosen write).
+	WrapStore func(aggregator.Store) aggregator.Store
 }
 
 // Validate checks the options without touching the network.
@@ -86,11 +90,6 @@ func NewAggregator(ctx context.Context, o AggregatorOptions) (_ *Aggregator, err
 	fail := func(err error) (*Aggregator, error) {
 		return nil, fmt.Errorf("deploy: aggregator of %s: %w", o.Job, err)
 	}
-	if o.Task == TaskRec {
-		// LPSFed's rounds run on aggregator.LPSFedServer until the one
-		// round machine takes them over (issue 12, deliverable 1).
-		return fail(errors.New("task rec is not built by deploy yet"))
-	}
 	ring, signer, err := Signing(o.Job, bus.AggregatorID, o.Keyring, o.Conn.Creds)
 	if err != nil {
 		return fail(err)
@@ -119,6 +118,9 @@ func NewAggregator(ctx context.Context, o AggregatorOptions) (_ *Aggregator, err
 	if o.Durable {
 		if cfg.Store, cfg.Updates, err = AggregatorStore(ctx, a.tr, o.Job, cfg.recovery); err != nil {
 			return fail(err)
+		}
+		if o.WrapStore != nil {
+			cfg.Store = o.WrapStore(cfg.Store)
 		}
 	}
 	// The one call that follows the aggregator package's constructor.
@@ -157,7 +159,7 @@ func serverConfig(o AggregatorOptions, ring *bus.Keyring, signer *bus.Signer) se
 		}
 	}
 	cfg := aggregator.ServerConfig{Job: o.Job, Round: o.Round, InitSeed: o.InitSeed, Enrol: enrol,
-		FinalWait: o.FinalWait, Now: o.Now, Log: o.Log, OnRound: o.OnRound, Keyring: ring, Signer: signer}
+		FinalWait: o.FinalWait, MaxBytes: o.MaxBytes, Now: o.Now, Log: o.Log, OnRound: o.OnRound, Keyring: ring, Signer: signer}
 	if o.Durable {
 		// Reannouncing only helps a server whose state survives; a plain
 		// one has nothing to announce after a restart.

@@ -64,11 +64,8 @@ func (l *lpsfedFlags) register(cmd *cobra.Command) {
 // clients and runs FedAvg, LPSFed (BPR) or LPSFed on them.
 func runLPSFedSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Time) error {
 	l := s.lpsfed
-	switch s.algo {
-	case aggregator.AlgoFedAvg, aggregator.AlgoLPSFedBPR, aggregator.AlgoLPSFed:
-	default:
-		return fmt.Errorf("sim: --lightgcn runs --algo fedavg, lpsfed-bpr or lpsfed, not %q", s.algo)
-	}
+	// The task's algorithms were checked with the flags
+	// (deploy.CheckTaskAlgo).
 	if s.partition != "spectral" {
 		return fmt.Errorf("sim: --lightgcn needs --partition spectral (LPSFed's benchmark), not %q", s.partition)
 	}
@@ -118,7 +115,7 @@ func runLPSFedSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Tim
 		FreezeRounds: l.freeze, EvalEvery: l.evalEvery, Phi: l.phi, Strict: l.strict, RefEvery: l.refEvery,
 		StrictStats: aggregator.ReferenceStats{Users: l.strictUsers, Items: l.strictItems, Edges: l.strictEdges},
 		Reference:   aggregator.GNMKReference, RoundTimeout: s.roundTimeout, Seed: s.seed, NATSURL: s.natsURL,
-		Privacy: priv, Log: log,
+		Secure: s.secure, Durable: s.durable, Privacy: priv, Log: log,
 		OnRound: func(rc aggregator.RoundClosed, mx aggregator.Mixed) {
 			rows = append(rows, roundRow{rc: rc})
 			p.update(int(rc.Round), fmt.Sprintf("%s in=%d frozen=%v margin=%.3f", rc.Reason, len(rc.In), rc.Frozen, mx.GlobalMargin))

@@ -10,6 +10,7 @@ import (
 
 	"graphfed/agent"
 	"graphfed/aggregator"
+	"graphfed/deploy"
 	"graphfed/graph"
 	"graphfed/scenarios"
 )
@@ -29,6 +30,7 @@ type simFlags struct {
 	aml                                               amlFlags
 	async                                             asyncFlags
 	lpsfed                                            lpsfedFlags
+	durable, secure                                   bool
 }
 
 func newSimCmd(g *globalFlags) *cobra.Command {
@@ -50,6 +52,8 @@ func newSimCmd(g *globalFlags) *cobra.Command {
 	f.IntVar(&s.localEpochs, "local-epochs", 5, "local steps per round (CE-FedGNN's K; full-batch epochs for node datasets)")
 	f.Uint64Var(&s.seed, "seed", 1, "seed for data generation, partitioning and model init (simulation only)")
 	f.StringVar(&s.natsURL, "nats", "", "external NATS server or cluster URL; default: an embedded server")
+	f.BoolVar(&s.durable, "durable", false, "durable aggregator: checkpoints in JetStream KV and object store, updates through the job's update stream")
+	f.BoolVar(&s.secure, "secure", false, "fresh keys, keyring and per-party permissions for the job in a temporary directory; every party signs and verifies (not with --nats)")
 	f.StringVar(&s.out, "out", "", "run directory for the JSON summary and per-round CSV")
 	f.StringVar(&s.job, "job", "sim", "job id")
 	f.DurationVar(&s.roundTimeout, "round-timeout", 30*time.Second, "round deadline")
@@ -83,13 +87,13 @@ func nodeLearners(s simFlags, clients []*graph.ClientGraph) ([]agent.Learner, []
 	learner := s.learner
 	if learner == "" {
 		learner = "adam"
-		if s.algo == aggregator.AlgoCEFedGNN || s.algo == aggregator.AlgoFedGNNST {
+		if deploy.ExchangesEmbeddings(s.algo) {
 			learner = "cefed"
 		}
 	}
 	switch learner {
 	case "adam":
-		if s.algo == aggregator.AlgoCEFedGNN || s.algo == aggregator.AlgoFedGNNST {
+		if deploy.ExchangesEmbeddings(s.algo) {
 			return nil, nil, fmt.Errorf("--algo %s needs --learner cefed", s.algo)
 		}
 		return nil, nil, nil
@@ -103,11 +107,8 @@ func nodeLearners(s simFlags, clients []*graph.ClientGraph) ([]agent.Learner, []
 	}
 	ls := make([]agent.Learner, len(clients))
 	for i, cg := range clients {
-		cfg := s.cefed
+		cfg := deploy.CEFedConfigFor(s.algo, s.cefed)
 		cfg.Seed = s.seed*1000003 + uint64(i) + 1
-		if s.algo == aggregator.AlgoFedGNNST {
-			cfg.Variant = agent.VariantFedGNNST
-		}
 		l, err := agent.NewCEFedNodeLearner(cg, ids, cfg)
 		if err != nil {
 			return nil, nil, err
@@ -143,9 +144,6 @@ func runSim(cmd *cobra.Command, g *globalFlags, s simFlags) error {
 		return fmt.Errorf("sim: %w", err)
 	}
 	priv.EmbSigma = s.embSigma
-	if s.algo != aggregator.AlgoCEFedGNN && s.algo != aggregator.AlgoFedGNNST {
-		priv.EmbSigma = -1 // no embedding exchange
-	}
 	ps := graph.PartitionStats(clients)
 	log.Info().Str("dataset", name).Int("nodes", d.N()).Int("clients", s.clients).Str("partition", s.partition).
 		Int("min_nodes", ps.MinNodes).Int("max_nodes", ps.MaxNodes).Float64("cross_share", ps.CrossShare).Msg("partitioned")
@@ -156,8 +154,8 @@ func runSim(cmd *cobra.Command, g *globalFlags, s simFlags) error {
 	var rows []roundRow
 	p := newProgress("sim "+s.algo, s.rounds)
 	res, err := scenarios.RunSim(cmd.Context(), scenarios.SimConfig{
-		Job: s.job, Algo: s.algo, Clients: clients, Node: s.node, Learners: learners, IDs: ids, Rounds: s.rounds, LocalEpochs: s.localEpochs,
-		RoundTimeout: s.roundTimeout, Quorum: s.quorum, Seed: s.seed, NATSURL: s.natsURL, Log: log, Privacy: priv,
+		Job: s.job, Task: deploy.TaskNode, Algo: s.algo, Clients: clients, Node: s.node, Learners: learners, IDs: ids, Rounds: s.rounds, LocalEpochs: s.localEpochs,
+		RoundTimeout: s.roundTimeout, Quorum: s.quorum, Seed: s.seed, NATSURL: s.natsURL, Secure: s.secure, Durable: s.durable, Log: log, Privacy: priv,
 		Staleness:  aggregator.Staleness{Policy: s.staleness, Factor: s.staleFactor, A: s.staleA},
 		SlowFactor: slow, Buffer: s.async.buffer,
 		OnRound: func(rc aggregator.RoundClosed, scores map[string]map[string]float64) {
