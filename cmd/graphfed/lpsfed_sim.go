@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"graphfed/aggregator"
+	"graphfed/deploy"
 	"graphfed/graph"
 	"graphfed/lpsfed"
 	"graphfed/scenarios"
@@ -110,15 +111,31 @@ func runLPSFedSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Tim
 	var rows []roundRow
 	p := newProgress("sim "+s.algo, s.rounds)
 	trainStart := time.Now()
-	res, err := scenarios.RunLPSFedSim(cmd.Context(), scenarios.LPSFedSimConfig{
-		Job: s.job, Algo: s.algo, Clients: clients, Model: mc, Rounds: s.rounds, LocalEpochs: s.localEpochs,
-		FreezeRounds: l.freeze, EvalEvery: l.evalEvery, Phi: l.phi, Strict: l.strict, RefEvery: l.refEvery,
-		StrictStats: aggregator.ReferenceStats{Users: l.strictUsers, Items: l.strictItems, Edges: l.strictEdges},
-		Reference:   aggregator.GNMKReference, RoundTimeout: s.roundTimeout, Seed: s.seed, NATSURL: s.natsURL,
+	learners, ids, err := scenarios.LPSFedLearners(clients, s.algo, mc, l.strict, s.seed, log)
+	if err != nil {
+		return fmt.Errorf("sim: %w", err)
+	}
+	evalEvery := l.evalEvery
+	if evalEvery == 0 {
+		evalEvery = -1 // --rec-eval-every 0: the final model only
+	}
+	res, err := scenarios.RunSim(cmd.Context(), scenarios.SimConfig{
+		Job: s.job, Task: deploy.TaskRec, Algo: s.algo, Learners: learners, IDs: ids, Rounds: s.rounds,
+		LocalEpochs: s.localEpochs, EvalEvery: evalEvery, FreezeRounds: l.freeze,
+		LPSFed: aggregator.LPSFedConfig{Phi: l.phi, Strict: l.strict, RefEvery: l.refEvery, Seed: s.seed,
+			StrictStats: aggregator.ReferenceStats{Users: l.strictUsers, Items: l.strictItems, Edges: l.strictEdges},
+			Reference:   aggregator.GNMKReference},
+		// A final full ranking on a large client takes as long as a local
+		// epoch: the final scores get a round's time.
+		RoundTimeout: s.roundTimeout, FinalWait: s.roundTimeout, Seed: s.seed, NATSURL: s.natsURL,
 		Secure: s.secure, Durable: s.durable, Privacy: priv, Log: log,
-		OnRound: func(rc aggregator.RoundClosed, mx aggregator.Mixed) {
+		OnRound: func(rc aggregator.RoundClosed, _ map[string]map[string]float64) {
+			var margin float64
+			if rc.Mix != nil {
+				margin = rc.Mix.GlobalMargin
+			}
 			rows = append(rows, roundRow{rc: rc})
-			p.update(int(rc.Round), fmt.Sprintf("%s in=%d frozen=%v margin=%.3f", rc.Reason, len(rc.In), rc.Frozen, mx.GlobalMargin))
+			p.update(int(rc.Round), fmt.Sprintf("%s in=%d frozen=%v margin=%.3f", rc.Reason, len(rc.In), rc.Frozen, margin))
 		},
 	})
 	p.finish()
@@ -145,7 +162,7 @@ func runLPSFedSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Tim
 
 // recMetrics are the report's metrics: Recall@20 and NDCG@20 as the mean
 // over clients (and pooled over users), per client, and the configuration.
-func recMetrics(res scenarios.LPSFedSimResult, prep scenarios.LPSFedPrepStats, l lpsfedFlags, s simFlags, mc lpsfed.Config, split string, trainSec float64) map[string]any {
+func recMetrics(res scenarios.SimResult, prep scenarios.LPSFedPrepStats, l lpsfedFlags, s simFlags, mc lpsfed.Config, split string, trainSec float64) map[string]any {
 	recall, n := meanScore(res.Agg.Final, "recall_at_20")
 	ndcg, _ := meanScore(res.Agg.Final, "ndcg_at_20")
 	per := map[string]any{}
