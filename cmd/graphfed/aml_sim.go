@@ -141,25 +141,22 @@ func runAMLSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Time) 
 	log.Info().Int("banks", len(views)).Int("rows", worldRows).Int("accounts", worldAccounts).Msg("AML world ready")
 	var rows []roundRow
 	p := newProgress("sim aml "+s.algo, s.rounds)
-	res, err := scenarios.RunSim(cmd.Context(), scenarios.SimConfig{
-		Job: s.job, Task: deploy.TaskAML, Algo: s.algo, Learners: learners, IDs: ids, Rounds: s.rounds, LocalEpochs: s.localEpochs, EvalEvery: s.aml.evalEvery,
-		RoundTimeout: s.roundTimeout, Quorum: s.quorum, Seed: s.seed, NATSURL: s.natsURL, Secure: s.secure, Durable: s.durable, Log: log, Privacy: priv,
-		Staleness:  aggregator.Staleness{Policy: s.staleness, Factor: s.staleFactor, A: s.staleA},
-		SlowFactor: slow, Buffer: s.async.buffer,
-		OnRound: func(rc aggregator.RoundClosed, scores map[string]map[string]float64) {
-			f1 := math.NaN() // not scored this round (--eval-every)
-			if len(scores) > 0 {
-				f1, _, _ = pooledF1(scores, "val_")
-			}
-			rows = append(rows, roundRow{rc: rc, acc: f1})
-		},
-		OnProgress: func(rc aggregator.RoundClosed, pr scenarios.Progress) {
-			r := &rows[len(rows)-1]
-			r.prog = pr
-			p.update(int(rc.Round), fmt.Sprintf("%s in=%d late=%d val_f1(start)=%.4f %s ε_p90=%.3g",
-				rc.Reason, len(rc.In), len(rc.Late), r.acc, humanBytes(pr.Bytes), pr.NodeEpsilonP90))
-		},
-	})
+	sc := s.simConfig(deploy.TaskAML, log, priv)
+	sc.Learners, sc.IDs, sc.EvalEvery, sc.SlowFactor = learners, ids, s.aml.evalEvery, slow
+	sc.OnRound = func(rc aggregator.RoundClosed, scores map[string]map[string]float64) {
+		f1 := math.NaN() // not scored this round (--eval-every)
+		if len(scores) > 0 {
+			f1, _, _ = pooledF1(scores, "val_")
+		}
+		rows = append(rows, roundRow{rc: rc, acc: f1})
+	}
+	sc.OnProgress = func(rc aggregator.RoundClosed, pr scenarios.Progress) {
+		r := &rows[len(rows)-1]
+		r.prog = pr
+		p.update(int(rc.Round), fmt.Sprintf("%s in=%d late=%d val_f1(start)=%.4f %s ε_p90=%.3g",
+			rc.Reason, len(rc.In), len(rc.Late), r.acc, humanBytes(pr.Bytes), pr.NodeEpsilonP90))
+	}
+	res, err := scenarios.RunSim(cmd.Context(), sc)
 	p.finish()
 	if err != nil {
 		return fmt.Errorf("sim: %w", err)

@@ -119,25 +119,23 @@ func runLPSFedSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Tim
 	if evalEvery == 0 {
 		evalEvery = -1 // --rec-eval-every 0: the final model only
 	}
-	res, err := scenarios.RunSim(cmd.Context(), scenarios.SimConfig{
-		Job: s.job, Task: deploy.TaskRec, Algo: s.algo, Learners: learners, IDs: ids, Rounds: s.rounds,
-		LocalEpochs: s.localEpochs, EvalEvery: evalEvery, FreezeRounds: l.freeze,
-		LPSFed: aggregator.LPSFedConfig{Phi: l.phi, Strict: l.strict, RefEvery: l.refEvery, Seed: s.seed,
-			StrictStats: aggregator.ReferenceStats{Users: l.strictUsers, Items: l.strictItems, Edges: l.strictEdges},
-			Reference:   aggregator.GNMKReference},
-		// A final full ranking on a large client takes as long as a local
-		// epoch: the final scores get a round's time.
-		RoundTimeout: s.roundTimeout, FinalWait: s.roundTimeout, Seed: s.seed, NATSURL: s.natsURL,
-		Secure: s.secure, Durable: s.durable, Privacy: priv, Log: log,
-		OnRound: func(rc aggregator.RoundClosed, _ map[string]map[string]float64) {
-			var margin float64
-			if rc.Mix != nil {
-				margin = rc.Mix.GlobalMargin
-			}
-			rows = append(rows, roundRow{rc: rc})
-			p.update(int(rc.Round), fmt.Sprintf("%s in=%d frozen=%v margin=%.3f", rc.Reason, len(rc.In), rc.Frozen, margin))
-		},
-	})
+	sc := s.simConfig(deploy.TaskRec, log, priv)
+	sc.Learners, sc.IDs, sc.EvalEvery, sc.FreezeRounds = learners, ids, evalEvery, l.freeze
+	sc.LPSFed = aggregator.LPSFedConfig{Phi: l.phi, Strict: l.strict, RefEvery: l.refEvery, Seed: s.seed,
+		StrictStats: aggregator.ReferenceStats{Users: l.strictUsers, Items: l.strictItems, Edges: l.strictEdges},
+		Reference:   aggregator.GNMKReference}
+	// A final full ranking on a large client takes as long as a local
+	// epoch: the final scores get a round's time.
+	sc.FinalWait = s.roundTimeout
+	sc.OnRound = func(rc aggregator.RoundClosed, _ map[string]map[string]float64) {
+		var margin float64
+		if rc.Mix != nil {
+			margin = rc.Mix.GlobalMargin
+		}
+		rows = append(rows, roundRow{rc: rc})
+		p.update(int(rc.Round), fmt.Sprintf("%s in=%d frozen=%v margin=%.3f", rc.Reason, len(rc.In), rc.Frozen, margin))
+	}
+	res, err := scenarios.RunSim(cmd.Context(), sc)
 	p.finish()
 	if err != nil {
 		return fmt.Errorf("sim: %w", err)

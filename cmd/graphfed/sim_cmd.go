@@ -6,6 +6,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
 	"graphfed/agent"
@@ -153,18 +154,15 @@ func runSim(cmd *cobra.Command, g *globalFlags, s simFlags) error {
 	}
 	var rows []roundRow
 	p := newProgress("sim "+s.algo, s.rounds)
-	res, err := scenarios.RunSim(cmd.Context(), scenarios.SimConfig{
-		Job: s.job, Task: deploy.TaskNode, Algo: s.algo, Clients: clients, Node: s.node, Learners: learners, IDs: ids, Rounds: s.rounds, LocalEpochs: s.localEpochs,
-		RoundTimeout: s.roundTimeout, Quorum: s.quorum, Seed: s.seed, NATSURL: s.natsURL, Secure: s.secure, Durable: s.durable, Log: log, Privacy: priv,
-		Staleness:  aggregator.Staleness{Policy: s.staleness, Factor: s.staleFactor, A: s.staleA},
-		SlowFactor: slow, Buffer: s.async.buffer,
-		OnRound: func(rc aggregator.RoundClosed, scores map[string]map[string]float64) {
-			acc, _ := meanScore(scores, "test_acc")
-			rows = append(rows, roundRow{rc: rc, acc: acc})
-			p.update(int(rc.Round), fmt.Sprintf("%s in=%d late=%d test_acc(start)=%.4f", rc.Reason, len(rc.In), len(rc.Late), acc))
-		},
-		OnProgress: func(_ aggregator.RoundClosed, pr scenarios.Progress) { rows[len(rows)-1].prog = pr },
-	})
+	sc := s.simConfig(deploy.TaskNode, log, priv)
+	sc.Clients, sc.Node, sc.Learners, sc.IDs, sc.SlowFactor = clients, s.node, learners, ids, slow
+	sc.OnRound = func(rc aggregator.RoundClosed, scores map[string]map[string]float64) {
+		acc, _ := meanScore(scores, "test_acc")
+		rows = append(rows, roundRow{rc: rc, acc: acc})
+		p.update(int(rc.Round), fmt.Sprintf("%s in=%d late=%d test_acc(start)=%.4f", rc.Reason, len(rc.In), len(rc.Late), acc))
+	}
+	sc.OnProgress = func(_ aggregator.RoundClosed, pr scenarios.Progress) { rows[len(rows)-1].prog = pr }
+	res, err := scenarios.RunSim(cmd.Context(), sc)
 	p.finish()
 	if err != nil {
 		return fmt.Errorf("sim: %w", err)
@@ -188,6 +186,15 @@ func runSim(cmd *cobra.Command, g *globalFlags, s simFlags) error {
 		}
 	}
 	return g.emit(rep, start)
+}
+
+// simConfig maps the flags every task shares onto the simulation's
+// options; each task's runner adds its learners and progress callbacks.
+func (s simFlags) simConfig(task string, log zerolog.Logger, priv scenarios.SimPrivacy) scenarios.SimConfig {
+	return scenarios.SimConfig{Job: s.job, Task: task, Algo: s.algo, Rounds: s.rounds, LocalEpochs: s.localEpochs,
+		RoundTimeout: s.roundTimeout, Quorum: s.quorum, Buffer: s.async.buffer, Seed: s.seed,
+		Staleness: aggregator.Staleness{Policy: s.staleness, Factor: s.staleFactor, A: s.staleA},
+		NATSURL:   s.natsURL, Secure: s.secure, Durable: s.durable, Privacy: priv, Log: log}
 }
 
 type roundRow struct {
