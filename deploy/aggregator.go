@@ -32,12 +32,16 @@ type AggregatorOptions struct {
 	// (in a permissioned deployment only the aggregator may).
 	CreateLedger bool
 	FinalWait    time.Duration // bound on waiting for final metrics; 0: 10s
+	MaxBytes     int           // largest message accepted; 0: bus.DefaultMaxPayload
 	Log          zerolog.Logger
 	Now          func() time.Time // nil: time.Now
 	OnRound      func(aggregator.RoundClosed)
 	// Transport, when set, is used instead of dialling Conn; the caller
 	// closes it.
 	Transport *bus.NATSTransport
+	// WrapStore, with Durable, wraps the checkpoint store (the recovery
+	// scenarios crash the aggregator at a chosen write).
+	WrapStore func(aggregator.Store) aggregator.Store
 }
 
 // Validate checks the options without touching the network.
@@ -115,6 +119,9 @@ func NewAggregator(ctx context.Context, o AggregatorOptions) (_ *Aggregator, err
 		if cfg.Store, cfg.Updates, err = AggregatorStore(ctx, a.tr, o.Job, cfg.recovery); err != nil {
 			return fail(err)
 		}
+		if o.WrapStore != nil {
+			cfg.Store = o.WrapStore(cfg.Store)
+		}
 	}
 	// The one call that follows the aggregator package's constructor.
 	if a.srv, err = aggregator.NewServer(cfg.ServerConfig, a.tr); err != nil {
@@ -152,7 +159,7 @@ func serverConfig(o AggregatorOptions, ring *bus.Keyring, signer *bus.Signer) se
 		}
 	}
 	cfg := aggregator.ServerConfig{Job: o.Job, Round: o.Round, InitSeed: o.InitSeed, Enrol: enrol,
-		FinalWait: o.FinalWait, Now: o.Now, Log: o.Log, OnRound: o.OnRound, Keyring: ring, Signer: signer}
+		FinalWait: o.FinalWait, MaxBytes: o.MaxBytes, Now: o.Now, Log: o.Log, OnRound: o.OnRound, Keyring: ring, Signer: signer}
 	if o.Durable {
 		// Reannouncing only helps a server whose state survives; a plain
 		// one has nothing to announce after a restart.

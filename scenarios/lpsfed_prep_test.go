@@ -9,6 +9,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"graphfed/aggregator"
+	"graphfed/deploy"
 	"graphfed/graph"
 	"graphfed/lpsfed"
 )
@@ -72,9 +73,14 @@ func TestLPSFedWorldEndToEnd(t *testing.T) {
 	recall := map[string]float64{}
 	for _, algo := range []string{aggregator.AlgoFedAvg, aggregator.AlgoLPSFedBPR, aggregator.AlgoLPSFed} {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		res, err := RunLPSFedSim(ctx, LPSFedSimConfig{Job: "world-" + algo, Algo: algo, Clients: clients, Model: mc,
-			Rounds: 4, LocalEpochs: 3, FreezeRounds: 2, Phi: phi, Reference: aggregator.GNMKReference,
-			RoundTimeout: 30 * time.Second, Seed: 1, Log: zerolog.Nop()})
+		learners, ids, err := LPSFedLearners(clients, algo, mc, false, 1, zerolog.Nop())
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := RunSim(ctx, SimConfig{Job: "world-" + algo, Task: deploy.TaskRec, Algo: algo, Learners: learners, IDs: ids,
+			Rounds: 4, LocalEpochs: 3, EvalEvery: -1, FreezeRounds: 2,
+			LPSFed:       aggregator.LPSFedConfig{Phi: phi, Reference: aggregator.GNMKReference, Seed: 1},
+			RoundTimeout: 30 * time.Second, FinalWait: 30 * time.Second, Seed: 1, Log: zerolog.Nop()})
 		cancel()
 		if err != nil {
 			t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 
 	"graphfed/aggregator"
 	"graphfed/bus"
+	"graphfed/deploy"
 	"graphfed/gnn"
 	"graphfed/lpsfed"
 	"graphfed/privacy"
@@ -163,9 +164,14 @@ func TestLPSFedSimTapped(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			const rounds = 3
-			res, err := RunLPSFedSim(ctx, LPSFedSimConfig{Job: job, Algo: algo, Clients: clients, Model: mc,
-				Rounds: rounds, LocalEpochs: 2, FreezeRounds: 1, Phi: phi, Reference: denseReference,
-				RoundTimeout: 20 * time.Second, Seed: 1, NATSURL: srv.ClientURL(), Log: zerolog.Nop()})
+			learners, ids, err := LPSFedLearners(clients, algo, mc, false, 1, zerolog.Nop())
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := RunSim(ctx, SimConfig{Job: job, Task: deploy.TaskRec, Algo: algo, Learners: learners, IDs: ids,
+				Rounds: rounds, LocalEpochs: 2, EvalEvery: -1, FreezeRounds: 1,
+				LPSFed:       aggregator.LPSFedConfig{Phi: phi, Reference: denseReference, Seed: 1},
+				RoundTimeout: 20 * time.Second, FinalWait: 20 * time.Second, Seed: 1, NATSURL: srv.ClientURL(), Log: zerolog.Nop()})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -12,7 +12,7 @@ import (
 	"graphfed/agent"
 	"graphfed/aggregator"
 	"graphfed/bus"
-	"graphfed/privacy"
+	"graphfed/deploy"
 )
 
 // hostileAgentScenario runs a real job on an embedded NATS server twice,
@@ -32,7 +32,7 @@ func hostileAgentScenario() Scenario {
 		Run: func(ctx context.Context, o ScenarioOptions) (Outcome, error) {
 			// Room above the validators' 64 MiB limit, so that the oversized
 			// message reaches them instead of being refused by the server.
-			srv, err := bus.StartServer(bus.ServerOptions{MaxPayload: bus.DefaultMaxPayload + 16<<20, NoJetStream: true})
+			srv, err := bus.StartServer(bus.ServerOptions{MaxPayload: bus.DefaultMaxPayload + 16<<20})
 			if err != nil {
 				return Outcome{}, fmt.Errorf("scenarios: %s: %w", name, err)
 			}
@@ -63,100 +63,62 @@ type hostileRun struct {
 	replay int            // honest updates mallory replayed
 }
 
-// runHostileJob runs the aggregator and the honest banks, and mallory when
-// attack is set.
+// runHostileJob runs the aggregator and the honest banks, built by deploy
+// on the server at url, and mallory when attack is set.
 func runHostileJob(ctx context.Context, url, job string, o ScenarioOptions, attack bool) (hostileRun, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	var trs []*bus.NATSTransport
-	defer func() {
-		for _, t := range trs {
-			t.Close()
-		}
-	}()
-	connect := func(name string) (*bus.NATSTransport, error) {
-		nc, err := bus.Connect(url, bus.ConnectOptions{Name: name})
-		if err != nil {
-			return nil, err
-		}
-		t := bus.NewNATSTransport(nc, true)
-		trs = append(trs, t)
-		return t, nil
-	}
-	aggTr, err := connect("aggregator")
-	if err != nil {
-		return hostileRun{}, err
-	}
-	// A quorum of the honest banks and a distant deadline: every round
-	// closes with exactly them, so the clean and attacked runs are
-	// comparable bit for bit.
-	srv, err := aggregator.NewServer(aggregator.ServerConfig{Job: job, InitSeed: o.Seed, FinalWait: 300 * time.Millisecond, Log: o.Log,
-		MaxBytes: hostileMaxBytes,
-		Round: aggregator.Config{Algo: aggregator.AlgoFedAvg, Rounds: hostileRounds, MinClients: hostileBanks,
-			Quorum: hostileBanks, RoundTimeout: time.Minute}}, aggTr)
-	if err != nil {
-		return hostileRun{}, err
-	}
-	agents := make([]*agent.Agent, hostileBanks)
 	var schema string
 	var nparams int
-	for i := range agents {
-		id := ClientID(i)
-		tr, err := connect(id)
-		if err != nil {
-			return hostileRun{}, err
-		}
+	jo := deploy.JobOptions{Local: deploy.LocalOptions{Job: job, URL: url},
+		// A quorum of the honest banks and a distant deadline: every round
+		// closes with exactly them, so the clean and attacked runs are
+		// comparable bit for bit.
+		Aggregator: deploy.AggregatorOptions{Task: deploy.TaskNode, InitSeed: o.Seed, FinalWait: 300 * time.Millisecond,
+			Log: o.Log, MaxBytes: hostileMaxBytes,
+			Round: aggregator.Config{Algo: aggregator.AlgoFedAvg, Rounds: hostileRounds, MinClients: hostileBanks,
+				Quorum: hostileBanks, RoundTimeout: time.Minute}}}
+	for i := range hostileBanks {
 		l, err := agent.NewLogisticLearner(agent.LogisticConfig{Dim: 4, Samples: 64, TaskSeed: o.Seed, DataSeed: o.Seed*31 + uint64(i)})
 		if err != nil {
 			return hostileRun{}, err
 		}
 		schema, nparams = l.SchemaHash(), l.NumParams()
-		noise := o.Seed*7919 + uint64(i)
-		gate, err := privacy.NewGate(ctx, privacy.Config{Job: job, Client: id, Delta: 1e-4, Seed: &noise}, privacy.NewMemLedger(), nil)
-		if err != nil {
-			return hostileRun{}, err
-		}
 		// The pause keeps the job running while mallory's messages arrive.
-		if agents[i], err = agent.New(agent.Config{Job: job, Client: id, LocalEpochs: 2, Slowdown: 60 * time.Millisecond,
-			ModelSigma: 0.01, ModelClip: 10, Log: o.Log}, tr, l, gate); err != nil {
-			return hostileRun{}, err
-		}
+		jo.Agents = append(jo.Agents, deploy.AgentOptions{ID: ClientID(i), Learner: l, LocalEpochs: 2,
+			Slowdown: 60 * time.Millisecond, Privacy: logisticPrivacy(o.Seed, i), Log: o.Log})
 	}
-	run := hostileRun{agents: make([]agent.Result, hostileBanks)}
-	errs := make([]error, hostileBanks+1)
-	var wg sync.WaitGroup
-	for i, a := range agents {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			run.agents[i], errs[i] = a.Run(ctx)
-		}()
+	parties, err := deploy.StartJob(ctx, jo)
+	if err != nil {
+		return hostileRun{}, err
 	}
+	defer parties.Close()
 	var m *mallory
+	var merr error
+	var wg sync.WaitGroup
 	if attack {
-		tr, err := connect(malloryID)
+		nc, err := bus.Connect(url, bus.ConnectOptions{Name: malloryID})
 		if err != nil {
 			return hostileRun{}, err
 		}
+		tr := bus.NewNATSTransport(nc, true)
+		defer tr.Close()
 		m = &mallory{tr: tr, job: job, schema: schema, nparams: nparams, sent: map[string]int{}}
 		if err := m.lurk(); err != nil {
 			return hostileRun{}, err
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[hostileBanks] = m.attack(ctx)
-		}()
+		wg.Go(func() { merr = m.attack(ctx) })
 	}
-	run.agg, err = srv.Run(ctx)
+	jr, err := parties.Run(ctx)
 	if err != nil {
 		cancel()
 	}
 	wg.Wait()
+	run := hostileRun{agg: jr.Aggregator, agents: jr.Agents}
 	if m != nil {
 		run.sent, run.replay = m.counts()
 	}
-	return run, errors.Join(append(errs, err)...)
+	return run, errors.Join(err, merr)
 }
 
 // judgeHostile compares the attacked run with the clean one.

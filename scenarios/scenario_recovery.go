@@ -11,8 +11,7 @@ import (
 
 	"graphfed/agent"
 	"graphfed/aggregator"
-	"graphfed/bus"
-	"graphfed/privacy"
+	"graphfed/deploy"
 )
 
 // The recovery scenarios run a durable job on real NATS (the aggregator
@@ -47,7 +46,7 @@ type recoveryJob struct {
 
 type runningAggregator struct {
 	cancel context.CancelFunc
-	tr     *bus.NATSTransport
+	party  *deploy.Aggregator
 	store  *crashStore
 	done   chan struct{}
 	res    aggregator.Result
@@ -56,7 +55,7 @@ type runningAggregator struct {
 
 type runningAgent struct {
 	cancel context.CancelFunc
-	tr     *bus.NATSTransport
+	party  *deploy.Agent
 	done   chan struct{}
 	err    error
 }
@@ -81,26 +80,20 @@ func startRecoveryJob(ctx context.Context, cfg recoveryConfig) (*recoveryJob, er
 	return j, nil
 }
 
-func (j *recoveryJob) connect(name string) (*bus.NATSTransport, error) {
-	nc, err := bus.Connect(j.cfg.urls, bus.ConnectOptions{Name: name})
-	if err != nil {
-		return nil, err
-	}
-	return bus.NewNATSTransport(nc, true), nil
-}
-
 // createLedger creates the ledger stream with the job's replicas before
 // the agents bind to it (a cluster may still be electing its JetStream
 // leader, hence the retries).
 func (j *recoveryJob) createLedger() error {
-	tr, err := j.connect("setup")
+	tr, err := deploy.Conn(deploy.ConnOptions{URL: j.cfg.urls, Name: "setup"})
 	if err != nil {
 		return err
 	}
 	defer tr.Close()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		_, err := bus.OpenJetStreamLedger(j.ctx, tr.Conn(), j.cfg.job, bus.JSLedgerOptions{Replicas: j.cfg.replicas, Timeout: 2 * time.Second})
+		ctx, cancel := context.WithTimeout(j.ctx, 2*time.Second)
+		err := deploy.EnsureLedgerStream(ctx, tr, j.cfg.job, j.cfg.replicas)
+		cancel()
 		if err == nil || time.Now().After(deadline) || j.ctx.Err() != nil {
 			return err
 		}
@@ -109,47 +102,39 @@ func (j *recoveryJob) createLedger() error {
 }
 
 // startAggregator starts a durable aggregator, resuming from the job's
-// checkpoint if there is one.
+// checkpoint if there is one. Its checkpoint store is wrapped to crash on
+// demand.
 func (j *recoveryJob) startAggregator() error {
-	tr, err := j.connect("aggregator")
-	if err != nil {
-		return err
-	}
 	ctx, cancel := context.WithCancel(j.ctx)
-	fail := func(err error) error {
-		cancel()
-		tr.Close()
-		return fmt.Errorf("scenarios: %s: aggregator: %w", j.cfg.job, err)
-	}
-	js, err := bus.OpenCheckpointStore(ctx, tr.Conn(), j.cfg.job, bus.CheckpointStoreOptions{Replicas: j.cfg.replicas})
-	if err != nil {
-		return fail(err)
-	}
-	updates, err := bus.OpenUpdateLog(ctx, tr.Conn(), j.cfg.job, bus.UpdateLogOptions{Replicas: j.cfg.replicas, AckWait: time.Second})
-	if err != nil {
-		return fail(err)
-	}
-	a := &runningAggregator{cancel: cancel, tr: tr, store: &crashStore{Store: js}, done: make(chan struct{})}
-	// A killed aggregator stops dead: its connection goes with it.
-	a.store.kill = func() { cancel(); tr.Close() }
-	srv, err := aggregator.NewServer(aggregator.ServerConfig{
-		Job: j.cfg.job, InitSeed: j.cfg.seed, FinalWait: 3 * time.Second, Log: j.cfg.log,
-		Store: a.store, Updates: updates, Reannounce: 500 * time.Millisecond,
+	a := &runningAggregator{cancel: cancel, done: make(chan struct{})}
+	party, err := deploy.NewAggregator(ctx, deploy.AggregatorOptions{
+		Job: j.cfg.job, Task: deploy.TaskNode, Conn: deploy.ConnOptions{URL: j.cfg.urls, Name: "aggregator"},
+		Durable:  true,
+		Recovery: deploy.DurableOptions{Replicas: j.cfg.replicas, AckWait: time.Second, Reannounce: 500 * time.Millisecond},
 		Round: aggregator.Config{Algo: aggregator.AlgoFedAvg, Rounds: j.cfg.rounds, MinClients: j.cfg.banks,
 			RoundTimeout: 30 * time.Second},
+		InitSeed: j.cfg.seed, FinalWait: 3 * time.Second, Log: j.cfg.log,
 		OnRound: func(rc aggregator.RoundClosed) {
 			select {
 			case j.closes <- rc:
 			default:
 			}
 		},
-	}, tr)
+		WrapStore: func(s aggregator.Store) aggregator.Store {
+			a.store = &crashStore{Store: s}
+			return a.store
+		},
+	})
 	if err != nil {
-		return fail(err)
+		cancel()
+		return fmt.Errorf("scenarios: %s: aggregator: %w", j.cfg.job, err)
 	}
+	a.party = party
+	// A killed aggregator stops dead: its connection goes with it.
+	a.store.kill = func() { cancel(); party.Close() }
 	go func() {
 		defer close(a.done)
-		a.res, a.err = srv.Run(ctx)
+		a.res, a.err = party.Run(ctx)
 	}()
 	j.mu.Lock()
 	j.agg = a
@@ -171,47 +156,38 @@ func (j *recoveryJob) killAggregator() {
 // stored through the update stream.
 func (j *recoveryJob) startAgent(i int) error {
 	id := ClientID(i)
-	tr, err := j.connect(id)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithCancel(j.ctx)
-	fail := func(err error) error {
-		cancel()
-		tr.Close()
-		return fmt.Errorf("scenarios: %s: %s: %w", j.cfg.job, id, err)
-	}
 	l, err := agent.NewLogisticLearner(agent.LogisticConfig{Dim: 4, Samples: 64, TaskSeed: j.cfg.seed, DataSeed: j.cfg.seed*31 + uint64(i)})
 	if err != nil {
-		return fail(err)
+		return fmt.Errorf("scenarios: %s: %s: %w", j.cfg.job, id, err)
 	}
-	ledger, err := bus.OpenJetStreamLedger(ctx, tr.Conn(), j.cfg.job, bus.JSLedgerOptions{})
+	ctx, cancel := context.WithCancel(j.ctx)
+	party, err := deploy.NewAgent(ctx, deploy.AgentOptions{Job: j.cfg.job, ID: id, Task: deploy.TaskNode,
+		Algo: aggregator.AlgoFedAvg, Conn: deploy.ConnOptions{URL: j.cfg.urls, Name: id}, Durable: true,
+		Privacy: logisticPrivacy(j.cfg.seed, i), Learner: l, HelloRetry: 200 * time.Millisecond, Slowdown: j.cfg.pace,
+		Log: j.cfg.log})
 	if err != nil {
-		return fail(err)
+		cancel()
+		return fmt.Errorf("scenarios: %s: %s: %w", j.cfg.job, id, err)
 	}
-	noise := j.cfg.seed*7919 + uint64(i)
-	gate, err := privacy.NewGate(ctx, privacy.Config{Job: j.cfg.job, Client: id, Delta: 1e-4, Seed: &noise}, ledger, nil)
-	if err != nil {
-		return fail(err)
-	}
-	out, err := bus.NewDurableTransport(tr, j.cfg.job)
-	if err != nil {
-		return fail(err)
-	}
-	a, err := agent.New(agent.Config{Job: j.cfg.job, Client: id, HelloRetry: 200 * time.Millisecond, Slowdown: j.cfg.pace,
-		ModelSigma: 0.01, ModelClip: 10, Log: j.cfg.log.With().Str("client", id).Logger()}, out, l, gate)
-	if err != nil {
-		return fail(err)
-	}
-	ra := &runningAgent{cancel: cancel, tr: tr, done: make(chan struct{})}
+	ra := &runningAgent{cancel: cancel, party: party, done: make(chan struct{})}
 	go func() {
 		defer close(ra.done)
-		_, ra.err = a.Run(ctx)
+		_, ra.err = party.Run(ctx)
 	}()
 	j.mu.Lock()
 	j.agents[i] = ra
 	j.mu.Unlock()
 	return nil
+}
+
+// logisticPrivacy is bank i's gate in the scenarios' logistic jobs: little
+// noise, seeded per bank.
+func logisticPrivacy(seed uint64, i int) deploy.PrivacyOptions {
+	p := deploy.DefaultPrivacy()
+	p.ModelSigma, p.ModelClip = 0.01, 10
+	noise := deploy.PartySeed(seed, i)
+	p.NoiseSeed = &noise
+	return p
 }
 
 // killAgent stops bank i at once.
@@ -220,7 +196,7 @@ func (j *recoveryJob) killAgent(i int) {
 	a := j.agents[i]
 	j.mu.Unlock()
 	a.cancel()
-	a.tr.Close()
+	a.party.Close()
 	<-a.done
 }
 
@@ -276,12 +252,12 @@ func (j *recoveryJob) stop() {
 	defer j.mu.Unlock()
 	if j.agg != nil {
 		j.agg.cancel()
-		j.agg.tr.Close()
+		j.agg.party.Close()
 	}
 	for _, a := range j.agents {
 		if a != nil {
 			a.cancel()
-			a.tr.Close()
+			a.party.Close()
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"graphfed/agent"
 	"graphfed/aggregator"
+	"graphfed/deploy"
 	"graphfed/graph"
 	"graphfed/privacy"
 	"graphfed/scenarios"
@@ -117,10 +118,6 @@ func runAMLSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Time) 
 	}
 	// From here on only the banks' views are used: no learner sees the world.
 	worldRows, worldAccounts := w.NumEdges(), w.NumAccounts()
-	gamma := s.cefed.Gamma
-	if s.algo == aggregator.AlgoFedGNNST {
-		gamma = 1
-	}
 	learners := make([]agent.Learner, len(views))
 	ids := make([]string, len(views))
 	for i, v := range views {
@@ -128,18 +125,15 @@ func runAMLSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Time) 
 		if err != nil {
 			return fmt.Errorf("sim: %w", err)
 		}
-		l, err := agent.NewAMLLearner(d, agent.AMLConfig{Kind: s.aml.kind, BatchSize: s.aml.batch, Gamma: gamma,
-			Hidden: s.aml.hidden, LR: s.aml.lr, FanOut: s.aml.fanOut, ExchangeEvery: s.aml.embEvery,
-			Seed: s.seed*7919 + uint64(i) + 1})
+		l, err := agent.NewAMLLearner(d, deploy.AMLConfigFor(s.algo, agent.AMLConfig{Kind: s.aml.kind, BatchSize: s.aml.batch,
+			Gamma: s.cefed.Gamma, Hidden: s.aml.hidden, LR: s.aml.lr, FanOut: s.aml.fanOut, ExchangeEvery: s.aml.embEvery,
+			Seed: s.seed*7919 + uint64(i) + 1}))
 		if err != nil {
 			return fmt.Errorf("sim: bank %s: %w", v.ID, err)
 		}
 		learners[i], ids[i] = l, v.ID
 	}
 	priv.EmbSigma = s.embSigma
-	if s.algo != aggregator.AlgoCEFedGNN && s.algo != aggregator.AlgoFedGNNST {
-		priv.EmbSigma = -1
-	}
 	slow, err := s.async.slowFactors(len(views))
 	if err != nil {
 		return fmt.Errorf("sim: %w", err)
@@ -147,25 +141,22 @@ func runAMLSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Time) 
 	log.Info().Int("banks", len(views)).Int("rows", worldRows).Int("accounts", worldAccounts).Msg("AML world ready")
 	var rows []roundRow
 	p := newProgress("sim aml "+s.algo, s.rounds)
-	res, err := scenarios.RunSim(cmd.Context(), scenarios.SimConfig{
-		Job: s.job, Algo: s.algo, Learners: learners, IDs: ids, Rounds: s.rounds, LocalEpochs: s.localEpochs, EvalEvery: s.aml.evalEvery,
-		RoundTimeout: s.roundTimeout, Quorum: s.quorum, Seed: s.seed, NATSURL: s.natsURL, Log: log, Privacy: priv,
-		Staleness:  aggregator.Staleness{Policy: s.staleness, Factor: s.staleFactor, A: s.staleA},
-		SlowFactor: slow, Buffer: s.async.buffer,
-		OnRound: func(rc aggregator.RoundClosed, scores map[string]map[string]float64) {
-			f1 := math.NaN() // not scored this round (--eval-every)
-			if len(scores) > 0 {
-				f1, _, _ = pooledF1(scores, "val_")
-			}
-			rows = append(rows, roundRow{rc: rc, acc: f1})
-		},
-		OnProgress: func(rc aggregator.RoundClosed, pr scenarios.Progress) {
-			r := &rows[len(rows)-1]
-			r.prog = pr
-			p.update(int(rc.Round), fmt.Sprintf("%s in=%d late=%d val_f1(start)=%.4f %s ε_p90=%.3g",
-				rc.Reason, len(rc.In), len(rc.Late), r.acc, humanBytes(pr.Bytes), pr.NodeEpsilonP90))
-		},
-	})
+	sc := s.simConfig(deploy.TaskAML, log, priv)
+	sc.Learners, sc.IDs, sc.EvalEvery, sc.SlowFactor = learners, ids, s.aml.evalEvery, slow
+	sc.OnRound = func(rc aggregator.RoundClosed, scores map[string]map[string]float64) {
+		f1 := math.NaN() // not scored this round (--eval-every)
+		if len(scores) > 0 {
+			f1, _, _ = pooledF1(scores, "val_")
+		}
+		rows = append(rows, roundRow{rc: rc, acc: f1})
+	}
+	sc.OnProgress = func(rc aggregator.RoundClosed, pr scenarios.Progress) {
+		r := &rows[len(rows)-1]
+		r.prog = pr
+		p.update(int(rc.Round), fmt.Sprintf("%s in=%d late=%d val_f1(start)=%.4f %s ε_p90=%.3g",
+			rc.Reason, len(rc.In), len(rc.Late), r.acc, humanBytes(pr.Bytes), pr.NodeEpsilonP90))
+	}
+	res, err := scenarios.RunSim(cmd.Context(), sc)
 	p.finish()
 	if err != nil {
 		return fmt.Errorf("sim: %w", err)

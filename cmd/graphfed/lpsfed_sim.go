@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"graphfed/aggregator"
+	"graphfed/deploy"
 	"graphfed/graph"
 	"graphfed/lpsfed"
 	"graphfed/scenarios"
@@ -64,11 +65,8 @@ func (l *lpsfedFlags) register(cmd *cobra.Command) {
 // clients and runs FedAvg, LPSFed (BPR) or LPSFed on them.
 func runLPSFedSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Time) error {
 	l := s.lpsfed
-	switch s.algo {
-	case aggregator.AlgoFedAvg, aggregator.AlgoLPSFedBPR, aggregator.AlgoLPSFed:
-	default:
-		return fmt.Errorf("sim: --lightgcn runs --algo fedavg, lpsfed-bpr or lpsfed, not %q", s.algo)
-	}
+	// The task's algorithms were checked with the flags
+	// (deploy.CheckTaskAlgo).
 	if s.partition != "spectral" {
 		return fmt.Errorf("sim: --lightgcn needs --partition spectral (LPSFed's benchmark), not %q", s.partition)
 	}
@@ -113,17 +111,31 @@ func runLPSFedSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Tim
 	var rows []roundRow
 	p := newProgress("sim "+s.algo, s.rounds)
 	trainStart := time.Now()
-	res, err := scenarios.RunLPSFedSim(cmd.Context(), scenarios.LPSFedSimConfig{
-		Job: s.job, Algo: s.algo, Clients: clients, Model: mc, Rounds: s.rounds, LocalEpochs: s.localEpochs,
-		FreezeRounds: l.freeze, EvalEvery: l.evalEvery, Phi: l.phi, Strict: l.strict, RefEvery: l.refEvery,
+	learners, ids, err := scenarios.LPSFedLearners(clients, s.algo, mc, l.strict, s.seed, log)
+	if err != nil {
+		return fmt.Errorf("sim: %w", err)
+	}
+	evalEvery := l.evalEvery
+	if evalEvery == 0 {
+		evalEvery = -1 // --rec-eval-every 0: the final model only
+	}
+	sc := s.simConfig(deploy.TaskRec, log, priv)
+	sc.Learners, sc.IDs, sc.EvalEvery, sc.FreezeRounds = learners, ids, evalEvery, l.freeze
+	sc.LPSFed = aggregator.LPSFedConfig{Phi: l.phi, Strict: l.strict, RefEvery: l.refEvery, Seed: s.seed,
 		StrictStats: aggregator.ReferenceStats{Users: l.strictUsers, Items: l.strictItems, Edges: l.strictEdges},
-		Reference:   aggregator.GNMKReference, RoundTimeout: s.roundTimeout, Seed: s.seed, NATSURL: s.natsURL,
-		Privacy: priv, Log: log,
-		OnRound: func(rc aggregator.RoundClosed, mx aggregator.Mixed) {
-			rows = append(rows, roundRow{rc: rc})
-			p.update(int(rc.Round), fmt.Sprintf("%s in=%d frozen=%v margin=%.3f", rc.Reason, len(rc.In), rc.Frozen, mx.GlobalMargin))
-		},
-	})
+		Reference:   aggregator.GNMKReference}
+	// A final full ranking on a large client takes as long as a local
+	// epoch: the final scores get a round's time.
+	sc.FinalWait = s.roundTimeout
+	sc.OnRound = func(rc aggregator.RoundClosed, _ map[string]map[string]float64) {
+		var margin float64
+		if rc.Mix != nil {
+			margin = rc.Mix.GlobalMargin
+		}
+		rows = append(rows, roundRow{rc: rc})
+		p.update(int(rc.Round), fmt.Sprintf("%s in=%d frozen=%v margin=%.3f", rc.Reason, len(rc.In), rc.Frozen, margin))
+	}
+	res, err := scenarios.RunSim(cmd.Context(), sc)
 	p.finish()
 	if err != nil {
 		return fmt.Errorf("sim: %w", err)
@@ -148,7 +160,7 @@ func runLPSFedSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Tim
 
 // recMetrics are the report's metrics: Recall@20 and NDCG@20 as the mean
 // over clients (and pooled over users), per client, and the configuration.
-func recMetrics(res scenarios.LPSFedSimResult, prep scenarios.LPSFedPrepStats, l lpsfedFlags, s simFlags, mc lpsfed.Config, split string, trainSec float64) map[string]any {
+func recMetrics(res scenarios.SimResult, prep scenarios.LPSFedPrepStats, l lpsfedFlags, s simFlags, mc lpsfed.Config, split string, trainSec float64) map[string]any {
 	recall, n := meanScore(res.Agg.Final, "recall_at_20")
 	ndcg, _ := meanScore(res.Agg.Final, "ndcg_at_20")
 	per := map[string]any{}

@@ -6,10 +6,12 @@ import (
 	"sort"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
 	"graphfed/agent"
 	"graphfed/aggregator"
+	"graphfed/deploy"
 	"graphfed/graph"
 	"graphfed/scenarios"
 )
@@ -29,6 +31,7 @@ type simFlags struct {
 	aml                                               amlFlags
 	async                                             asyncFlags
 	lpsfed                                            lpsfedFlags
+	durable, secure                                   bool
 }
 
 func newSimCmd(g *globalFlags) *cobra.Command {
@@ -50,6 +53,8 @@ func newSimCmd(g *globalFlags) *cobra.Command {
 	f.IntVar(&s.localEpochs, "local-epochs", 5, "local steps per round (CE-FedGNN's K; full-batch epochs for node datasets)")
 	f.Uint64Var(&s.seed, "seed", 1, "seed for data generation, partitioning and model init (simulation only)")
 	f.StringVar(&s.natsURL, "nats", "", "external NATS server or cluster URL; default: an embedded server")
+	f.BoolVar(&s.durable, "durable", false, "durable aggregator: checkpoints in JetStream KV and object store, updates through the job's update stream")
+	f.BoolVar(&s.secure, "secure", false, "fresh keys, keyring and per-party permissions for the job in a temporary directory; every party signs and verifies (not with --nats)")
 	f.StringVar(&s.out, "out", "", "run directory for the JSON summary and per-round CSV")
 	f.StringVar(&s.job, "job", "sim", "job id")
 	f.DurationVar(&s.roundTimeout, "round-timeout", 30*time.Second, "round deadline")
@@ -83,13 +88,13 @@ func nodeLearners(s simFlags, clients []*graph.ClientGraph) ([]agent.Learner, []
 	learner := s.learner
 	if learner == "" {
 		learner = "adam"
-		if s.algo == aggregator.AlgoCEFedGNN || s.algo == aggregator.AlgoFedGNNST {
+		if deploy.ExchangesEmbeddings(s.algo) {
 			learner = "cefed"
 		}
 	}
 	switch learner {
 	case "adam":
-		if s.algo == aggregator.AlgoCEFedGNN || s.algo == aggregator.AlgoFedGNNST {
+		if deploy.ExchangesEmbeddings(s.algo) {
 			return nil, nil, fmt.Errorf("--algo %s needs --learner cefed", s.algo)
 		}
 		return nil, nil, nil
@@ -103,11 +108,8 @@ func nodeLearners(s simFlags, clients []*graph.ClientGraph) ([]agent.Learner, []
 	}
 	ls := make([]agent.Learner, len(clients))
 	for i, cg := range clients {
-		cfg := s.cefed
+		cfg := deploy.CEFedConfigFor(s.algo, s.cefed)
 		cfg.Seed = s.seed*1000003 + uint64(i) + 1
-		if s.algo == aggregator.AlgoFedGNNST {
-			cfg.Variant = agent.VariantFedGNNST
-		}
 		l, err := agent.NewCEFedNodeLearner(cg, ids, cfg)
 		if err != nil {
 			return nil, nil, err
@@ -143,9 +145,6 @@ func runSim(cmd *cobra.Command, g *globalFlags, s simFlags) error {
 		return fmt.Errorf("sim: %w", err)
 	}
 	priv.EmbSigma = s.embSigma
-	if s.algo != aggregator.AlgoCEFedGNN && s.algo != aggregator.AlgoFedGNNST {
-		priv.EmbSigma = -1 // no embedding exchange
-	}
 	ps := graph.PartitionStats(clients)
 	log.Info().Str("dataset", name).Int("nodes", d.N()).Int("clients", s.clients).Str("partition", s.partition).
 		Int("min_nodes", ps.MinNodes).Int("max_nodes", ps.MaxNodes).Float64("cross_share", ps.CrossShare).Msg("partitioned")
@@ -155,18 +154,15 @@ func runSim(cmd *cobra.Command, g *globalFlags, s simFlags) error {
 	}
 	var rows []roundRow
 	p := newProgress("sim "+s.algo, s.rounds)
-	res, err := scenarios.RunSim(cmd.Context(), scenarios.SimConfig{
-		Job: s.job, Algo: s.algo, Clients: clients, Node: s.node, Learners: learners, IDs: ids, Rounds: s.rounds, LocalEpochs: s.localEpochs,
-		RoundTimeout: s.roundTimeout, Quorum: s.quorum, Seed: s.seed, NATSURL: s.natsURL, Log: log, Privacy: priv,
-		Staleness:  aggregator.Staleness{Policy: s.staleness, Factor: s.staleFactor, A: s.staleA},
-		SlowFactor: slow, Buffer: s.async.buffer,
-		OnRound: func(rc aggregator.RoundClosed, scores map[string]map[string]float64) {
-			acc, _ := meanScore(scores, "test_acc")
-			rows = append(rows, roundRow{rc: rc, acc: acc})
-			p.update(int(rc.Round), fmt.Sprintf("%s in=%d late=%d test_acc(start)=%.4f", rc.Reason, len(rc.In), len(rc.Late), acc))
-		},
-		OnProgress: func(_ aggregator.RoundClosed, pr scenarios.Progress) { rows[len(rows)-1].prog = pr },
-	})
+	sc := s.simConfig(deploy.TaskNode, log, priv)
+	sc.Clients, sc.Node, sc.Learners, sc.IDs, sc.SlowFactor = clients, s.node, learners, ids, slow
+	sc.OnRound = func(rc aggregator.RoundClosed, scores map[string]map[string]float64) {
+		acc, _ := meanScore(scores, "test_acc")
+		rows = append(rows, roundRow{rc: rc, acc: acc})
+		p.update(int(rc.Round), fmt.Sprintf("%s in=%d late=%d test_acc(start)=%.4f", rc.Reason, len(rc.In), len(rc.Late), acc))
+	}
+	sc.OnProgress = func(_ aggregator.RoundClosed, pr scenarios.Progress) { rows[len(rows)-1].prog = pr }
+	res, err := scenarios.RunSim(cmd.Context(), sc)
 	p.finish()
 	if err != nil {
 		return fmt.Errorf("sim: %w", err)
@@ -190,6 +186,15 @@ func runSim(cmd *cobra.Command, g *globalFlags, s simFlags) error {
 		}
 	}
 	return g.emit(rep, start)
+}
+
+// simConfig maps the flags every task shares onto the simulation's
+// options; each task's runner adds its learners and progress callbacks.
+func (s simFlags) simConfig(task string, log zerolog.Logger, priv scenarios.SimPrivacy) scenarios.SimConfig {
+	return scenarios.SimConfig{Job: s.job, Task: task, Algo: s.algo, Rounds: s.rounds, LocalEpochs: s.localEpochs,
+		RoundTimeout: s.roundTimeout, Quorum: s.quorum, Buffer: s.async.buffer, Seed: s.seed,
+		Staleness: aggregator.Staleness{Policy: s.staleness, Factor: s.staleFactor, A: s.staleA},
+		NATSURL:   s.natsURL, Secure: s.secure, Durable: s.durable, Privacy: priv, Log: log}
 }
 
 type roundRow struct {

@@ -1,0 +1,148 @@
+package deploy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"graphfed/privacy"
+)
+
+// JobOptions are a whole job on one machine: its NATS environment, its
+// aggregator and one agent per organisation. This is what `graphfed sim`
+// and the scenarios run: the same parties a deployment builds, on an
+// embedded server (plain or Secure) or an external one.
+type JobOptions struct {
+	// Local is the environment; its Job is the job's and its Banks are
+	// filled in from the agents' ids.
+	Local LocalOptions
+	// Durable makes the aggregator checkpoint to JetStream and read updates
+	// from the job's update stream, and the agents publish their updates
+	// there.
+	Durable bool
+	// Aggregator and Agents are the parties; Job, Conn, Keyring and
+	// Durable are filled in from the environment (Task and Algo too, from
+	// Aggregator, on the agents).
+	Aggregator AggregatorOptions
+	Agents     []AgentOptions
+}
+
+// Job is a job's parties, built and connected, not yet running.
+type Job struct {
+	local  *Local
+	agg    *Aggregator
+	agents []*Agent
+}
+
+// StartJob starts the environment and builds the aggregator and every
+// agent in it. Close releases them.
+func StartJob(ctx context.Context, o JobOptions) (_ *Job, err error) {
+	if len(o.Agents) == 0 {
+		return nil, errors.New("deploy: job: no agents")
+	}
+	job := o.Local.Job
+	o.Local.Banks = nil
+	for _, a := range o.Agents {
+		o.Local.Banks = append(o.Local.Banks, a.ID)
+	}
+	j := &Job{}
+	defer func() {
+		if err != nil {
+			j.Close()
+		}
+	}()
+	if j.local, err = StartLocal(ctx, o.Local); err != nil {
+		return nil, err
+	}
+	ao := j.local.AggregatorOptions(o.Aggregator)
+	ao.Job, ao.Durable = job, o.Durable
+	// Without a server of its own the ledger stream may not exist yet;
+	// the aggregator is the party allowed to define it.
+	ao.CreateLedger = ao.CreateLedger || o.Local.URL != ""
+	if j.agg, err = NewAggregator(ctx, ao); err != nil {
+		return nil, err
+	}
+	for _, a := range o.Agents {
+		a = j.local.AgentOptions(a)
+		a.Job, a.Task, a.Algo, a.Durable = job, ao.Task, ao.Round.Algo, o.Durable
+		ag, err := NewAgent(ctx, a)
+		if err != nil {
+			return nil, err
+		}
+		j.agents = append(j.agents, ag)
+	}
+	return j, nil
+}
+
+// Local is the job's environment (URL, keyring, ledger).
+func (j *Job) Local() *Local { return j.local }
+
+// Aggregator is the job's aggregator.
+func (j *Job) Aggregator() *Aggregator { return j.agg }
+
+// Agents are the job's agents, in the order given.
+func (j *Job) Agents() []*Agent { return j.agents }
+
+// Run runs every party until the aggregator is done (RunParties).
+func (j *Job) Run(ctx context.Context) (JobResult, error) {
+	return RunParties(ctx, j.agg, j.agents)
+}
+
+// Ledger reads the job's whole privacy ledger back.
+func (j *Job) Ledger(ctx context.Context) ([]privacy.Entry, error) {
+	return j.local.LedgerEntries(ctx)
+}
+
+// Progress is a running job's traffic and privacy spending.
+type Progress struct {
+	Messages, Bytes int64 // published by every party so far
+	// ClientEpsilon is the largest ε of a client's model and gradient
+	// releases composed; NodeEpsilonP90 the largest per-node embedding ε at
+	// its bank's 90th-percentile metric distance ρ (0 before the first
+	// calibration). Both at the job's δ.
+	ClientEpsilon, NodeEpsilonP90 float64
+}
+
+// Progress sums the parties' traffic and the agents' gates' spending; it
+// may be called while the job runs (from the aggregator's OnRound).
+func (j *Job) Progress() Progress {
+	var p Progress
+	if j.agg != nil {
+		p.Messages, p.Bytes = j.agg.Transport().Stats()
+	}
+	for _, a := range j.agents {
+		m, b := a.Transport().Stats()
+		p.Messages += m
+		p.Bytes += b
+		g := a.Gate()
+		rho, ok := g.RhoAt(90)
+		if !ok {
+			rho = math.NaN()
+		}
+		sp := g.Spent(rho)
+		p.ClientEpsilon = max(p.ClientEpsilon, sp.Client)
+		if ok {
+			p.NodeEpsilonP90 = max(p.NodeEpsilonP90, sp.WorstNode)
+		}
+	}
+	return p
+}
+
+// Close releases every party and stops the environment.
+func (j *Job) Close() error {
+	var errs []error
+	for _, a := range j.agents {
+		errs = append(errs, a.Close())
+	}
+	if j.agg != nil {
+		errs = append(errs, j.agg.Close())
+	}
+	if j.local != nil {
+		errs = append(errs, j.local.Close())
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("deploy: job: close: %w", err)
+	}
+	return nil
+}
