@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"graphfed/agent"
-	"graphfed/aggregator"
 	"graphfed/bus"
 	"graphfed/workload/aml"
 )
@@ -27,15 +26,6 @@ func AMLData(v *aml.BankView) (agent.AMLData, error) {
 	}
 	return agent.AMLData{Graph: v.Graph, Split: v.Split, Home: v.Home, Owned: v.Owned, Global: v.Global,
 		Remote: v.Remote(), Peers: peers, First: v.Cut.First, Last: v.Cut.Last}, nil
-}
-
-// AMLConfigFor is cfg as algo runs it: FedGNN-ST releases the latest
-// embedding (γ = 1) rather than CE-FedGNN's moving average.
-func AMLConfigFor(algo string, cfg agent.AMLConfig) agent.AMLConfig {
-	if algo == aggregator.AlgoFedGNNST {
-		cfg.Gamma = 1
-	}
-	return cfg
 }
 
 // amlLearner loads a bank directory and builds the bank's learner; the
