@@ -18,6 +18,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"graphfed/aggregator"
 	"graphfed/bus"
 	"graphfed/privacy"
 )
@@ -255,12 +256,14 @@ type releaseKey struct {
 	round   uint64
 }
 
-// checkReleasedOnce fails the test if any client released a channel twice
-// in one round, or one node's embedding twice in one round, and returns the
-// releases counted by client and channel.
-func checkReleasedOnce(t *testing.T, es []privacy.Entry) map[string]map[privacy.Channel]int {
+// checkReleasedOnce fails the test if any client released a channel more
+// often in one round than perRound allows (default once; LPSFed releases
+// two scalars, ρ and its margin, on the margin channel), or one node's
+// embedding twice in one round, and returns the releases counted by client
+// and channel.
+func checkReleasedOnce(t *testing.T, es []privacy.Entry, perRound map[privacy.Channel]int) map[string]map[privacy.Channel]int {
 	t.Helper()
-	seen := map[releaseKey]uint64{}
+	seen := map[releaseKey]int{}
 	type nodeKey struct {
 		releaseKey
 		node int64
@@ -272,10 +275,10 @@ func checkReleasedOnce(t *testing.T, es []privacy.Entry) map[string]map[privacy.
 			continue
 		}
 		k := releaseKey{e.Client, e.Channel, e.Round}
-		if s, dup := seen[k]; dup {
-			t.Errorf("%s released %s of round %d twice (ledger seq %d and %d)", e.Client, e.Channel, e.Round, s, e.Seq)
+		seen[k]++
+		if n := seen[k]; n > max(perRound[e.Channel], 1) {
+			t.Errorf("%s released %s of round %d %d times (ledger seq %d)", e.Client, e.Channel, e.Round, n, e.Seq)
 		}
-		seen[k] = e.Seq
 		for _, id := range e.NodeIDs {
 			nk := nodeKey{k, id}
 			if nodes[nk] {
@@ -312,4 +315,156 @@ func requireProcessTests(t *testing.T) {
 	if _, err := os.Stat(os.Args[0]); err != nil {
 		t.Skipf("test binary %s not found: %v", os.Args[0], err)
 	}
+}
+
+// jobSpec is what a job's processes run beyond the permJob's flags.
+type jobSpec struct {
+	rounds    int
+	killRound uint64                  // the round in which the kill tests strike
+	aggArgs   []string                // the aggregator's algorithm and task flags
+	agentArgs func(i int) []string    // client i's task and data flags
+	perRound  map[privacy.Channel]int // releases per round and channel beyond one (checkReleasedOnce)
+}
+
+// jobRun is one job of a spec: the aggregator and one agent per client.
+type jobRun struct {
+	j       *permJob
+	spec    jobSpec
+	timeout string
+	agg     *proc
+	agents  []*proc
+}
+
+func startJobRun(t *testing.T, job string, ids []string, spec jobSpec, timeout string, onAggLine func(string)) *jobRun {
+	t.Helper()
+	r := &jobRun{j: newPermJob(t, job, ids, 80*time.Second), spec: spec, timeout: timeout}
+	r.agg = r.aggregator(onAggLine)
+	for i := range ids {
+		r.agents = append(r.agents, r.agent(i))
+	}
+	return r
+}
+
+func (r *jobRun) aggregator(onLine func(string)) *proc {
+	return r.j.aggregator(onLine, append([]string{"--rounds", fmt.Sprint(r.spec.rounds), "--round-timeout", r.timeout},
+		r.spec.aggArgs...)...)
+}
+
+func (r *jobRun) agent(i int) *proc { return r.j.agent(i, r.spec.agentArgs(i)...) }
+
+// finish waits for every party and returns the aggregator's metrics, after
+// checking that every round ran and every client sent its final scores.
+func (r *jobRun) finish(t *testing.T) map[string]any {
+	t.Helper()
+	r.j.wait(r.agg)
+	for _, a := range r.agents {
+		r.j.wait(a)
+	}
+	rep := r.j.report(r.agg)
+	m := rep["metrics"].(map[string]any)
+	if rep["rounds"].(float64) != float64(r.spec.rounds) || m["clients_reporting"].(float64) != float64(len(r.agents)) {
+		t.Fatalf("the job did not finish with every client's final report: %v\n%s", rep, r.j.logs())
+	}
+	return m
+}
+
+// testKillAndRecover is the done-when of issue 12 for one algorithm, as
+// three runs of the job on fresh servers: uninterrupted (then check sees
+// the run and its ledger, and the model digest is kept), one client
+// SIGKILLed right after its first ledger entry of spec.killRound and
+// started again (no round released twice, the job finishes), and the
+// aggregator SIGKILLed once two updates of spec.killRound were applied and
+// started again (the final model is the uninterrupted run's, bit for bit).
+func testKillAndRecover(t *testing.T, job string, ids []string, spec jobSpec, check func(t *testing.T, r *jobRun, es []privacy.Entry)) {
+	var want string
+	t.Run("uninterrupted", func(t *testing.T) {
+		began := time.Now()
+		r := startJobRun(t, job+"-ref", ids, spec, "60s", nil)
+		m := r.finish(t)
+		if m["rounds_closed_at_deadline"].(float64) != 0 {
+			t.Fatalf("a round closed at its deadline in an uninterrupted run: %v", m)
+		}
+		want = m["model_sha256"].(string)
+		if want == aggregator.ModelDigest(nil) {
+			t.Fatalf("the job reports the digest of no model: %v", m)
+		}
+		es := r.j.entries()
+		count := checkReleasedOnce(t, es, spec.perRound)
+		check(t, r, es)
+		a := r.j.audit()["metrics"].(map[string]any)
+		t.Logf("uninterrupted: %d rounds in %v, model %s; ledger releases %v; audit: %v entries, %v releases, %v nodes",
+			spec.rounds, time.Since(began).Round(time.Millisecond), want[:16], count, a["entries"], a["releases"], a["nodes"])
+	})
+
+	t.Run("client killed", func(t *testing.T) {
+		began := time.Now()
+		// A short deadline: the killed client's round may have to close
+		// without it (its release is in the ledger, its update lost).
+		r := startJobRun(t, job+"-cli", ids, spec, "10s", nil)
+		victim := 1
+		hit := make(chan privacy.Entry, 1)
+		r.j.onLedger(ids[victim], func(e privacy.Entry) {
+			if e.Round == spec.killRound && e.Channel != privacy.ChannelCalibration {
+				select {
+				case hit <- e:
+				default:
+				}
+			}
+		})
+		var e privacy.Entry
+		select {
+		case e = <-hit:
+		case <-r.agg.done:
+			t.Fatalf("the job ended before %s released in round %d\n%s", ids[victim], spec.killRound, r.j.logs())
+		}
+		r.j.kill(r.agents[victim])
+		killedAt := time.Since(began)
+		r.agents[victim] = r.agent(victim)
+		m := r.finish(t)
+		es := r.j.entries()
+		count := checkReleasedOnce(t, es, spec.perRound)
+		r.j.audit()
+		t.Logf("%s SIGKILLed at %v right after its ledger entry %s of round %d, restarted; job finished in %v "+
+			"(%v rounds at their deadline); its model releases in rounds %v; ledger releases %v",
+			ids[victim], killedAt.Round(time.Millisecond), e.Channel, e.Round, time.Since(began).Round(time.Millisecond),
+			m["rounds_closed_at_deadline"], roundsOf(es, ids[victim], privacy.ChannelModel), count)
+	})
+
+	t.Run("aggregator killed", func(t *testing.T) {
+		if want == "" {
+			t.Skip("no reference model")
+		}
+		began := time.Now()
+		applied := make(chan struct{}, len(ids))
+		mark := fmt.Sprintf("round=%d", spec.killRound)
+		r := startJobRun(t, job+"-agg", ids, spec, "60s", func(line string) {
+			if strings.Contains(line, "update applied") && strings.Contains(line, mark) {
+				select {
+				case applied <- struct{}{}:
+				default:
+				}
+			}
+		})
+		for range 2 {
+			select {
+			case <-applied:
+			case <-r.agg.done:
+				t.Fatalf("the aggregator ended before round %d had two updates\n%s", spec.killRound, r.j.logs())
+			}
+		}
+		r.j.kill(r.agg)
+		killedAt := time.Since(began)
+		r.agg = r.aggregator(nil)
+		m := r.finish(t)
+		if m["resumed"] != true || m["resumed_round"].(float64) < float64(spec.killRound) {
+			t.Fatalf("the restarted aggregator did not resume in round %d or later: %v", spec.killRound, m)
+		}
+		if got := m["model_sha256"].(string); got != want {
+			t.Fatalf("final model %s after the aggregator's SIGKILL, want %s as uninterrupted", got, want)
+		}
+		checkReleasedOnce(t, r.j.entries(), spec.perRound)
+		t.Logf("aggregator SIGKILLed at %v with two updates of round %d applied; resumed in round %v; finished in %v; "+
+			"model %s in both runs", killedAt.Round(time.Millisecond), spec.killRound, m["resumed_round"],
+			time.Since(began).Round(time.Millisecond), want[:16])
+	})
 }
