@@ -87,6 +87,7 @@ func (o AgentOptions) Validate() error {
 type Agent struct {
 	id          string
 	stats       map[string]any
+	counters    func() map[string]any
 	agent       *agent.Agent
 	tr          *bus.NATSTransport
 	ownTr       bool
@@ -102,7 +103,10 @@ func NewAgent(ctx context.Context, o AgentOptions) (_ *Agent, err error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	var stats map[string]any
+	var (
+		stats    map[string]any
+		counters func() map[string]any
+	)
 	if o.Learner == nil {
 		l, err := NewLearner(o.Task, o.Algo, o.Data, o.Log.With().Str("client", o.ID).Logger())
 		if err != nil {
@@ -114,14 +118,14 @@ func NewAgent(ctx context.Context, o AgentOptions) (_ *Agent, err error) {
 		case l.ID != "" && l.ID != o.ID:
 			return nil, fmt.Errorf("deploy: agent %s: %s holds the data of %s: run it as client %s", o.ID, o.Data.Dir, l.ID, l.ID)
 		}
-		o.Learner, stats = l.Learner, l.Stats
+		o.Learner, stats, counters = l.Learner, l.Stats, l.Counters
 	}
 	fail := func(err error) (*Agent, error) { return nil, fmt.Errorf("deploy: agent %s: %w", o.ID, err) }
 	ring, signer, err := Signing(o.Job, o.ID, o.Keyring, o.Conn.Creds)
 	if err != nil {
 		return fail(err)
 	}
-	a := &Agent{id: o.ID, stats: stats, tr: o.Transport, closeLedger: func() error { return nil }}
+	a := &Agent{id: o.ID, stats: stats, counters: counters, tr: o.Transport, closeLedger: func() error { return nil }}
 	defer func() {
 		if err != nil {
 			a.Close()
@@ -185,6 +189,15 @@ func (a *Agent) ID() string { return a.id }
 // DataStats describe the data the agent's learner was built from (nil
 // when the caller gave the learner).
 func (a *Agent) DataStats() map[string]any { return a.stats }
+
+// Counters are the learner's figures of the run so far (an AML bank's
+// received boundary embeddings); nil when it keeps none.
+func (a *Agent) Counters() map[string]any {
+	if a.counters == nil {
+		return nil
+	}
+	return a.counters()
+}
 
 // Run runs the agent until the job is done or ctx ends.
 func (a *Agent) Run(ctx context.Context) (agent.Result, error) { return a.agent.Run(ctx) }

@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"fmt"
+	"sync"
 
 	"graphfed/agent"
 	"graphfed/bus"
@@ -46,6 +47,44 @@ func amlLearner(algo string, o LearnerOptions) (Learned, error) {
 	if err != nil {
 		return Learned{}, err
 	}
-	return Learned{Learner: l, ID: v.ID, Stats: map[string]any{"bank": v.Bank, "rows": v.Graph.NumEdges(),
-		"accounts": v.Graph.NumAccounts(), "neighbours": v.Neighbours()}}, nil
+	c := &countingAML{AMLLearner: l, msgs: map[string]int{}, rows: map[string]int{}}
+	return Learned{Learner: c, ID: v.ID, Stats: map[string]any{"bank": v.Bank, "rows": v.Graph.NumEdges(),
+		"accounts": v.Graph.NumAccounts(), "neighbours": v.Neighbours()}, Counters: c.counters}, nil
+}
+
+// countingAML is a bank's AML learner that counts the boundary embeddings
+// it took from each neighbour, so that a deployed bank's report shows the
+// exchange happened (the ledger shows only what was sent). Embedding the
+// learner keeps every capability the machine looks for.
+type countingAML struct {
+	*agent.AMLLearner
+	mu         sync.Mutex
+	msgs, rows map[string]int // by neighbour: messages and embeddings taken
+}
+
+// Receive implements agent.Exchanger, counting what the learner accepted.
+func (c *countingAML) Receive(from string, ids []int64, rows []float32, dim int) error {
+	if err := c.AMLLearner.Receive(from, ids, rows, dim); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.msgs[from]++
+	c.rows[from] += len(ids)
+	return nil
+}
+
+// counters are the exchange's figures for a report: embedding messages and
+// rows received in all, and messages by neighbour.
+func (c *countingAML) counters() map[string]any {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	msgs, rows := 0, 0
+	from := map[string]int{}
+	for id, n := range c.msgs {
+		msgs += n
+		rows += c.rows[id]
+		from[id] = n
+	}
+	return map[string]any{"emb_received_messages": msgs, "emb_received_rows": rows, "emb_received_from": from}
 }

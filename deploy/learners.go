@@ -63,6 +63,9 @@ type Learned struct {
 	ID string
 	// Stats describe the data for a report (rows, users, eigenpairs...).
 	Stats map[string]any
+	// Counters, when set, report what the learner did during the run (an
+	// AML bank: the boundary embeddings it received), for the final report.
+	Counters func() map[string]any
 }
 
 // NewLearner builds the learner of task under algo from o.Dir.

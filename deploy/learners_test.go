@@ -110,13 +110,16 @@ func TestNewLearner(t *testing.T) {
 			// bank exchanges with the banks its rows name; an LPSFed
 			// client has the algorithm's loss.
 			switch lr := l.Learner.(type) {
-			case *agent.AMLLearner:
-				if got := lr.Neighbours(); len(got) != 2 || slices.Contains(got, tc.id) {
-					t.Fatalf("bank %s exchanges with %v, want the two other banks", tc.id, got)
-				}
 			case *lpsfed.Learner:
 				if err := lr.SetAlgo(tc.algo); err != nil {
 					t.Fatalf("learner built for %s refuses it: %v", tc.algo, err)
+				}
+			case agent.ExchangeScheduler: // an AML bank, counting what it receives
+				if got := lr.Neighbours(); len(got) != 2 || slices.Contains(got, tc.id) {
+					t.Fatalf("bank %s exchanges with %v, want the two other banks", tc.id, got)
+				}
+				if l.Counters == nil || l.Counters()["emb_received_messages"] != 0 {
+					t.Fatalf("bank %s counts no received embeddings, or counts some before any arrived", tc.id)
 				}
 			}
 		})

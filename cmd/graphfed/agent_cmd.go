@@ -57,6 +57,9 @@ func newAgentCmd(g *globalFlags) *cobra.Command {
 			for k, v := range ag.DataStats() {
 				m["data_"+k] = v
 			}
+			for k, v := range ag.Counters() {
+				m[k] = v
+			}
 			for k, v := range res.Final {
 				m[k] = v
 			}
