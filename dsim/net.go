@@ -1,4 +1,4 @@
-package scenarios
+package dsim
 
 import (
 	"container/heap"
@@ -69,7 +69,7 @@ type simNet struct {
 	sent     map[link]uint64
 	seen     map[link]uint64 // highest index delivered per link
 	cut      map[string]bool // one side of the current partition; nil: none
-	counters *DsimCounters
+	counters *Counters
 }
 
 // fates decides when the copies of one message arrive: none (dropped), one,

@@ -1,4 +1,4 @@
-package scenarios
+package dsim
 
 import (
 	"fmt"
@@ -17,9 +17,9 @@ import (
 // it checks the invariants (dsim_check.go). Everything that varies is drawn
 // from the seed, so a failure reproduces from its seed alone.
 
-// DsimConfig is one simulated job. RandomDsimConfig and FocusedDsimConfig
+// Config is one simulated job. RandomConfig and FocusedConfig
 // derive one from a seed.
-type DsimConfig struct {
+type Config struct {
 	Seed         uint64
 	Agents       int
 	Rounds       int
@@ -83,15 +83,15 @@ type Faults struct {
 	MidStep float64
 }
 
-// DsimFaultKinds lists the fault kinds FocusedDsimConfig accepts, each the
+// FaultKinds lists the fault kinds FocusedConfig accepts, each the
 // focus of one scenario.
-func DsimFaultKinds() []string {
+func FaultKinds() []string {
 	return []string{"drop", "dup", "delay", "reorder", "partition", "agent-crash", "aggregator-crash"}
 }
 
-// baseDsimConfig draws the job (not its faults) from the seed.
-func baseDsimConfig(seed uint64, r *rand.Rand) DsimConfig {
-	c := DsimConfig{
+// baseConfig draws the job (not its faults) from the seed.
+func baseConfig(seed uint64, r *rand.Rand) Config {
+	c := Config{
 		Seed: seed, Agents: 3 + r.IntN(3), Rounds: 4 + r.IntN(5),
 		RoundTimeout: time.Second, HelloRetry: 300 * time.Millisecond, LocalEpochs: 1 + r.IntN(3),
 		Dim: 3 + r.IntN(4), Samples: 24 + r.IntN(40), ModelSigma: 0.5, ModelClip: 2, Delta: 1e-4,
@@ -124,10 +124,10 @@ func baseDsimConfig(seed uint64, r *rand.Rand) DsimConfig {
 	return c
 }
 
-// RandomDsimConfig draws a job and a mix of every fault from the seed.
-func RandomDsimConfig(seed uint64) DsimConfig {
+// RandomConfig draws a job and a mix of every fault from the seed.
+func RandomConfig(seed uint64) Config {
 	r := rand.New(rand.NewPCG(seed, 0xd5)) // the config stream; the run has its own
-	c := baseDsimConfig(seed, r)
+	c := baseConfig(seed, r)
 	f := &c.Faults
 	f.Drop = 0.15 * r.Float64()
 	f.Dup = 0.15 * r.Float64()
@@ -141,16 +141,16 @@ func RandomDsimConfig(seed uint64) DsimConfig {
 	return c
 }
 
-// HealthyDsimConfig draws a job from the seed, on a network that only
+// HealthyConfig draws a job from the seed, on a network that only
 // delays messages by a few milliseconds.
-func HealthyDsimConfig(seed uint64) DsimConfig {
-	return baseDsimConfig(seed, rand.New(rand.NewPCG(seed, 0xf0c5)))
+func HealthyConfig(seed uint64) Config {
+	return baseConfig(seed, rand.New(rand.NewPCG(seed, 0xf0c5)))
 }
 
-// FocusedDsimConfig is HealthyDsimConfig with one kind of fault (one of
-// DsimFaultKinds) injected hard.
-func FocusedDsimConfig(seed uint64, fault string) (DsimConfig, error) {
-	c := HealthyDsimConfig(seed)
+// FocusedConfig is HealthyConfig with one kind of fault (one of
+// FaultKinds) injected hard.
+func FocusedConfig(seed uint64, fault string) (Config, error) {
+	c := HealthyConfig(seed)
 	f := &c.Faults
 	switch fault {
 	case "drop":
@@ -170,21 +170,21 @@ func FocusedDsimConfig(seed uint64, fault string) (DsimConfig, error) {
 	case "aggregator-crash":
 		f.AggCrashes, f.MidStep = 3, 0.4
 	default:
-		return DsimConfig{}, fmt.Errorf("scenarios: dsim: unknown fault %q (want one of %v)", fault, DsimFaultKinds())
+		return Config{}, fmt.Errorf("dsim: unknown fault %q (want one of %v)", fault, FaultKinds())
 	}
 	return c, nil
 }
 
-func (c *DsimConfig) validate() error {
+func (c *Config) validate() error {
 	switch {
 	case c.Agents < 1 || c.Rounds < 1:
-		return fmt.Errorf("scenarios: dsim: %d agents and %d rounds", c.Agents, c.Rounds)
+		return fmt.Errorf("dsim: %d agents and %d rounds", c.Agents, c.Rounds)
 	case c.RoundTimeout <= 0 || c.HelloRetry <= 0:
-		return fmt.Errorf("scenarios: dsim: round timeout %v and hello retry %v must be positive", c.RoundTimeout, c.HelloRetry)
+		return fmt.Errorf("dsim: round timeout %v and hello retry %v must be positive", c.RoundTimeout, c.HelloRetry)
 	case c.Faults.Drop < 0 || c.Faults.Drop >= 1 || c.Faults.Dup < 0 || c.Faults.Reorder < 0:
-		return fmt.Errorf("scenarios: dsim: fault probabilities %+v", c.Faults)
+		return fmt.Errorf("dsim: fault probabilities %+v", c.Faults)
 	case c.Faults.MaxOutage <= 0 && c.Faults.Partitions+c.Faults.AgentCrashes+c.Faults.AggCrashes > 0:
-		return fmt.Errorf("scenarios: dsim: crashes and partitions need a positive MaxOutage")
+		return fmt.Errorf("dsim: crashes and partitions need a positive MaxOutage")
 	}
 	if c.MinClients == 0 {
 		c.MinClients = c.Agents
@@ -203,10 +203,10 @@ func (c *DsimConfig) validate() error {
 
 // horizon is the span within which faults are scheduled: about the job's
 // length if every round ran to its deadline.
-func (c *DsimConfig) horizon() time.Duration { return time.Duration(c.Rounds) * c.RoundTimeout }
+func (c *Config) horizon() time.Duration { return time.Duration(c.Rounds) * c.RoundTimeout }
 
-// DsimResult is what one simulated job did.
-type DsimResult struct {
+// Result is what one simulated job did.
+type Result struct {
 	Seed       uint64
 	Finished   bool
 	Rounds     uint64    // rounds closed
@@ -217,12 +217,12 @@ type DsimResult struct {
 	// Trace is a hash of every step (time, party, event kind) and every
 	// model: two runs of one seed must agree on it bit for bit.
 	Trace     uint64
-	Counters  DsimCounters
+	Counters  Counters
 	Violation *Violation // the first invariant broken, nil if none
 }
 
-// DsimCounters count what the run exercised.
-type DsimCounters struct {
+// Counters count what the run exercised.
+type Counters struct {
 	Sent, Delivered             int
 	Dropped, Duplicated         int // by the network
 	Reordered                   int // deliveries that overtook an earlier message on their link
@@ -242,7 +242,7 @@ type DsimCounters struct {
 }
 
 // Add accumulates o into c.
-func (c *DsimCounters) Add(o DsimCounters) {
+func (c *Counters) Add(o Counters) {
 	c.Sent += o.Sent
 	c.Delivered += o.Delivered
 	c.Dropped += o.Dropped

@@ -1,4 +1,4 @@
-package scenarios
+package dsim
 
 import (
 	"context"
@@ -44,14 +44,14 @@ func reproCommand(seed uint64) string {
 // its own job and mix of every fault, checking every invariant after every
 // step; every tenth seed also runs twice and must agree bit for bit.
 func TestDeterministicSimSeeds(t *testing.T) {
-	o := DsimSeeds{First: *dsimFirst, Count: *dsimSeeds, RerunEvery: 10}
+	o := Seeds{First: *dsimFirst, Count: *dsimSeeds, RerunEvery: 10}
 	if testing.Short() && o.Count > 200 {
 		o.Count = 200
 	}
 	if dsimSeed.set {
-		o = DsimSeeds{First: dsimSeed.v, Count: 1, RerunEvery: 1}
+		o = Seeds{First: dsimSeed.v, Count: 1, RerunEvery: 1}
 	}
-	sum, err := RunDsimSeeds(context.Background(), o)
+	sum, err := RunSeeds(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,11 +73,11 @@ func TestDeterministicSimSeeds(t *testing.T) {
 func TestDsimBitIdenticalPerSeed(t *testing.T) {
 	models := map[string]uint64{}
 	for seed := uint64(1); seed <= 20; seed++ {
-		a, err := RunDsim(context.Background(), RandomDsimConfig(seed))
+		a, err := Run(context.Background(), RandomConfig(seed))
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := RunDsim(context.Background(), RandomDsimConfig(seed))
+		b, err := Run(context.Background(), RandomConfig(seed))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -94,7 +94,7 @@ func TestDsimBitIdenticalPerSeed(t *testing.T) {
 		models[key] = seed
 	}
 	// Diverged itself must see a one-bit difference.
-	a, _ := RunDsim(context.Background(), RandomDsimConfig(1))
+	a, _ := Run(context.Background(), RandomConfig(1))
 	b := a
 	b.Model = append([]float32(nil), a.Model...)
 	b.Model[0] = math.Float32frombits(math.Float32bits(b.Model[0]) ^ 1)
@@ -108,27 +108,27 @@ func TestDsimBitIdenticalPerSeed(t *testing.T) {
 func TestDsimFaultsExercised(t *testing.T) {
 	tests := []struct {
 		fault string
-		hit   func(c DsimCounters) int
+		hit   func(c Counters) int
 		// effect is a consequence further down the line: the fault reached
 		// the protocol, not only the network.
-		effect func(c DsimCounters) int
+		effect func(c Counters) int
 	}{
-		{"drop", func(c DsimCounters) int { return c.Dropped }, func(c DsimCounters) int { return c.Closes["deadline"] }},
-		{"dup", func(c DsimCounters) int { return c.Duplicated }, func(c DsimCounters) int { return c.Rejected["duplicate"] }},
-		{"delay", func(c DsimCounters) int { return c.Delayed }, func(c DsimCounters) int { return c.StaleFolded + c.Rejected["late"] }},
-		{"reorder", func(c DsimCounters) int { return c.Reordered }, func(c DsimCounters) int { return c.Reordered }},
-		{"partition", func(c DsimCounters) int { return c.PartitionsStarted }, func(c DsimCounters) int { return c.PartitionDrops }},
-		{"agent-crash", func(c DsimCounters) int { return c.AgentCrashes }, func(c DsimCounters) int { return c.AgentRestarts * c.MidStepCrashes }},
-		{"aggregator-crash", func(c DsimCounters) int { return c.AggCrashes }, func(c DsimCounters) int { return c.AggRestarts * c.MidStepCrashes }},
+		{"drop", func(c Counters) int { return c.Dropped }, func(c Counters) int { return c.Closes["deadline"] }},
+		{"dup", func(c Counters) int { return c.Duplicated }, func(c Counters) int { return c.Rejected["duplicate"] }},
+		{"delay", func(c Counters) int { return c.Delayed }, func(c Counters) int { return c.StaleFolded + c.Rejected["late"] }},
+		{"reorder", func(c Counters) int { return c.Reordered }, func(c Counters) int { return c.Reordered }},
+		{"partition", func(c Counters) int { return c.PartitionsStarted }, func(c Counters) int { return c.PartitionDrops }},
+		{"agent-crash", func(c Counters) int { return c.AgentCrashes }, func(c Counters) int { return c.AgentRestarts * c.MidStepCrashes }},
+		{"aggregator-crash", func(c Counters) int { return c.AggCrashes }, func(c Counters) int { return c.AggRestarts * c.MidStepCrashes }},
 	}
-	all := DsimFaultKinds()
+	all := FaultKinds()
 	if len(tests) != len(all) {
 		t.Fatalf("%d fault tests for %d fault kinds %v", len(tests), len(all), all)
 	}
 	for _, tc := range tests {
 		t.Run(tc.fault, func(t *testing.T) {
-			sum, err := RunDsimSeeds(context.Background(), DsimSeeds{First: 1, Count: 40, RerunEvery: 8,
-				Config: func(seed uint64) (DsimConfig, error) { return FocusedDsimConfig(seed, tc.fault) }})
+			sum, err := RunSeeds(context.Background(), Seeds{First: 1, Count: 40, RerunEvery: 8,
+				Config: func(seed uint64) (Config, error) { return FocusedConfig(seed, tc.fault) }})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -148,7 +148,7 @@ func TestDsimFaultsExercised(t *testing.T) {
 			}
 		})
 	}
-	if _, err := FocusedDsimConfig(1, "meteor"); err == nil {
+	if _, err := FocusedConfig(1, "meteor"); err == nil {
 		t.Fatal("an unknown fault kind was accepted")
 	}
 }
@@ -163,7 +163,7 @@ func TestDsimLateDuplicateCountsOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t0 := dsimEpoch()
+	t0 := epoch()
 	for _, id := range []string{"a", "b"} {
 		m.Step(aggregator.Join{Client: id, SchemaHash: "h", NumParams: 1, Weight: 1, Now: t0})
 	}
@@ -176,7 +176,7 @@ func TestDsimLateDuplicateCountsOnce(t *testing.T) {
 	if d, ok := acts[0].(aggregator.Dropped); !ok || d.Reason != "late" {
 		t.Fatalf("want the late copy dropped as late, got %#v", acts)
 	}
-	res, err := RunDsim(context.Background(), RandomDsimConfig(2))
+	res, err := Run(context.Background(), RandomConfig(2))
 	if err != nil || res.Violation != nil {
 		t.Fatalf("seed 2: %v %v", err, res.Violation)
 	}
@@ -187,7 +187,7 @@ func TestDsimLateDuplicateCountsOnce(t *testing.T) {
 func BenchmarkDsimSeed(b *testing.B) {
 	var steps int
 	for i := range b.N {
-		res, err := RunDsim(context.Background(), RandomDsimConfig(uint64(i)))
+		res, err := Run(context.Background(), RandomConfig(uint64(i)))
 		if err != nil || res.Violation != nil {
 			b.Fatalf("seed %d: %v %v", i, err, res.Violation)
 		}

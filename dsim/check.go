@@ -1,4 +1,4 @@
-package scenarios
+package dsim
 
 import (
 	"fmt"
@@ -53,7 +53,7 @@ type Violation struct {
 }
 
 func (v *Violation) Error() string {
-	return fmt.Sprintf("scenarios: dsim seed %d, step %d at +%v: %s: %s", v.Seed, v.Step, v.At, v.Invariant, v.Detail)
+	return fmt.Sprintf("dsim seed %d, step %d at +%v: %s: %s", v.Seed, v.Step, v.At, v.Invariant, v.Detail)
 }
 
 func violation(inv, format string, args ...any) *Violation {
@@ -75,8 +75,8 @@ type accepted struct {
 // entries), not from their internals, except the aggregator's persisted
 // snapshot, which it cross-checks.
 type checker struct {
-	cfg      DsimConfig
-	counters *DsimCounters
+	cfg      Config
+	counters *Counters
 
 	round    uint64 // the aggregator's round and whether it is open
 	open     bool
@@ -95,7 +95,7 @@ type relKey struct {
 	seq    uint64
 }
 
-func newChecker(cfg DsimConfig, counters *DsimCounters) *checker {
+func newChecker(cfg Config, counters *Counters) *checker {
 	// The agents' gates refuse a bad delta first; should the checker's own
 	// accountant fail anyway, budget() reports it as a violation rather
 	// than skipping the check.
@@ -256,7 +256,7 @@ func (c *checker) crossCheck(post aggregator.Snapshot) *Violation {
 // quorum checks that an open round is not one that had to close.
 func (c *checker) quorum(post aggregator.Snapshot, now time.Time) *Violation {
 	if !now.Before(post.Deadline) {
-		return violation(InvRoundOpen, "round %d still open at its deadline %v", post.Round, post.Deadline.Sub(dsimEpoch()))
+		return violation(InvRoundOpen, "round %d still open at its deadline %v", post.Round, post.Deadline.Sub(epoch()))
 	}
 	if c.cfg.Buffer > 0 {
 		if n := len(c.cur) + len(c.stale); n >= c.cfg.Buffer {
@@ -285,7 +285,7 @@ func (c *checker) quorum(post aggregator.Snapshot, now time.Time) *Violation {
 // is up never leaves a round open past its deadline.
 func (c *checker) afterStep(aggUp bool, now time.Time) *Violation {
 	if aggUp && c.open && now.After(c.deadline) {
-		return violation(InvRoundOpen, "round %d open at +%v, past its deadline +%v", c.round, now.Sub(dsimEpoch()), c.deadline.Sub(dsimEpoch()))
+		return violation(InvRoundOpen, "round %d open at +%v, past its deadline +%v", c.round, now.Sub(epoch()), c.deadline.Sub(epoch()))
 	}
 	return nil
 }
@@ -335,7 +335,7 @@ func (c *checker) budget(id string, fresh []privacy.Entry) *Violation {
 	}
 	b := c.cfg.Budget
 	if b.Epsilon > 0 {
-		if eps := c.acct.Epsilon(c.acct.Client(privacy.ClientKey{Job: dsimJob, Client: id}), 1); eps > b.Epsilon*(1+1e-9) {
+		if eps := c.acct.Epsilon(c.acct.Client(privacy.ClientKey{Job: jobID, Client: id}), 1); eps > b.Epsilon*(1+1e-9) {
 			return violation(InvBudget, "%s spent ε=%v of a budget of %v (δ=%v)", id, eps, b.Epsilon, c.cfg.Delta)
 		}
 	}

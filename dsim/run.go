@@ -1,4 +1,4 @@
-package scenarios
+package dsim
 
 import (
 	"container/heap"
@@ -15,11 +15,11 @@ import (
 
 const (
 	aggID   = bus.AggregatorID
-	dsimJob = "dsim" // the simulated job's id, in every ledger entry
+	jobID = "dsim" // the simulated job's id, in every ledger entry
 )
 
-// dsimEpoch is the simulated clock's origin; nothing reads the wall clock.
-func dsimEpoch() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }
+// epoch is the simulated clock's origin; nothing reads the wall clock.
+func epoch() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }
 
 // Message bodies on the simulated network.
 type (
@@ -47,7 +47,7 @@ type simAgent struct {
 
 type sim struct {
 	ctx   context.Context
-	cfg   DsimConfig
+	cfg   Config
 	rng   *rand.Rand
 	now   time.Time
 	seq   uint64
@@ -64,7 +64,7 @@ type sim struct {
 	aggWake  time.Time
 
 	check    *checker
-	counters DsimCounters
+	counters Counters
 	trace    traceHash
 	err      error
 
@@ -75,11 +75,11 @@ type sim struct {
 // RunDsim runs one simulated job to its end or its first violation. The
 // error is for a harness that cannot run (a bad configuration), never for
 // a broken invariant, which is reported in the result.
-func RunDsim(ctx context.Context, cfg DsimConfig) (DsimResult, error) {
+func Run(ctx context.Context, cfg Config) (Result, error) {
 	if err := cfg.validate(); err != nil {
-		return DsimResult{}, err
+		return Result{}, err
 	}
-	s := &sim{ctx: ctx, cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x51a1)), now: dsimEpoch(),
+	s := &sim{ctx: ctx, cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x51a1)), now: epoch(),
 		agents: map[string]*simAgent{}, trace: newTraceHash()}
 	s.counters.Rejected, s.counters.Closes = map[string]int{}, map[string]int{}
 	s.net = simNet{rng: s.rng, faults: cfg.Faults, slow: cfg.RoundTimeout, sent: map[link]uint64{},
@@ -88,13 +88,13 @@ func RunDsim(ctx context.Context, cfg DsimConfig) (DsimResult, error) {
 	if s.agg, err = aggregator.NewMachine(aggregator.Config{Algo: aggregator.AlgoFedAvg, Rounds: cfg.Rounds,
 		MinClients: cfg.MinClients, Quorum: cfg.Quorum, Buffer: cfg.Buffer, RoundTimeout: cfg.RoundTimeout,
 		Staleness: cfg.Staleness}); err != nil {
-		return DsimResult{}, fmt.Errorf("scenarios: dsim: %w", err)
+		return Result{}, fmt.Errorf("dsim: %w", err)
 	}
 	s.aggSnap = s.agg.Snapshot()
 	s.check = newChecker(cfg, &s.counters)
 	for i := range cfg.Agents {
 		if err := s.addAgent(i); err != nil {
-			return DsimResult{}, err
+			return Result{}, err
 		}
 	}
 	if cfg.Flood > 0 {
@@ -102,8 +102,8 @@ func RunDsim(ctx context.Context, cfg DsimConfig) (DsimResult, error) {
 	}
 	s.scheduleFaults()
 	v := s.loop()
-	res := DsimResult{Seed: cfg.Seed, Finished: s.aggSnap.Finished, Rounds: s.aggSnap.Closed, Model: s.aggSnap.GlobalModel(),
-		ModelRound: s.aggSnap.ModelRound, Steps: s.steps, SimTime: s.now.Sub(dsimEpoch()), Counters: s.counters, Violation: v}
+	res := Result{Seed: cfg.Seed, Finished: s.aggSnap.Finished, Rounds: s.aggSnap.Closed, Model: s.aggSnap.GlobalModel(),
+		ModelRound: s.aggSnap.ModelRound, Steps: s.steps, SimTime: s.now.Sub(epoch()), Counters: s.counters, Violation: v}
 	s.trace.floats(res.Model)
 	res.Trace = uint64(s.trace)
 	return res, s.err
@@ -114,15 +114,15 @@ func (s *sim) addAgent(i int) error {
 	l, err := agent.NewLogisticLearner(agent.LogisticConfig{Dim: s.cfg.Dim, Samples: s.cfg.Samples,
 		TaskSeed: s.cfg.Seed, DataSeed: s.cfg.Seed*1000003 + uint64(i) + 1})
 	if err != nil {
-		return fmt.Errorf("scenarios: dsim: %w", err)
+		return fmt.Errorf("dsim: %w", err)
 	}
 	ledger := privacy.NewMemLedger()
 	noise := s.cfg.Seed*7919 + uint64(i)
-	m, err := agent.NewMachine(agent.MachineConfig{Job: dsimJob, Client: id, LocalEpochs: s.cfg.LocalEpochs, EvalEvery: -1,
+	m, err := agent.NewMachine(agent.MachineConfig{Job: jobID, Client: id, LocalEpochs: s.cfg.LocalEpochs, EvalEvery: -1,
 		HelloRetry: s.cfg.HelloRetry, ModelSigma: s.cfg.ModelSigma, ModelClip: s.cfg.ModelClip,
 		Privacy: privacy.Config{Delta: s.cfg.Delta, Budget: s.cfg.Budget, Seed: &noise}, Ledger: ledger}, l)
 	if err != nil {
-		return fmt.Errorf("scenarios: dsim: %w", err)
+		return fmt.Errorf("dsim: %w", err)
 	}
 	s.ids = append(s.ids, id)
 	s.agents[id] = &simAgent{id: id, m: m, ledger: ledger}
@@ -133,7 +133,7 @@ func (s *sim) addAgent(i int) error {
 
 func (s *sim) loop() *Violation {
 	for s.queue.Len() > 0 && !s.aggSnap.Finished && s.err == nil {
-		if s.steps >= s.cfg.MaxSteps || s.now.Sub(dsimEpoch()) > s.cfg.MaxSimTime {
+		if s.steps >= s.cfg.MaxSteps || s.now.Sub(epoch()) > s.cfg.MaxSimTime {
 			break
 		}
 		e := heap.Pop(&s.queue).(simEvent)
@@ -151,13 +151,13 @@ func (s *sim) loop() *Violation {
 	if !s.aggSnap.Finished && s.err == nil {
 		return s.stamp(&Violation{Invariant: InvNoProgress, Detail: fmt.Sprintf(
 			"job unfinished after %d steps and %v simulated (%d of %d rounds closed, %d events queued)",
-			s.steps, s.now.Sub(dsimEpoch()), s.aggSnap.Closed, s.cfg.Rounds, s.queue.Len())})
+			s.steps, s.now.Sub(epoch()), s.aggSnap.Closed, s.cfg.Rounds, s.queue.Len())})
 	}
 	return nil
 }
 
 func (s *sim) stamp(v *Violation) *Violation {
-	v.Seed, v.Step, v.At = s.cfg.Seed, s.steps, s.now.Sub(dsimEpoch())
+	v.Seed, v.Step, v.At = s.cfg.Seed, s.steps, s.now.Sub(epoch())
 	return v
 }
 
@@ -334,7 +334,7 @@ func (s *sim) restoreAgg() *Violation {
 		}
 	}
 	if err != nil {
-		s.err = fmt.Errorf("scenarios: dsim seed %d: restart aggregator: %w", s.cfg.Seed, err)
+		s.err = fmt.Errorf("dsim seed %d: restart aggregator: %w", s.cfg.Seed, err)
 		return nil
 	}
 	s.counters.AggRestarts++
@@ -345,7 +345,7 @@ func (s *sim) restoreAgg() *Violation {
 func (s *sim) stepAgent(a *simAgent, ev agent.MachineEvent) *Violation {
 	acts, err := a.m.Step(s.ctx, ev)
 	if err != nil {
-		s.err = fmt.Errorf("scenarios: dsim seed %d: %w", s.cfg.Seed, err)
+		s.err = fmt.Errorf("dsim seed %d: %w", s.cfg.Seed, err)
 		return nil
 	}
 	if s.cfg.mutateAgent != nil {
@@ -353,7 +353,7 @@ func (s *sim) stepAgent(a *simAgent, ev agent.MachineEvent) *Violation {
 	}
 	entries, err := a.ledger.Entries(s.ctx)
 	if err != nil {
-		s.err = fmt.Errorf("scenarios: dsim seed %d: %w", s.cfg.Seed, err)
+		s.err = fmt.Errorf("dsim seed %d: %w", s.cfg.Seed, err)
 		return nil
 	}
 	if v := s.check.agentStep(a.id, acts, entries); v != nil {
