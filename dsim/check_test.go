@@ -8,6 +8,7 @@ import (
 
 	"graphfed/agent"
 	"graphfed/aggregator"
+	"graphfed/bus"
 	"graphfed/privacy"
 )
 
@@ -87,7 +88,7 @@ func TestDsimCheckerCatchesBrokenHistories(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c := newChecker(tc.cfg, &Counters{})
+			c := newChecker(tc.cfg, &Counters{}, nil)
 			c.round, c.open, c.deadline = 1, true, t0.Add(time.Second)
 			for i, s := range tc.steps {
 				v := c.aggStep(s.ev, s.acts, s.post, t0)
@@ -102,7 +103,7 @@ func TestDsimCheckerCatchesBrokenHistories(t *testing.T) {
 			}
 		})
 	}
-	c := newChecker(Config{}, &Counters{})
+	c := newChecker(Config{}, &Counters{}, nil)
 	c.round, c.open, c.deadline = 1, true, t0.Add(time.Second)
 	if v := c.afterStep(true, t0.Add(time.Second)); v != nil {
 		t.Fatalf("flagged a round at its deadline instant: %v", v)
@@ -179,8 +180,8 @@ func TestDsimCheckerCatchesBrokenReleases(t *testing.T) {
 				pu.Releases = slices.Clone(pu.Releases)
 				entries = tc.tamper(&pu, entries)
 			}
-			c := newChecker(Config{Delta: 1e-4, Budget: privacy.Budget{Epsilon: tc.budget}}, &Counters{})
-			v := c.agentStep("bank-0", []agent.MachineAction{pu}, entries)
+			c := newChecker(Config{Delta: 1e-4, Budget: privacy.Budget{Epsilon: tc.budget}}, &Counters{}, nil)
+			v := c.agentStep("bank-0", 0, []agent.MachineAction{pu}, entries)
 			switch {
 			case tc.want == "" && v != nil:
 				t.Fatalf("honest release flagged: %v", v)
@@ -188,7 +189,7 @@ func TestDsimCheckerCatchesBrokenReleases(t *testing.T) {
 				t.Fatalf("got %v, want %s", v, tc.want)
 			}
 			if tc.want == "" {
-				if v := c.agentStep("bank-0", []agent.MachineAction{pu}, entries); v == nil || v.Invariant != InvReleaseLedger {
+				if v := c.agentStep("bank-0", 0, []agent.MachineAction{pu}, entries); v == nil || v.Invariant != InvReleaseLedger {
 					t.Fatalf("one release published twice: %v", v)
 				}
 			}
@@ -238,17 +239,13 @@ func TestDsimCatchesBrokenParties(t *testing.T) {
 				return out
 			}
 		}, InvReleaseLedger},
-		{"aggregator drops a flood message for the wrong reason", func(c *Config) {
+		{"aggregator refuses a flood message for the wrong reason", func(c *Config) {
 			c.Flood = 3
-			c.mutate = func(acts []aggregator.Action) []aggregator.Action {
-				out := slices.Clone(acts)
-				for i, a := range out {
-					if d, ok := a.(aggregator.Dropped); ok && d.Reason == "shape" {
-						d.Reason = "late"
-						out[i] = d
-					}
+			c.mutateReject = func(reason string) string {
+				if reason == bus.ReasonShape {
+					return bus.ReasonGarbage
 				}
-				return out
+				return reason
 			}
 		}, InvNotRejected},
 		{"job cut short", func(c *Config) { c.MaxSteps = 10 }, InvNoProgress},

@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"time"
 
 	"graphfed/agent"
@@ -14,36 +16,12 @@ import (
 )
 
 const (
-	aggID   = bus.AggregatorID
-	jobID = "dsim" // the simulated job's id, in every ledger entry
+	aggID = bus.AggregatorID
+	jobID = "dsim" // the simulated job's id, in every subject, envelope and ledger entry
 )
 
 // epoch is the simulated clock's origin; nothing reads the wall clock.
 func epoch() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }
-
-// Message bodies on the simulated network.
-type (
-	helloMsg  struct{ hello bus.Hello }
-	updateMsg struct {
-		u bus.Update
-		// A flood message (dsim_flood.go) may carry forged parameters and
-		// names the reason the aggregator must drop it for ("replay": none).
-		forged []float32
-		flood  string
-	}
-	replyMsg struct{ r aggregator.ReplyJoin }
-	roundMsg struct{ o aggregator.OpenRound }
-	modelMsg struct{ p aggregator.PublishModel }
-)
-
-type simAgent struct {
-	id          string
-	m           *agent.Machine
-	ledger      *privacy.MemLedger // survives crashes, as a durable ledger does
-	incarnation uint64
-	dying       bool      // crash in the middle of the next step
-	wake        time.Time // the timer already scheduled
-}
 
 type sim struct {
 	ctx   context.Context
@@ -55,24 +33,23 @@ type sim struct {
 	net   simNet
 	steps int
 
-	ids    []string
-	agents map[string]*simAgent
+	ids        []string
+	agents     map[string]*simAgent
+	neighbours map[string]map[string]int // CE-FedGNN: each agent's neighbours, by id, to their index
+	routes     map[string][]string       // subject -> the parties subscribed to it, aggregator first
 
-	agg      *aggregator.Machine // nil while down
-	aggSnap  aggregator.Snapshot // persisted after every step, before acting
-	aggDying bool
-	aggWake  time.Time
+	agg *simAgg
 
 	check    *checker
 	counters Counters
-	trace    traceHash
+	hash     traceHash
+	tr       tracer
 	err      error
 
-	floodRng *rand.Rand          // the flood's own stream, so that the rest of the run ignores it
-	lastAgg  []aggregator.Action // the aggregator's latest actions
+	floodRng *rand.Rand // the flood's own stream, so that the rest of the run ignores it
 }
 
-// RunDsim runs one simulated job to its end or its first violation. The
+// Run runs one simulated job to its end or its first violation. The
 // error is for a harness that cannot run (a bad configuration), never for
 // a broken invariant, which is reported in the result.
 func Run(ctx context.Context, cfg Config) (Result, error) {
@@ -80,18 +57,23 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return Result{}, err
 	}
 	s := &sim{ctx: ctx, cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x51a1)), now: epoch(),
-		agents: map[string]*simAgent{}, trace: newTraceHash()}
-	s.counters.Rejected, s.counters.Closes = map[string]int{}, map[string]int{}
+		agents: map[string]*simAgent{}, routes: map[string][]string{}, hash: newTraceHash(), tr: tracer{start: epoch()}}
+	if cfg.Trace {
+		s.tr.b = &strings.Builder{}
+		s.tr.header(cfg)
+	}
+	s.counters.Rejected, s.counters.Closes, s.counters.Refused = map[string]int{}, map[string]int{}, map[string]int{}
 	s.net = simNet{rng: s.rng, faults: cfg.Faults, slow: cfg.RoundTimeout, sent: map[link]uint64{},
 		seen: map[link]uint64{}, counters: &s.counters}
-	var err error
-	if s.agg, err = aggregator.NewMachine(aggregator.Config{Algo: aggregator.AlgoFedAvg, Rounds: cfg.Rounds,
-		MinClients: cfg.MinClients, Quorum: cfg.Quorum, Buffer: cfg.Buffer, RoundTimeout: cfg.RoundTimeout,
-		Staleness: cfg.Staleness}); err != nil {
-		return Result{}, fmt.Errorf("dsim: %w", err)
+	for i := range cfg.Agents {
+		s.ids = append(s.ids, fmt.Sprintf("bank-%d", i))
 	}
-	s.aggSnap = s.agg.Snapshot()
-	s.check = newChecker(cfg, &s.counters)
+	s.neighbours = neighbourMap(s.ids, cfg.Links)
+	var err error
+	if s.agg, err = newSimAgg(cfg, s.clock); err != nil {
+		return Result{}, err
+	}
+	s.check = newChecker(cfg, &s.counters, s.neighbours)
 	for i := range cfg.Agents {
 		if err := s.addAgent(i); err != nil {
 			return Result{}, err
@@ -102,58 +84,86 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	s.scheduleFaults()
 	v := s.loop()
-	res := Result{Seed: cfg.Seed, Finished: s.aggSnap.Finished, Rounds: s.aggSnap.Closed, Model: s.aggSnap.GlobalModel(),
-		ModelRound: s.aggSnap.ModelRound, Steps: s.steps, SimTime: s.now.Sub(epoch()), Counters: s.counters, Violation: v}
-	s.trace.floats(res.Model)
-	res.Trace = uint64(s.trace)
+	snap := s.agg.snap
+	res := Result{Seed: cfg.Seed, Strategy: cfg.Strategy(), Finished: snap.Finished, Rounds: snap.Closed, Model: finalModel(snap),
+		ModelRound: snap.ModelRound, Steps: s.steps, SimTime: s.now.Sub(epoch()), Counters: s.counters, Violation: v}
+	s.hash.floats(res.Model)
+	res.Trace = uint64(s.hash)
+	if v != nil {
+		s.tr.line(s.now, "VIOLATION %s: %s", v.Invariant, v.Detail)
+	}
+	if s.tr.on() {
+		res.Text = s.tr.b.String()
+	}
 	return res, s.err
 }
 
-func (s *sim) addAgent(i int) error {
-	id := fmt.Sprintf("bank-%d", i)
-	l, err := agent.NewLogisticLearner(agent.LogisticConfig{Dim: s.cfg.Dim, Samples: s.cfg.Samples,
-		TaskSeed: s.cfg.Seed, DataSeed: s.cfg.Seed*1000003 + uint64(i) + 1})
-	if err != nil {
-		return fmt.Errorf("dsim: %w", err)
+// neighbourMap turns the links between agent indices into each agent's
+// neighbours.
+func neighbourMap(ids []string, links [][2]int) map[string]map[string]int {
+	out := map[string]map[string]int{}
+	for _, l := range links {
+		a, b := l[0], l[1]
+		if a == b || a < 0 || b < 0 || a >= len(ids) || b >= len(ids) {
+			continue
+		}
+		for _, p := range [][2]int{{a, b}, {b, a}} {
+			if out[ids[p[0]]] == nil {
+				out[ids[p[0]]] = map[string]int{}
+			}
+			out[ids[p[0]]][ids[p[1]]] = p[1]
+		}
 	}
-	ledger := privacy.NewMemLedger()
-	noise := s.cfg.Seed*7919 + uint64(i)
-	m, err := agent.NewMachine(agent.MachineConfig{Job: jobID, Client: id, LocalEpochs: s.cfg.LocalEpochs, EvalEvery: -1,
-		HelloRetry: s.cfg.HelloRetry, ModelSigma: s.cfg.ModelSigma, ModelClip: s.cfg.ModelClip,
-		Privacy: privacy.Config{Delta: s.cfg.Delta, Budget: s.cfg.Budget, Seed: &noise}, Ledger: ledger}, l)
-	if err != nil {
-		return fmt.Errorf("dsim: %w", err)
+	return out
+}
+
+// finalModel is the global model, or the personalized ones in recipient
+// order, one after the other.
+func finalModel(snap aggregator.Snapshot) []float32 {
+	if g := snap.GlobalModel(); g != nil {
+		return g
 	}
-	s.ids = append(s.ids, id)
-	s.agents[id] = &simAgent{id: id, m: m, ledger: ledger}
-	// Agents boot within the first few milliseconds, in a seeded order.
-	s.push(simEvent{at: s.now.Add(time.Duration(s.rng.Int64N(int64(10 * time.Millisecond)))), kind: evRestart, node: id})
-	return nil
+	var out []float32
+	for _, m := range snap.Models {
+		out = append(out, m.Params...)
+	}
+	return out
 }
 
 func (s *sim) loop() *Violation {
-	for s.queue.Len() > 0 && !s.aggSnap.Finished && s.err == nil {
+	for s.queue.Len() > 0 && s.err == nil {
 		if s.steps >= s.cfg.MaxSteps || s.now.Sub(epoch()) > s.cfg.MaxSimTime {
 			break
 		}
 		e := heap.Pop(&s.queue).(simEvent)
 		s.now = e.at
 		s.steps++
-		s.trace.u64(uint64(e.at.UnixNano()), uint64(e.kind))
-		s.trace.str(e.node)
+		s.hash.u64(uint64(e.at.UnixNano()), uint64(e.kind))
+		s.hash.str(e.node)
 		if v := s.handle(e); v != nil {
 			return s.stamp(v)
 		}
-		if v := s.check.afterStep(s.agg != nil, s.now); v != nil {
+		if v := s.check.afterStep(s.agg.up(), s.now); v != nil {
 			return s.stamp(v)
 		}
+		// Once the job is over, what is still on its way (done, the
+		// agents' final reports and byes) plays out.
+		if s.agg.snap.Finished && s.onlyFaultsLeft() {
+			break
+		}
 	}
-	if !s.aggSnap.Finished && s.err == nil {
+	if !s.agg.snap.Finished && s.err == nil {
 		return s.stamp(&Violation{Invariant: InvNoProgress, Detail: fmt.Sprintf(
 			"job unfinished after %d steps and %v simulated (%d of %d rounds closed, %d events queued)",
-			s.steps, s.now.Sub(epoch()), s.aggSnap.Closed, s.cfg.Rounds, s.queue.Len())})
+			s.steps, s.now.Sub(epoch()), s.agg.snap.Closed, s.cfg.Rounds, s.queue.Len())})
 	}
 	return nil
+}
+
+// onlyFaultsLeft reports whether nothing but scheduled faults (and the
+// restarts that end them) is queued: no message in flight, no timer.
+func (s *sim) onlyFaultsLeft() bool {
+	return !slices.ContainsFunc(s.queue, func(e simEvent) bool { return e.kind == evDeliver || e.kind == evTimer })
 }
 
 func (s *sim) stamp(v *Violation) *Violation {
@@ -164,10 +174,17 @@ func (s *sim) stamp(v *Violation) *Violation {
 func (s *sim) handle(e simEvent) *Violation {
 	switch e.kind {
 	case evDeliver:
-		return s.deliver(e.msg)
+		if !s.net.admit(e.msg) {
+			s.tr.line(s.now, "cut    %s (partition)", msgText(e.msg))
+			return nil
+		}
+		if e.msg.to == aggID {
+			return s.deliverAgg(e.msg)
+		}
+		return s.deliverAgent(s.agents[e.node], e.msg)
 	case evTimer:
 		if e.node == aggID {
-			if s.agg != nil {
+			if s.agg.up() {
 				return s.stepAgg(aggregator.Tick{Now: s.now})
 			}
 			return nil
@@ -178,9 +195,10 @@ func (s *sim) handle(e simEvent) *Violation {
 	case evCrash:
 		if e.node == aggID {
 			switch {
-			case s.agg == nil:
+			case !s.agg.up():
 			case e.midStep:
-				s.aggDying = true
+				s.agg.dying = true
+				s.tr.line(s.now, "crash  aggregator at its next step")
 			default:
 				s.crashAgg()
 			}
@@ -189,16 +207,17 @@ func (s *sim) handle(e simEvent) *Violation {
 		if a := s.agents[e.node]; a.m.Up() {
 			if e.midStep {
 				a.dying = true
+				s.tr.line(s.now, "crash  %s at its next step", a.id)
 			} else {
 				s.crashAgent(a)
 			}
 		}
 	case evRestart:
 		if e.node == aggID {
-			if s.aggDying {
+			if s.agg.dying {
 				s.crashAgg() // the crash never found a step to strike in
 			}
-			if s.agg == nil {
+			if !s.agg.up() {
 				return s.restoreAgg()
 			}
 			return nil
@@ -208,193 +227,85 @@ func (s *sim) handle(e simEvent) *Violation {
 			s.crashAgent(a)
 		}
 		if !a.m.Up() {
-			if a.incarnation > 0 {
-				s.counters.AgentRestarts++
-			}
-			inc := a.incarnation
-			a.incarnation++
-			return s.stepAgent(a, agent.Start{Now: s.now, Incarnation: inc})
+			return s.startAgent(a)
 		}
 	case evPartition:
 		s.net.cut = e.cut
 		s.counters.PartitionsStarted++
+		if s.tr.on() {
+			s.tr.line(s.now, "split  %v | %v", sortedKeys(e.cut), s.uncut(e.cut))
+		}
 	case evHeal:
 		s.net.cut = nil
+		s.tr.line(s.now, "heal")
 	}
 	return nil
 }
 
-func (s *sim) deliver(m simMsg) *Violation {
-	if !s.net.admit(m) {
-		return nil
-	}
-	if m.to == aggID {
-		if s.agg == nil {
-			s.counters.ToDown++
-			return nil
-		}
-		s.counters.Delivered++
-		switch b := m.body.(type) {
-		case helloMsg:
-			return s.stepAgg(aggregator.Join{Client: m.from, SchemaHash: b.hello.SchemaHash, NumParams: b.hello.NumParams,
-				Weight: float64(b.hello.TrainSize), Now: s.now})
-		case updateMsg:
-			u, params := b.u, b.u.Params.Floats()
-			if b.forged != nil {
-				params = b.forged
-			}
-			if v := s.stepAgg(aggregator.UpdateIn{Client: m.from, Round: u.Round, BaseRound: u.BaseRound, Weight: u.Weight,
-				Params: params, Withheld: u.Withheld, Now: s.now}); v != nil {
-				return v
-			}
-			return s.checkFlood(m.from, b)
-		}
-		return nil
-	}
-	a := s.agents[m.to]
-	if !a.m.Up() {
-		s.counters.ToDown++
-		return nil
-	}
-	s.counters.Delivered++
-	switch b := m.body.(type) {
-	case replyMsg:
-		return s.stepAgent(a, agent.JoinReply{Accepted: b.r.Accepted, Reason: b.r.Reason, Round: b.r.Round,
-			Algo: aggregator.AlgoFedAvg, InitSeed: s.cfg.Seed, Now: s.now})
-	case roundMsg:
-		return s.stepAgent(a, agent.RoundOpened{Round: b.o.Round, ModelRound: b.o.ModelRound, Deadline: b.o.Deadline, Now: s.now})
-	case modelMsg:
-		return s.stepAgent(a, agent.ModelIn{Round: b.p.Round, Params: b.p.Params, Grad: b.p.Grad, Final: b.p.Final, Now: s.now})
-	}
-	return nil
-}
-
-// stepAgg steps the aggregator, persists its snapshot, checks, and only
-// then carries out the actions, as a durable adapter must.
-func (s *sim) stepAgg(ev aggregator.Event) *Violation {
-	acts := s.agg.Step(ev)
-	if s.cfg.mutate != nil {
-		acts = s.cfg.mutate(acts)
-	}
-	s.lastAgg = acts
-	s.aggSnap = s.agg.Snapshot()
-	v := s.check.aggStep(ev, acts, s.aggSnap, s.now)
-	s.trace.u64(uint64(len(acts)), s.aggSnap.Round)
-	if v != nil {
-		return v
-	}
-	if s.aggDying {
-		s.counters.MidStepCrashes++
-		s.crashAgg()
-		return nil
-	}
-	for _, a := range acts {
-		switch x := a.(type) {
-		case aggregator.ReplyJoin:
-			s.send(aggID, x.Client, replyMsg{x})
-		case aggregator.OpenRound:
-			for _, id := range s.ids {
-				s.send(aggID, id, roundMsg{x})
-			}
-		case aggregator.PublishModel:
-			s.trace.floats(x.Params)
-			if x.To != "" {
-				s.send(aggID, x.To, modelMsg{x})
-				continue
-			}
-			for _, id := range s.ids {
-				s.send(aggID, id, modelMsg{x})
-			}
-		case aggregator.RoundClosed:
-			s.counters.Closes[x.Reason]++
-		case aggregator.Dropped:
-			s.counters.Rejected[x.Reason]++
+func (s *sim) uncut(cut map[string]bool) []string {
+	var out []string
+	for _, id := range append([]string{aggID}, s.ids...) {
+		if !cut[id] {
+			out = append(out, id)
 		}
 	}
-	if d := s.agg.Deadline(); !d.IsZero() && !d.Equal(s.aggWake) {
-		s.aggWake = d
-		s.push(simEvent{at: d, kind: evTimer, node: aggID})
+	return out
+}
+
+// route sends sealed bytes from a party to every party subscribed to the
+// subject (as the broker would), or to the asker of a hello.
+func (s *sim) route(from string, o bus.Outgoing, data []byte) {
+	m := simMsg{from: from, subject: o.Subject, data: data, kind: o.Kind, round: o.Round}
+	if s.tr.on() {
+		_, _, m.seq = kindOf(data)
 	}
-	return nil
-}
-
-func (s *sim) crashAgg() {
-	s.agg, s.aggDying, s.aggWake = nil, false, time.Time{}
-	s.counters.AggCrashes++
-}
-
-// restoreAgg brings the aggregator back from its persisted snapshot, through
-// its encoding, as a restarted process would read its checkpoint.
-func (s *sim) restoreAgg() *Violation {
-	b, err := s.aggSnap.Encode()
-	if err == nil {
-		var snap aggregator.Snapshot
-		if snap, err = aggregator.DecodeSnapshot(b); err == nil {
-			s.agg, err = aggregator.Restore(snap)
+	if o.Kind != bus.KindMetrics {
+		// Scores are a map, encoded in Go's random iteration order: the
+		// bytes of a metrics message are not a function of the seed.
+		s.hash.bytes(data)
+	}
+	if o.ReplyTo != "" {
+		m.to, m.reply = o.ReplyTo, true
+		s.send(m)
+		return
+	}
+	for _, to := range s.subscribers(o.Subject) {
+		if to != from {
+			m.to = to
+			s.send(m)
 		}
 	}
-	if err != nil {
-		s.err = fmt.Errorf("dsim seed %d: restart aggregator: %w", s.cfg.Seed, err)
-		return nil
-	}
-	s.counters.AggRestarts++
-	// A deadline that passed while it was down is due now.
-	return s.stepAgg(aggregator.Tick{Now: s.now})
 }
 
-func (s *sim) stepAgent(a *simAgent, ev agent.MachineEvent) *Violation {
-	acts, err := a.m.Step(s.ctx, ev)
+// subscribers are the parties whose subscriptions (aggregator.Subjects,
+// agent.Subjects: what the drivers subscribe to) match subject.
+func (s *sim) subscribers(subject string) []string {
+	if r, ok := s.routes[subject]; ok {
+		return r
+	}
+	var r []string
+	match := func(id string, patterns []string) {
+		for _, p := range patterns {
+			if bus.SubjectMatches(p, subject) {
+				r = append(r, id)
+				return
+			}
+		}
+	}
+	match(aggID, aggregator.Subjects(jobID, false))
+	for _, id := range s.ids {
+		match(id, agent.Subjects(jobID, id))
+	}
+	s.routes[subject] = r
+	return r
+}
+
+// ledgerEntries reads an agent's ledger.
+func (s *sim) ledgerEntries(l *privacy.MemLedger) ([]privacy.Entry, bool) {
+	e, err := l.Entries(s.ctx)
 	if err != nil {
 		s.err = fmt.Errorf("dsim seed %d: %w", s.cfg.Seed, err)
-		return nil
+		return nil, false
 	}
-	if s.cfg.mutateAgent != nil {
-		acts = s.cfg.mutateAgent(acts)
-	}
-	entries, err := a.ledger.Entries(s.ctx)
-	if err != nil {
-		s.err = fmt.Errorf("dsim seed %d: %w", s.cfg.Seed, err)
-		return nil
-	}
-	if v := s.check.agentStep(a.id, acts, entries); v != nil {
-		return v
-	}
-	if a.dying {
-		if len(acts) > 0 {
-			s.counters.MidStepCrashes++
-		}
-		s.crashAgent(a)
-		return nil
-	}
-	for _, x := range acts {
-		switch x := x.(type) {
-		case agent.SendHello:
-			s.send(a.id, aggID, helloMsg{x.Hello})
-		case agent.PublishUpdate:
-			s.trace.floats(x.Update.Params.Floats())
-			if x.Update.Withheld {
-				s.counters.Withheld++
-			} else {
-				s.counters.ReleasesSent++
-			}
-			s.send(a.id, aggID, updateMsg{u: x.Update})
-			if s.floodRng != nil && a.id == s.ids[0] {
-				s.flood(a.id, x.Update)
-			}
-		case agent.BudgetSpent:
-			s.counters.BudgetRefusals++
-		}
-	}
-	if w := a.m.NextWake(); !w.IsZero() && !w.Equal(a.wake) {
-		a.wake = w
-		s.push(simEvent{at: w, kind: evTimer, node: a.id})
-	}
-	return nil
-}
-
-func (s *sim) crashAgent(a *simAgent) {
-	// Crash cannot fail: it only forgets.
-	_, _ = a.m.Step(s.ctx, agent.Crash{})
-	a.dying, a.wake = false, time.Time{}
-	s.counters.AgentCrashes++
+	return e, true
 }

@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -29,6 +31,7 @@ var (
 	dsimSeed  optSeed
 	dsimSeeds = flag.Int("dsim.seeds", 1000, "seeds TestDeterministicSimSeeds sweeps (200 under -short)")
 	dsimFirst = flag.Uint64("dsim.first", 1, "first seed TestDeterministicSimSeeds sweeps")
+	traceDir  = flag.String("dsim.tracedir", filepath.Join(os.TempDir(), "dsim-traces"), "where failing seeds' traces are written")
 )
 
 func init() {
@@ -37,19 +40,19 @@ func init() {
 
 // reproCommand is the one line that reruns a failing seed.
 func reproCommand(seed uint64) string {
-	return fmt.Sprintf("go test ./scenarios -run TestDeterministicSimSeeds -dsim.seed=%d", seed)
+	return fmt.Sprintf("go test ./dsim -run TestDeterministicSimSeeds -dsim.seed=%d", seed)
 }
 
 // TestDeterministicSimSeeds sweeps the simulator over many seeds, each with
 // its own job and mix of every fault, checking every invariant after every
 // step; every tenth seed also runs twice and must agree bit for bit.
 func TestDeterministicSimSeeds(t *testing.T) {
-	o := Seeds{First: *dsimFirst, Count: *dsimSeeds, RerunEvery: 10}
+	o := Seeds{First: *dsimFirst, Count: *dsimSeeds, RerunEvery: 10, TraceDir: *traceDir, Workers: 2}
 	if testing.Short() && o.Count > 200 {
 		o.Count = 200
 	}
 	if dsimSeed.set {
-		o = Seeds{First: dsimSeed.v, Count: 1, RerunEvery: 1}
+		o = Seeds{First: dsimSeed.v, Count: 1, RerunEvery: 1, TraceDir: *traceDir}
 	}
 	sum, err := RunSeeds(context.Background(), o)
 	if err != nil {
@@ -59,7 +62,7 @@ func TestDeterministicSimSeeds(t *testing.T) {
 		t.Fatalf("ran %d of %d seeds", sum.Seeds, o.Count)
 	}
 	for _, v := range sum.Failures {
-		t.Errorf("%v\n    reproduce: %s", v, reproCommand(v.Seed))
+		t.Errorf("%v\n    trace: %s\n    reproduce: %s", v, v.TraceFile, reproCommand(v.Seed))
 	}
 	c := sum.Counters
 	t.Logf("%d seeds, %d steps: %d messages (%d dropped, %d duplicated, %d reordered, %d lost to partitions), "+

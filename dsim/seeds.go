@@ -23,6 +23,9 @@ type Seeds struct {
 	Workers int
 	// MaxFailures stops the sweep after that many failing seeds; 0: 10.
 	MaxFailures int
+	// TraceDir, when set, receives the readable trace of every failing
+	// seed (WriteTrace); the path is in the violation.
+	TraceDir string
 }
 
 // Summary is what a sweep found.
@@ -30,7 +33,9 @@ type Summary struct {
 	Seeds    int // seeds run
 	Finished int // jobs that finished
 	Steps    int
-	Counters Counters
+	// PerStrategy counts the seeds run per strategy (Config.Strategy).
+	PerStrategy map[string]int
+	Counters    Counters
 	// Failures are the violations found, by ascending seed.
 	Failures []*Violation
 }
@@ -79,6 +84,10 @@ func RunSeeds(ctx context.Context, o Seeds) (Summary, error) {
 					first = err
 				default:
 					sum.Seeds++
+					if sum.PerStrategy == nil {
+						sum.PerStrategy = map[string]int{}
+					}
+					sum.PerStrategy[res.Strategy]++
 					sum.Steps += res.Steps
 					sum.Counters.Add(res.Counters)
 					if res.Finished {
@@ -94,6 +103,17 @@ func RunSeeds(ctx context.Context, o Seeds) (Summary, error) {
 	}
 	wg.Wait()
 	slices.SortFunc(sum.Failures, func(a, b *Violation) int { return cmp.Compare(a.Seed, b.Seed) })
+	if o.TraceDir != "" {
+		for _, v := range sum.Failures {
+			cfg, err := o.Config(v.Seed)
+			if err == nil {
+				v.TraceFile, err = WriteTrace(cfg, o.TraceDir)
+			}
+			if err != nil && first == nil {
+				first = err
+			}
+		}
+	}
 	if first == nil {
 		first = ctx.Err()
 	}
@@ -161,6 +181,13 @@ func (h *traceHash) str(s string) {
 		*h = (*h ^ traceHash(s[i])) * fnvPrime
 	}
 	h.u64(uint64(len(s)))
+}
+
+func (h *traceHash) bytes(b []byte) {
+	h.u64(uint64(len(b)))
+	for _, c := range b {
+		*h = (*h ^ traceHash(c)) * fnvPrime
+	}
 }
 
 func (h *traceHash) floats(p []float32) {
