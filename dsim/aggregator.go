@@ -107,7 +107,7 @@ func (s *sim) stepAgg(ev aggregator.Event) *Violation {
 	a.snap = a.m.Snapshot()
 	v := s.check.aggStep(ev, acts, a.snap, s.now)
 	s.hash.u64(uint64(len(acts)), a.snap.Round)
-	if s.tr.on() && len(acts) > 0 {
+	if _, tick := ev.(aggregator.Tick); s.tr.on() && (len(acts) > 0 || !tick) {
 		s.tr.line(s.now, "step   aggregator %s: %s", eventText(ev), aggActs(acts))
 	}
 	if v != nil {

@@ -248,6 +248,43 @@ func TestDsimCatchesBrokenParties(t *testing.T) {
 				return reason
 			}
 		}, InvNotRejected},
+		{"agent publishes embeddings without their ledger entry", func(c *Config) {
+			c.mutateAgent = func(acts []agent.MachineAction) []agent.MachineAction {
+				out := slices.Clone(acts)
+				for i, a := range out {
+					if pe, ok := a.(agent.PublishEmbeddings); ok {
+						pe.Releases = slices.Clone(pe.Releases)
+						pe.Releases[0].Seq += 1000 // an entry no ledger holds
+						out[i] = pe
+					}
+				}
+				return out
+			}
+		}, InvReleaseLedger},
+		{"agent sends embeddings to a stranger", func(c *Config) {
+			c.mutateAgent = func(acts []agent.MachineAction) []agent.MachineAction {
+				out := slices.Clone(acts)
+				for i, a := range out {
+					if pe, ok := a.(agent.PublishEmbeddings); ok {
+						pe.To = "bank-9"
+						out[i] = pe
+					}
+				}
+				return out
+			}
+		}, InvNotNeighbour},
+		{"aggregator sends a personalized model to another client", func(c *Config) {
+			c.mutate = func(acts []aggregator.Action) []aggregator.Action {
+				out := slices.Clone(acts)
+				for i, a := range out {
+					if p, ok := a.(aggregator.PublishModel); ok && p.To == "bank-0" {
+						p.To = "bank-1"
+						out[i] = p
+					}
+				}
+				return out
+			}
+		}, InvMisrouted},
 		{"job cut short", func(c *Config) { c.MaxSteps = 10 }, InvNoProgress},
 	}
 	for _, tc := range tests {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -65,6 +66,22 @@ func TestDeterministicSimSeeds(t *testing.T) {
 		t.Errorf("%v\n    trace: %s\n    reproduce: %s", v, v.TraceFile, reproCommand(v.Seed))
 	}
 	c := sum.Counters
+	if !dsimSeed.set && o.Count >= 30 {
+		// A green sweep must have driven every strategy and channel.
+		for _, st := range Strategies() {
+			if sum.PerStrategy[st] < o.Count/4 {
+				t.Errorf("%d of %d seeds ran %s: %v", sum.PerStrategy[st], o.Count, st, sum.PerStrategy)
+			}
+		}
+		for what, n := range map[string]int{"embeddings sent": c.EmbSent, "scalars sent": c.ScalarsSent,
+			"personalized models": c.Personal, "final reports": c.Finals, "budget refusals": c.BudgetRefusals} {
+			if n == 0 {
+				t.Errorf("no %s in %d seeds", what, sum.Seeds)
+			}
+		}
+	}
+	t.Logf("per strategy %v: %d embedding messages, %d scalars, %d personalized models, %d final reports, refused %v",
+		sum.PerStrategy, c.EmbSent, c.ScalarsSent, c.Personal, c.Finals, c.Refused)
 	t.Logf("%d seeds, %d steps: %d messages (%d dropped, %d duplicated, %d reordered, %d lost to partitions), "+
 		"%d agent and %d aggregator crashes, %d updates counted, %d stale, closes %v, dropped %v",
 		sum.Seeds, sum.Steps, c.Sent, c.Dropped, c.Duplicated, c.Reordered, c.PartitionDrops,
@@ -198,4 +215,59 @@ func BenchmarkDsimSeed(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "seeds/s")
 	b.ReportMetric(float64(steps)/float64(b.N), "steps/seed")
+}
+
+var update = flag.Bool("update", false, "rewrite the golden traces in testdata/")
+
+// The readable traces of one small seed per strategy are golden: a change
+// of behaviour (or of the trace's format) shows as a diff, reviewed and
+// accepted with go test ./dsim -run TestGoldenTraces -update.
+func TestGoldenTraces(t *testing.T) {
+	for _, tc := range []struct {
+		strategy string
+		seed     uint64
+	}{{StrategyFedAvg, 3}, {StrategyCEFedGNN, 4}, {StrategyLPSFed, 2}} {
+		t.Run(tc.strategy, func(t *testing.T) {
+			cfg := RandomConfig(tc.seed)
+			if cfg.Strategy() != tc.strategy {
+				t.Fatalf("seed %d runs %s", tc.seed, cfg.Strategy())
+			}
+			cfg.Trace = true
+			res, err := Run(context.Background(), cfg)
+			if err != nil || res.Violation != nil {
+				t.Fatalf("%v %v", err, res.Violation)
+			}
+			path := filepath.Join("testdata", fmt.Sprintf("%s-seed-%d.txt", tc.strategy, tc.seed))
+			if *update {
+				if err := os.WriteFile(path, []byte(res.Text), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (write it with -update)", err)
+			}
+			if got := res.Text; got != string(want) {
+				g, w := strings.Split(got, "\n"), strings.Split(string(want), "\n")
+				for i := 0; i < max(len(g), len(w)); i++ {
+					gl, wl := "<end>", "<end>"
+					if i < len(g) {
+						gl = g[i]
+					}
+					if i < len(w) {
+						wl = w[i]
+					}
+					if gl != wl {
+						t.Fatalf("%s differs at line %d:\n got: %s\nwant: %s\n(accept with -update)", path, i+1, gl, wl)
+					}
+				}
+			}
+			// The trace is a function of the seed: a second run writes it again.
+			again, _ := Run(context.Background(), cfg)
+			if again.Text != res.Text {
+				t.Fatal("two traces of one seed differ")
+			}
+		})
+	}
 }
