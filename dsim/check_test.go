@@ -2,7 +2,10 @@ package dsim
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -289,7 +292,8 @@ func TestDsimCatchesBrokenParties(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			sum, err := RunSeeds(context.Background(), Seeds{First: 1, Count: 20, MaxFailures: 1,
+			dir := t.TempDir()
+			sum, err := RunSeeds(context.Background(), Seeds{First: 1, Count: 20, MaxFailures: 1, TraceDir: dir,
 				Config: func(seed uint64) (Config, error) {
 					c := RandomConfig(seed)
 					tc.edit(&c)
@@ -300,6 +304,12 @@ func TestDsimCatchesBrokenParties(t *testing.T) {
 			}
 			if len(sum.Failures) == 0 || sum.Failures[0].Invariant != tc.want {
 				t.Fatalf("want %s caught, got %v", tc.want, sum.Failures)
+			}
+			// The failing seed's trace is written, and ends at the violation.
+			v := sum.Failures[0]
+			b, err := os.ReadFile(v.TraceFile)
+			if err != nil || !strings.Contains(string(b), "VIOLATION "+tc.want) || filepath.Dir(v.TraceFile) != dir {
+				t.Fatalf("trace %q of seed %d: %v\n%.300s", v.TraceFile, v.Seed, err, b)
 			}
 		})
 	}
