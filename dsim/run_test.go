@@ -55,7 +55,9 @@ func TestDeterministicSimSeeds(t *testing.T) {
 	if dsimSeed.set {
 		o = Seeds{First: dsimSeed.v, Count: 1, RerunEvery: 1, TraceDir: *traceDir}
 	}
+	start := time.Now()
 	sum, err := RunSeeds(context.Background(), o)
+	took := time.Since(start)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,6 +82,7 @@ func TestDeterministicSimSeeds(t *testing.T) {
 			}
 		}
 	}
+	t.Logf("%d seeds in %v on %d workers: %.0f seeds/s", sum.Seeds, took.Round(time.Millisecond), o.Workers, float64(sum.Seeds)/took.Seconds())
 	t.Logf("per strategy %v: %d embedding messages, %d scalars, %d personalized models, %d final reports, refused %v",
 		sum.PerStrategy, c.EmbSent, c.ScalarsSent, c.Personal, c.Finals, c.Refused)
 	t.Logf("%d seeds, %d steps: %d messages (%d dropped, %d duplicated, %d reordered, %d lost to partitions), "+
