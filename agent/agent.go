@@ -97,8 +97,7 @@ func New(cfg Config, tr bus.Transport, l Learner, gate *privacy.Gate) (*Agent, e
 	if err != nil {
 		return nil, err
 	}
-	ep, err := bus.NewEndpoint(bus.EndpointConfig{Job: cfg.Job, ID: cfg.Client, Signer: cfg.Signer, Now: cfg.Now,
-		Schema: bus.Schema{NumParams: l.NumParams(), Keyring: cfg.Keyring}}, tr)
+	ep, err := bus.NewEndpoint(cfg.EndpointConfig(l.NumParams()), tr)
 	if err != nil {
 		return nil, fmt.Errorf("agent %s: %w", cfg.Client, err)
 	}
@@ -110,8 +109,7 @@ func New(cfg Config, tr bus.Transport, l Learner, gate *privacy.Gate) (*Agent, e
 func (a *Agent) Run(ctx context.Context) (Result, error) {
 	j, c := a.cfg.Job, a.cfg.Client
 	// Subscribe before saying hello: our join may be the one that opens round 1.
-	sub, err := a.ep.Transport().Subscribe(a.enqueue, bus.Subject(j, bus.KindRound), bus.Subject(j, bus.KindModel, "all"),
-		bus.Subject(j, bus.KindModel, c), bus.Subject(j, bus.KindDone), bus.Subject(j, bus.KindEmb, "*", c))
+	sub, err := a.ep.Transport().Subscribe(a.enqueue, Subjects(j, c)...)
 	if err != nil {
 		return Result{}, fmt.Errorf("agent %s: %w", c, err)
 	}
@@ -145,19 +143,12 @@ func (a *Agent) event(msg bus.Msg) MachineEvent {
 		a.cfg.Log.Warn().Str("subject", msg.Subject).Str("reason", bus.ReasonOf(err)).Err(err).Msg("rejected message")
 		return nil
 	}
-	now := a.cfg.Now()
-	switch b := body.(type) {
-	case *bus.Model:
-		return ModelIn{Round: b.Round, Params: b.Params, Grad: b.Grad, Margin: b.Margin, HasMargin: b.HasMargin, Final: b.Final, Now: now}
-	case *bus.Embeddings:
-		return EmbeddingsIn{From: env.From, Round: b.Round, IDs: b.NodeIDs, Rows: b.Data.Floats(), Dim: b.Dim, Now: now}
-	case *bus.RoundOpen:
-		return RoundOpened{Round: b.Round, ModelRound: b.ModelRound, Deadline: time.Unix(0, b.Deadline), Payload: b.Payload,
-			Superseded: a.newerRoundQueued(b.Round), Now: now}
-	case *bus.Done:
-		return JobDone{Now: now}
+	ev := EventOf(env, body, a.cfg.Now())
+	if ro, ok := ev.(RoundOpened); ok {
+		ro.Superseded = a.newerRoundQueued(ro.Round)
+		return ro
 	}
-	return nil
+	return ev
 }
 
 // step feeds ev to the machine and carries out its actions, and the
@@ -193,14 +184,14 @@ func (a *Agent) step(ctx context.Context, ev MachineEvent) (res Result, done boo
 			case Refused:
 				return a.result(nil), true, fmt.Errorf("agent %s: join refused: %s", a.cfg.Client, x.Reason)
 			case PublishMetrics:
-				err = a.ep.Publish(ctx, bus.Subject(a.cfg.Job, bus.KindMetrics, a.cfg.Client), bus.KindMetrics, x.Metrics.Round, &x.Metrics)
+				err = a.send(ctx, x)
 			case PublishEmbeddings:
 				if err = a.sleep(ctx, &slow); err == nil {
-					err = a.ep.Publish(ctx, bus.Subject(a.cfg.Job, bus.KindEmb, a.cfg.Client, x.To), bus.KindEmb, x.Embeddings.Round, &x.Embeddings)
+					err = a.send(ctx, x)
 				}
 			case PublishUpdate:
 				if err = a.sleep(ctx, &slow); err == nil {
-					err = a.ep.Publish(ctx, bus.Subject(a.cfg.Job, bus.KindUpdate, a.cfg.Client), bus.KindUpdate, x.Update.Round, &x.Update)
+					err = a.send(ctx, x)
 				}
 			case BudgetSpent:
 				a.cfg.Log.Warn().Err(x.Err).Uint64("round", x.Round).Str("channel", string(x.Channel)).
@@ -231,7 +222,8 @@ func (a *Agent) hello(ctx context.Context, h bus.Hello) (MachineEvent, error) {
 	c := a.cfg.Client
 	rctx, cancel := context.WithTimeout(ctx, a.cfg.HelloRetry)
 	defer cancel()
-	reply, err := a.ep.Request(rctx, bus.Subject(a.cfg.Job, bus.KindHello, c), bus.KindHello, &h)
+	o := Outbound(a.cfg.Job, c, SendHello{Hello: h})[0]
+	reply, err := a.ep.Request(rctx, o.Subject, o.Kind, o.Body)
 	if err == nil {
 		var hr bus.HelloReply
 		if _, err := a.ep.OpenFrom(reply, bus.KindHello, bus.AggregatorID, &hr); err != nil {
@@ -242,8 +234,7 @@ func (a *Agent) hello(ctx context.Context, h bus.Hello) (MachineEvent, error) {
 		}
 		// The server announces its open round again after a join, with the
 		// model to start from.
-		return JoinReply{Accepted: hr.Accepted, Reason: hr.Reason, Round: hr.Round, Algo: hr.Algo, InitSeed: hr.InitSeed,
-			Reannounced: true, Now: a.cfg.Now()}, nil
+		return JoinReplyOf(hr, a.cfg.Now()), nil
 	}
 	a.cfg.Log.Debug().Err(err).Msg("hello unanswered, retrying")
 	<-rctx.Done() // "no responders" fails at once: wait out the retry period
@@ -259,14 +250,19 @@ func (a *Agent) hello(ctx context.Context, h bus.Hello) (MachineEvent, error) {
 
 // finish publishes the final scores and says bye.
 func (a *Agent) finish(ctx context.Context, f Finished) (Result, bool, error) {
-	j, c := a.cfg.Job, a.cfg.Client
-	err := errors.Join(
-		a.ep.Publish(ctx, bus.Subject(j, bus.KindMetrics, c), bus.KindMetrics, f.Round, &bus.Metrics{Round: f.Round, Final: true, Scores: f.Scores}),
-		a.ep.Publish(ctx, bus.Subject(j, bus.KindBye, c), bus.KindBye, f.Round, &bus.Bye{Reason: "done"}),
-		a.ep.Transport().Flush(ctx),
-	)
+	c := a.cfg.Client
+	err := errors.Join(a.send(ctx, f), a.ep.Transport().Flush(ctx))
 	a.cfg.Log.Info().Str("client", c).Int("rounds", a.m.Rounds()).Interface("scores", f.Scores).Msg("finished")
 	return a.result(f.Scores), true, err
+}
+
+// send publishes what act sends (Outbound), through the endpoint.
+func (a *Agent) send(ctx context.Context, act MachineAction) error {
+	var errs []error
+	for _, o := range Outbound(a.cfg.Job, a.cfg.Client, act) {
+		errs = append(errs, a.ep.Publish(ctx, o.Subject, o.Kind, o.Round, o.Body))
+	}
+	return errors.Join(errs...)
 }
 
 func (a *Agent) result(final map[string]float64) Result {

@@ -205,10 +205,13 @@ func (m *Machine) start(ctx context.Context, s Start) ([]MachineAction, error) {
 	// The ledger is the agent's durable log: a round with a model release
 	// was trained (and its update possibly sent) in an earlier life, and
 	// training it again would charge the budget twice for one update.
+	// Any release counts, not only the model's: a round whose parameters
+	// were withheld (budget spent) may still have released its boundary
+	// embeddings, and retraining it would release them twice.
 	for _, e := range entries {
 		m.released[e.Channel] = max(m.released[e.Channel], e.Round)
+		m.trained = max(m.trained, e.Round)
 	}
-	m.trained = m.released[privacy.ChannelModel]
 	m.gate, m.up = gate, true
 	return m.hello(), nil
 }

@@ -101,3 +101,41 @@ func TestMachineExchangesEmbeddings(t *testing.T) {
 		t.Fatalf("final scores %v of round %d", fin.Scores, fin.Round)
 	}
 }
+
+// The regression the simulator found: a round whose parameters were
+// withheld (budget spent) still releases boundary embeddings; after a
+// restart that round must not be trained again, or its embeddings are
+// released (and charged) twice.
+func TestMachineRestartDoesNotReleaseEmbeddingsTwice(t *testing.T) {
+	ctx := context.Background()
+	el := &exchangeLearner{LogisticLearner: newLogistic(t, 3), got: map[string][]int64{}}
+	ledger := privacy.NewMemLedger()
+	eps, _ := privacy.RDPEpsilon(1.5, 1e-4) // one model release at μ = 2·1/2, never the σ2 = 1e-3 gradient estimator
+	m, err := agent.NewMachine(agent.MachineConfig{Job: "j", Client: "bank-1", EvalEvery: -1, ModelSigma: 2, ModelClip: 1,
+		Privacy: privacy.Config{Delta: 1e-4, Budget: privacy.Budget{Epsilon: eps}}, Ledger: ledger}, el)
+	if err != nil {
+		t.Fatal(err)
+	}
+	step(t, m, agent.Start{Now: mat(0)})
+	step(t, m, agent.JoinReply{Accepted: true, Algo: "cefedgnn", Now: mat(1)})
+	for r := uint64(1); r <= 3; r++ {
+		step(t, m, agent.RoundOpened{Round: r, Now: mat(1 + float64(r))})
+	}
+	es, _ := ledger.Entries(ctx)
+	last := es[len(es)-1]
+	if !m.Withheld() || slices.IndexFunc(es, func(e privacy.Entry) bool { return e.Channel == privacy.ChannelEmb && e.Round == 3 }) < 0 {
+		t.Fatalf("want round 3's parameters withheld and its embeddings released: %+v", es)
+	}
+	step(t, m, agent.Crash{})
+	step(t, m, agent.Start{Now: mat(10), Incarnation: 1})
+	step(t, m, agent.JoinReply{Accepted: true, Algo: "cefedgnn", Round: 3, Reannounced: true, Now: mat(11)})
+	for _, a := range step(t, m, agent.RoundOpened{Round: 3, Now: mat(12)}) {
+		switch a.(type) {
+		case agent.PublishEmbeddings, agent.PublishUpdate:
+			t.Fatalf("round 3 released again after the restart: %#v", a)
+		}
+	}
+	if es, _ := ledger.Entries(ctx); es[len(es)-1].Seq != last.Seq {
+		t.Fatalf("the restart charged the ledger again: %+v", es[len(es)-1])
+	}
+}

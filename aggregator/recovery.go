@@ -115,12 +115,7 @@ func (s *Server) restore(ctx context.Context) error {
 	// The snapshot does not record code: the configured reference builder
 	// goes on building K^R.
 	snap.Config = s.machine.cfg
-	for _, c := range snap.Clients {
-		s.ep.Validator().AllowSender(c.ID)
-	}
-	if snap.NumParams > 0 {
-		s.ep.Validator().SetNumParams(snap.NumParams)
-	}
+	AdmitSnapshot(s.ep.Validator(), snap)
 	if err := s.refill(ctx, snap.Pending, cp.PendingAt); err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}

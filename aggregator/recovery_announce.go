@@ -18,22 +18,10 @@ import (
 // and would otherwise sit out the round and hold its quorum up until the
 // deadline. Clients that have the round already ignore the repeat.
 func (s *Server) resendRound(ctx context.Context, ev Event, acts []Action) error {
-	if _, ok := ev.(Join); !ok || !s.machine.open {
-		return nil
+	if o, ok := ResendRound(s.machine, ev, acts); ok {
+		return s.act(ctx, o)
 	}
-	accepted := false
-	for _, a := range acts {
-		switch x := a.(type) {
-		case ReplyJoin:
-			accepted = x.Accepted
-		case OpenRound:
-			return nil // just announced
-		}
-	}
-	if !accepted {
-		return nil
-	}
-	return s.act(ctx, s.machine.openRound())
+	return nil
 }
 
 // reannounce publishes the latest models (the global one, or each

@@ -122,9 +122,7 @@ func NewServer(cfg ServerConfig, tr bus.Transport) (*Server, error) {
 	if (cfg.Store == nil) != (cfg.Updates == nil) {
 		return nil, fmt.Errorf("aggregator: job %s: a durable server needs both a store and an update log", cfg.Job)
 	}
-	ep, err := bus.NewEndpoint(bus.EndpointConfig{Job: cfg.Job, ID: bus.AggregatorID, Signer: cfg.Signer, Now: cfg.Now,
-		Schema: bus.Schema{MaxRound: uint64(cfg.Round.Rounds), Senders: map[string]bool{}, Enrol: cfg.Enrol,
-			Keyring: cfg.Keyring, MaxBytes: cfg.MaxBytes}}, tr)
+	ep, err := bus.NewEndpoint(cfg.EndpointConfig(), tr)
 	if err != nil {
 		return nil, fmt.Errorf("aggregator: job %s: %w", cfg.Job, err)
 	}
@@ -166,11 +164,7 @@ func (s *Server) Run(ctx context.Context) (Result, error) {
 			return Result{}, err
 		}
 	}
-	subjects := []string{bus.Subject(j, bus.KindHello, "*"), bus.Subject(j, bus.KindBye, "*"), bus.Subject(j, bus.KindMetrics, "*")}
-	if !s.durable() {
-		subjects = append(subjects, bus.Subject(j, bus.KindUpdate, "*"))
-	}
-	sub, err := s.tr.Subscribe(s.enqueue, subjects...)
+	sub, err := s.tr.Subscribe(s.enqueue, Subjects(j, s.durable())...)
 	if err != nil {
 		return Result{}, fmt.Errorf("aggregator: run: %w", err)
 	}
@@ -283,17 +277,6 @@ func (s *Server) handle(ctx context.Context, m bus.Msg) error {
 		s.mu.Lock()
 		s.hellos[env.From] = m
 		s.mu.Unlock()
-		return s.step(ctx, Join{Client: env.From, SchemaHash: b.SchemaHash, NumParams: b.NumParams, Weight: float64(b.TrainSize),
-			Users: b.Users, Items: b.Items, Edges: b.Edges, Now: now})
-	case *bus.Update:
-		ev, err := updateEvent(env.From, b, now)
-		if err != nil {
-			s.cfg.Log.Warn().Str("from", env.From).Err(err).Msg("rejected update")
-			return nil
-		}
-		return s.step(ctx, ev)
-	case *bus.Bye:
-		return s.step(ctx, Leave{Client: env.From, Now: now})
 	case *bus.Metrics:
 		s.mu.Lock()
 		if b.Final {
@@ -307,8 +290,17 @@ func (s *Server) handle(ctx context.Context, m bus.Msg) error {
 			pr[env.From] = b.Scores
 		}
 		s.mu.Unlock()
+		return nil
 	}
-	return nil
+	ev, err := EventOf(env, body, now)
+	if err != nil {
+		s.cfg.Log.Warn().Str("from", env.From).Err(err).Msg("rejected update")
+		return nil
+	}
+	if ev == nil {
+		return nil
+	}
+	return s.step(ctx, ev)
 }
 
 func (s *Server) step(ctx context.Context, ev Event) error { return s.stepFrom(ctx, ev, nil) }
@@ -392,38 +384,16 @@ func scalar(v bus.Sensitive) (x float64, has, ok bool) {
 }
 
 func (s *Server) act(ctx context.Context, a Action) error {
-	j := s.cfg.Job
 	switch x := a.(type) {
 	case ReplyJoin:
-		s.mu.Lock()
-		req, ok := s.hellos[x.Client]
-		delete(s.hellos, x.Client)
-		s.mu.Unlock()
+		AdmitJoin(s.ep.Validator(), x, s.machine.numParams)
 		if x.Accepted {
-			s.ep.Validator().AllowSender(x.Client)
-			if s.machine.numParams > 0 {
-				s.ep.Validator().SetNumParams(s.machine.numParams)
-			}
 			s.cfg.Log.Info().Str("client", x.Client).Uint64("round", x.Round).Msg("client joined")
 		} else {
 			s.cfg.Log.Warn().Str("client", x.Client).Str("reason", x.Reason).Msg("join refused")
 		}
-		if !ok {
-			return nil
-		}
-		return s.ep.Respond(req, bus.KindHello,
-			&bus.HelloReply{Accepted: x.Accepted, Reason: x.Reason, Round: x.Round, Algo: s.cfg.Round.Algo, Rounds: s.cfg.Round.Rounds, InitSeed: s.cfg.InitSeed})
 	case OpenRound:
 		s.cfg.Log.Debug().Uint64("round", x.Round).Time("deadline", x.Deadline).Msg("round open")
-		return s.ep.Publish(ctx, bus.Subject(j, bus.KindRound), bus.KindRound, x.Round,
-			&bus.RoundOpen{Round: x.Round, Deadline: x.Deadline.UnixNano(), ModelRound: x.ModelRound, Payload: x.Payload})
-	case PublishModel:
-		to := "all"
-		if x.To != "" {
-			to = x.To
-		}
-		return s.ep.Publish(ctx, bus.Subject(j, bus.KindModel, to), bus.KindModel, x.Round,
-			&bus.Model{Round: x.Round, Params: x.Params, Grad: x.Grad, Final: x.Final, Margin: x.Margin, HasMargin: x.HasMargin})
 	case RoundClosed:
 		l := s.cfg.Log.Info().Uint64("round", x.Round).Str("reason", x.Reason).Strs("in", x.In).Strs("late", x.Late).
 			Strs("stale", x.Stale).Strs("dead", x.Dead).Bool("frozen", x.Frozen).Dur("took", x.Duration)
@@ -439,7 +409,24 @@ func (s *Server) act(ctx context.Context, a Action) error {
 	case Finished:
 		s.doneAt = s.cfg.Now()
 		s.cfg.Log.Info().Uint64("rounds", x.Rounds).Msg("job finished")
-		return s.ep.Publish(ctx, bus.Subject(j, bus.KindDone), bus.KindDone, x.Rounds, &bus.Done{Rounds: x.Rounds})
+	}
+	for _, o := range s.cfg.Outbound(a) {
+		if o.ReplyTo != "" {
+			s.mu.Lock()
+			req, ok := s.hellos[o.ReplyTo]
+			delete(s.hellos, o.ReplyTo)
+			s.mu.Unlock()
+			if !ok {
+				continue
+			}
+			if err := s.ep.Respond(req, o.Kind, o.Body); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := s.ep.Publish(ctx, o.Subject, o.Kind, o.Round, o.Body); err != nil {
+			return err
+		}
 	}
 	return nil
 }

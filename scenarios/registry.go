@@ -8,6 +8,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"graphfed/bus"
+	"graphfed/dsim"
 )
 
 // Scenario is a named end-to-end check of the system under one kind of
@@ -116,7 +117,7 @@ func RunScenario(ctx context.Context, s Scenario, o ScenarioOptions) Outcome {
 func Builtin() (*Registry, error) {
 	r := NewRegistry()
 	errs := []error{r.Register(dsimScenario())}
-	for _, fault := range DsimFaultKinds() {
+	for _, fault := range dsim.FaultKinds() {
 		errs = append(errs, r.Register(focusedScenario(fault)))
 	}
 	errs = append(errs,

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"graphfed/dsim"
 )
 
 func TestRegistryBuiltin(t *testing.T) {
@@ -20,7 +22,7 @@ func TestRegistryBuiltin(t *testing.T) {
 			t.Errorf("scenario %s has no doc line", s.Name)
 		}
 	}
-	want := append(append([]string{"dsim"}, DsimFaultKinds()...), "slow-bank", "flood", "hostile-agent",
+	want := append(append([]string{"dsim"}, dsim.FaultKinds()...), "slow-bank", "flood", "hostile-agent",
 		"aggregator-kill9", "agent-crash-rejoin", "nats-restart", "cluster-node-loss")
 	if !slices.Equal(names, want) {
 		t.Fatalf("builtin scenarios %v, want %v", names, want)

@@ -4,11 +4,40 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"graphfed/dsim"
 )
 
-// InvNotExercised: a scenario's fault never happened across a sweep, so the
-// sweep proved nothing about it.
-const InvNotExercised = "fault-not-exercised"
+// The invariants scenarios report, by name: the simulator's, which the
+// real-job scenarios check too, and InvNotExercised.
+const (
+	InvCountedTwice     = dsim.InvCountedTwice
+	InvUpdateLost       = dsim.InvUpdateLost
+	InvNotAccepted      = dsim.InvNotAccepted
+	InvReleaseLedger    = dsim.InvReleaseLedger
+	InvBudget           = dsim.InvBudget
+	InvRoundOpen        = dsim.InvRoundOpen
+	InvNoProgress       = dsim.InvNoProgress
+	InvNondeterministic = dsim.InvNondeterministic
+	InvNotRejected      = dsim.InvNotRejected
+	InvResultChanged    = dsim.InvResultChanged
+	// InvNotExercised: a scenario's fault never happened across a sweep,
+	// so the sweep proved nothing about it.
+	InvNotExercised = "fault-not-exercised"
+)
+
+// sortedKeys lists a map's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
 
 // dsimRepro is the command that reruns one seed of a simulator scenario.
 func dsimRepro(name string, seed uint64) string {
@@ -18,13 +47,13 @@ func dsimRepro(name string, seed uint64) string {
 // sweep runs a simulator scenario's seeds and turns the summary into an
 // outcome. Every tenth seed runs twice (a single seed always does) and must
 // agree bit for bit.
-func sweep(ctx context.Context, name string, o ScenarioOptions, config func(uint64) (DsimConfig, error)) (Outcome, DsimSummary, error) {
+func sweep(ctx context.Context, name string, o ScenarioOptions, config func(uint64) (dsim.Config, error)) (Outcome, dsim.Summary, error) {
 	rerun := 10
 	if o.Seeds == 1 {
 		rerun = 1
 	}
-	sum, err := RunDsimSeeds(ctx, DsimSeeds{First: o.Seed, Count: o.Seeds, Config: config, RerunEvery: rerun,
-		Workers: o.Workers, MaxFailures: 1})
+	sum, err := dsim.RunSeeds(ctx, dsim.Seeds{First: o.Seed, Count: o.Seeds, Config: config, RerunEvery: rerun,
+		Workers: o.Workers, MaxFailures: 1, TraceDir: filepath.Join(os.TempDir(), "dsim-traces")})
 	if err != nil {
 		return Outcome{}, sum, err
 	}
@@ -43,9 +72,22 @@ func sweep(ctx context.Context, name string, o ScenarioOptions, config func(uint
 	for reason, n := range c.Closes {
 		out.Metrics["closed_"+reason] = float64(n)
 	}
+	for reason, n := range c.Refused {
+		out.Metrics["refused_"+reason] = float64(n)
+	}
+	for st, n := range sum.PerStrategy {
+		out.Metrics["seeds_"+st] = float64(n)
+	}
+	out.Metrics["embeddings_sent"] = float64(c.EmbSent)
+	out.Metrics["scalars_sent"] = float64(c.ScalarsSent)
+	out.Metrics["personal_models"] = float64(c.Personal)
+	out.Metrics["final_reports"] = float64(c.Finals)
 	if len(sum.Failures) > 0 {
 		v := sum.Failures[0]
 		out.FailedInvariant, out.Detail, out.Repro = v.Invariant, v.Error(), dsimRepro(name, v.Seed)
+		if v.TraceFile != "" {
+			out.Detail += " (trace: " + v.TraceFile + ")"
+		}
 	}
 	return out, sum, nil
 }
@@ -56,7 +98,7 @@ func dsimScenario() Scenario {
 		Doc:          "deterministic simulation: every fault mixed, every invariant after every step, many seeds",
 		DefaultSeeds: 1000,
 		Run: func(ctx context.Context, o ScenarioOptions) (Outcome, error) {
-			out, _, err := sweep(ctx, "dsim", o, func(seed uint64) (DsimConfig, error) { return RandomDsimConfig(seed), nil })
+			out, _, err := sweep(ctx, "dsim", o, func(seed uint64) (dsim.Config, error) { return dsim.RandomConfig(seed), nil })
 			return out, err
 		},
 	}
@@ -71,7 +113,7 @@ func focusedScenario(fault string) Scenario {
 		Doc:          "deterministic simulation with one fault, " + fault + ", injected hard on a healthy network",
 		DefaultSeeds: 200,
 		Run: func(ctx context.Context, o ScenarioOptions) (Outcome, error) {
-			out, sum, err := sweep(ctx, fault, o, func(seed uint64) (DsimConfig, error) { return FocusedDsimConfig(seed, fault) })
+			out, sum, err := sweep(ctx, fault, o, func(seed uint64) (dsim.Config, error) { return dsim.FocusedConfig(seed, fault) })
 			if err != nil || out.FailedInvariant != "" || o.Seeds < 10 {
 				return out, err
 			}
@@ -84,7 +126,7 @@ func focusedScenario(fault string) Scenario {
 }
 
 // faultCount is how often a fault kind struck in a sweep.
-func faultCount(fault string, c DsimCounters) int {
+func faultCount(fault string, c dsim.Counters) int {
 	switch fault {
 	case "drop":
 		return c.Dropped
@@ -116,8 +158,8 @@ func floodScenario() Scenario {
 		Doc:          "one party floods the aggregator with replays, wrong shapes, future rounds and a stranger's name",
 		DefaultSeeds: 100,
 		Run: func(ctx context.Context, o ScenarioOptions) (Outcome, error) {
-			out, sum, err := sweep(ctx, name, o, func(seed uint64) (DsimConfig, error) {
-				c := HealthyDsimConfig(seed)
+			out, sum, err := sweep(ctx, name, o, func(seed uint64) (dsim.Config, error) {
+				c := dsim.HealthyConfig(seed)
 				c.Flood = 10
 				return c, nil
 			})
@@ -142,15 +184,15 @@ func floodScenario() Scenario {
 }
 
 // floodChangesResult compares one seed's final model flooded and not.
-func floodChangesResult(ctx context.Context, seed uint64) (*Violation, error) {
-	calm := HealthyDsimConfig(seed)
+func floodChangesResult(ctx context.Context, seed uint64) (*dsim.Violation, error) {
+	calm := dsim.HealthyConfig(seed)
 	flooded := calm
 	flooded.Flood = 10
-	a, err := RunDsim(ctx, calm)
+	a, err := dsim.Run(ctx, calm)
 	if err != nil {
 		return nil, err
 	}
-	b, err := RunDsim(ctx, flooded)
+	b, err := dsim.Run(ctx, flooded)
 	if err != nil {
 		return nil, err
 	}
@@ -161,6 +203,6 @@ func floodChangesResult(ctx context.Context, seed uint64) (*Violation, error) {
 	if same {
 		return nil, nil
 	}
-	return &Violation{Invariant: InvResultChanged, Seed: seed, Step: b.Steps, At: b.SimTime,
+	return &dsim.Violation{Invariant: InvResultChanged, Seed: seed, Step: b.Steps, At: b.SimTime,
 		Detail: fmt.Sprintf("flooded model %v after %d rounds, unflooded %v after %d", b.Model, b.Rounds, a.Model, a.Rounds)}, nil
 }

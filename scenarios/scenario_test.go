@@ -8,6 +8,7 @@ import (
 	"graphfed/agent"
 	"graphfed/aggregator"
 	"graphfed/bus"
+	"graphfed/dsim"
 )
 
 func runNamed(t *testing.T, name string, o ScenarioOptions) Outcome {
@@ -25,7 +26,7 @@ func runNamed(t *testing.T, name string, o ScenarioOptions) Outcome {
 
 // The simulator scenarios pass on a short sweep, and report the seeds run.
 func TestScenarioSimulatorSweeps(t *testing.T) {
-	names := append(append([]string{"dsim"}, DsimFaultKinds()...), "flood")
+	names := append(append([]string{"dsim"}, dsim.FaultKinds()...), "flood")
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
 			out := runNamed(t, name, ScenarioOptions{Seed: 1, Seeds: 20})
@@ -45,9 +46,9 @@ func TestScenarioSimulatorSweeps(t *testing.T) {
 
 // Every fault kind has a counter that says whether it struck.
 func TestScenarioFaultCounters(t *testing.T) {
-	struck := DsimCounters{Dropped: 1, Duplicated: 1, Delayed: 1, Reordered: 1, PartitionDrops: 1, AgentCrashes: 1, AggCrashes: 1}
-	for _, f := range DsimFaultKinds() {
-		if faultCount(f, struck) != 1 || faultCount(f, DsimCounters{}) != 0 {
+	struck := dsim.Counters{Dropped: 1, Duplicated: 1, Delayed: 1, Reordered: 1, PartitionDrops: 1, AgentCrashes: 1, AggCrashes: 1}
+	for _, f := range dsim.FaultKinds() {
+		if faultCount(f, struck) != 1 || faultCount(f, dsim.Counters{}) != 0 {
 			t.Errorf("fault %s has no counter", f)
 		}
 	}

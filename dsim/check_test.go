@@ -1,20 +1,24 @@
-package scenarios
+package dsim
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"graphfed/agent"
 	"graphfed/aggregator"
+	"graphfed/bus"
 	"graphfed/privacy"
 )
 
 // The checks must be able to fail: fed a broken history directly, the
 // checker names the invariant it breaks.
 func TestDsimCheckerCatchesBrokenHistories(t *testing.T) {
-	t0 := dsimEpoch()
+	t0 := epoch()
 	open := func(round uint64, live ...string) aggregator.Snapshot {
 		s := aggregator.Snapshot{Round: round, Open: true, Deadline: t0.Add(time.Second)}
 		for _, id := range live {
@@ -47,47 +51,47 @@ func TestDsimCheckerCatchesBrokenHistories(t *testing.T) {
 	}
 	tests := []struct {
 		name   string
-		cfg    DsimConfig
+		cfg    Config
 		steps  []step
 		want   string
 		atStep int
 	}{
-		{"a duplicate update accepted", DsimConfig{Quorum: 5}, []step{
+		{"a duplicate update accepted", Config{Quorum: 5}, []step{
 			{upd("a", 1), nil, withPending(open(1, "a", "b"), "a")},
 			{upd("a", 1), nil, withPending(open(1, "a", "b"), "a")},
 		}, InvCountedTwice, 1},
-		{"an update listed twice in a close", DsimConfig{}, []step{
+		{"an update listed twice in a close", Config{}, []step{
 			{upd("a", 1), closed(1, 2, "a", "a"), open(2, "a")},
 		}, InvCountedTwice, 0},
-		{"an update in two aggregates", DsimConfig{Staleness: aggregator.Staleness{Policy: aggregator.StaleConstant, Factor: 1}}, []step{
+		{"an update in two aggregates", Config{Staleness: aggregator.Staleness{Policy: aggregator.StaleConstant, Factor: 1}}, []step{
 			{upd("a", 1), closed(1, 1, "a"), open(2, "a", "b")},
 			{upd("a", 1), nil, withStale(open(2, "a", "b"), "a")},
 			{upd("b", 2), []aggregator.Action{aggregator.RoundClosed{Round: 2, In: []string{"b"}, Stale: []string{"a"},
 				Weight: 2, Aggregate: true}}, open(3, "a", "b")},
 		}, InvCountedTwice, 2},
-		{"an accepted update left out", DsimConfig{Quorum: 2}, []step{
+		{"an accepted update left out", Config{Quorum: 2}, []step{
 			{upd("a", 1), nil, withPending(open(1, "a", "b"), "a")},
 			{upd("b", 1), closed(1, 1, "b"), open(2, "a", "b")},
 		}, InvUpdateLost, 1},
-		{"a snapshot that forgot a pending update", DsimConfig{Quorum: 2}, []step{
+		{"a snapshot that forgot a pending update", Config{Quorum: 2}, []step{
 			{upd("a", 1), nil, open(1, "a", "b")},
 		}, InvUpdateLost, 0},
-		{"an aggregate weighing less than its updates", DsimConfig{}, []step{
+		{"an aggregate weighing less than its updates", Config{}, []step{
 			{upd("a", 1), closed(1, 0.5, "a"), open(2, "a")},
 		}, InvUpdateLost, 0},
-		{"a close counting a stranger", DsimConfig{}, []step{
+		{"a close counting a stranger", Config{}, []step{
 			{upd("a", 1), closed(1, 2, "a", "x"), open(2, "a")},
 		}, InvNotAccepted, 0},
-		{"a round left open at quorum", DsimConfig{}, []step{
+		{"a round left open at quorum", Config{}, []step{
 			{upd("a", 1), nil, withPending(open(1, "a"), "a")},
 		}, InvRoundOpen, 0},
-		{"a round left open with a full buffer", DsimConfig{Buffer: 1}, []step{
+		{"a round left open with a full buffer", Config{Buffer: 1}, []step{
 			{upd("a", 1), nil, withPending(open(1, "a", "b"), "a")},
 		}, InvRoundOpen, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c := newChecker(tc.cfg, &DsimCounters{})
+			c := newChecker(tc.cfg, &Counters{}, nil)
 			c.round, c.open, c.deadline = 1, true, t0.Add(time.Second)
 			for i, s := range tc.steps {
 				v := c.aggStep(s.ev, s.acts, s.post, t0)
@@ -102,7 +106,7 @@ func TestDsimCheckerCatchesBrokenHistories(t *testing.T) {
 			}
 		})
 	}
-	c := newChecker(DsimConfig{}, &DsimCounters{})
+	c := newChecker(Config{}, &Counters{}, nil)
 	c.round, c.open, c.deadline = 1, true, t0.Add(time.Second)
 	if v := c.afterStep(true, t0.Add(time.Second)); v != nil {
 		t.Fatalf("flagged a round at its deadline instant: %v", v)
@@ -119,17 +123,17 @@ func TestDsimCheckerCatchesBrokenHistories(t *testing.T) {
 func release(t *testing.T, ledger privacy.Ledger, round uint64) agent.PublishUpdate {
 	t.Helper()
 	ctx := context.Background()
-	m, err := agent.NewMachine(agent.MachineConfig{Job: dsimJob, Client: "bank-0", EvalEvery: -1, ModelSigma: 2, ModelClip: 1,
+	m, err := agent.NewMachine(agent.MachineConfig{Job: jobID, Client: "bank-0", EvalEvery: -1, ModelSigma: 2, ModelClip: 1,
 		Privacy: privacy.Config{Delta: 1e-4}, Ledger: ledger}, mustLogistic(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, ev := range []agent.MachineEvent{agent.Start{Now: dsimEpoch()}, agent.JoinReply{Accepted: true, Algo: "fedavg", Now: dsimEpoch()}} {
+	for _, ev := range []agent.MachineEvent{agent.Start{Now: epoch()}, agent.JoinReply{Accepted: true, Algo: "fedavg", Now: epoch()}} {
 		if _, err := m.Step(ctx, ev); err != nil {
 			t.Fatal(err)
 		}
 	}
-	acts, err := m.Step(ctx, agent.RoundOpened{Round: round, Now: dsimEpoch()})
+	acts, err := m.Step(ctx, agent.RoundOpened{Round: round, Now: epoch()})
 	if err != nil || len(acts) != 1 {
 		t.Fatalf("%v %#v", err, acts)
 	}
@@ -179,8 +183,8 @@ func TestDsimCheckerCatchesBrokenReleases(t *testing.T) {
 				pu.Releases = slices.Clone(pu.Releases)
 				entries = tc.tamper(&pu, entries)
 			}
-			c := newChecker(DsimConfig{Delta: 1e-4, Budget: privacy.Budget{Epsilon: tc.budget}}, &DsimCounters{})
-			v := c.agentStep("bank-0", []agent.MachineAction{pu}, entries)
+			c := newChecker(Config{Delta: 1e-4, Budget: privacy.Budget{Epsilon: tc.budget}}, &Counters{}, nil)
+			v := c.agentStep("bank-0", 0, []agent.MachineAction{pu}, entries)
 			switch {
 			case tc.want == "" && v != nil:
 				t.Fatalf("honest release flagged: %v", v)
@@ -188,7 +192,7 @@ func TestDsimCheckerCatchesBrokenReleases(t *testing.T) {
 				t.Fatalf("got %v, want %s", v, tc.want)
 			}
 			if tc.want == "" {
-				if v := c.agentStep("bank-0", []agent.MachineAction{pu}, entries); v == nil || v.Invariant != InvReleaseLedger {
+				if v := c.agentStep("bank-0", 0, []agent.MachineAction{pu}, entries); v == nil || v.Invariant != InvReleaseLedger {
 					t.Fatalf("one release published twice: %v", v)
 				}
 			}
@@ -214,19 +218,19 @@ func TestDsimCatchesBrokenParties(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		edit func(*DsimConfig)
+		edit func(*Config)
 		want string
 	}{
-		{"aggregator counts an update twice", func(c *DsimConfig) {
+		{"aggregator counts an update twice", func(c *Config) {
 			c.mutate = closeEdit(func(rc *aggregator.RoundClosed) { rc.In = append(rc.In, rc.In[0]) })
 		}, InvCountedTwice},
-		{"aggregator forgets an update", func(c *DsimConfig) {
+		{"aggregator forgets an update", func(c *Config) {
 			c.mutate = closeEdit(func(rc *aggregator.RoundClosed) { rc.In = rc.In[1:] })
 		}, InvUpdateLost},
-		{"aggregator inflates a round's weight", func(c *DsimConfig) {
+		{"aggregator inflates a round's weight", func(c *Config) {
 			c.mutate = closeEdit(func(rc *aggregator.RoundClosed) { rc.Weight = 2*rc.Weight + 1 })
 		}, InvCountedTwice},
-		{"agent publishes without its ledger entry", func(c *DsimConfig) {
+		{"agent publishes without its ledger entry", func(c *Config) {
 			c.mutateAgent = func(acts []agent.MachineAction) []agent.MachineAction {
 				out := slices.Clone(acts)
 				for i, a := range out {
@@ -238,26 +242,60 @@ func TestDsimCatchesBrokenParties(t *testing.T) {
 				return out
 			}
 		}, InvReleaseLedger},
-		{"aggregator drops a flood message for the wrong reason", func(c *DsimConfig) {
+		{"aggregator refuses a flood message for the wrong reason", func(c *Config) {
 			c.Flood = 3
-			c.mutate = func(acts []aggregator.Action) []aggregator.Action {
+			c.mutateReject = func(reason string) string {
+				if reason == bus.ReasonShape {
+					return bus.ReasonGarbage
+				}
+				return reason
+			}
+		}, InvNotRejected},
+		{"agent publishes embeddings without their ledger entry", func(c *Config) {
+			c.mutateAgent = func(acts []agent.MachineAction) []agent.MachineAction {
 				out := slices.Clone(acts)
 				for i, a := range out {
-					if d, ok := a.(aggregator.Dropped); ok && d.Reason == "shape" {
-						d.Reason = "late"
-						out[i] = d
+					if pe, ok := a.(agent.PublishEmbeddings); ok {
+						pe.Releases = slices.Clone(pe.Releases)
+						pe.Releases[0].Seq += 1000 // an entry no ledger holds
+						out[i] = pe
 					}
 				}
 				return out
 			}
-		}, InvNotRejected},
-		{"job cut short", func(c *DsimConfig) { c.MaxSteps = 10 }, InvNoProgress},
+		}, InvReleaseLedger},
+		{"agent sends embeddings to a stranger", func(c *Config) {
+			c.mutateAgent = func(acts []agent.MachineAction) []agent.MachineAction {
+				out := slices.Clone(acts)
+				for i, a := range out {
+					if pe, ok := a.(agent.PublishEmbeddings); ok {
+						pe.To = "bank-9"
+						out[i] = pe
+					}
+				}
+				return out
+			}
+		}, InvNotNeighbour},
+		{"aggregator sends a personalized model to another client", func(c *Config) {
+			c.mutate = func(acts []aggregator.Action) []aggregator.Action {
+				out := slices.Clone(acts)
+				for i, a := range out {
+					if p, ok := a.(aggregator.PublishModel); ok && p.To == "bank-0" {
+						p.To = "bank-1"
+						out[i] = p
+					}
+				}
+				return out
+			}
+		}, InvMisrouted},
+		{"job cut short", func(c *Config) { c.MaxSteps = 10 }, InvNoProgress},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			sum, err := RunDsimSeeds(context.Background(), DsimSeeds{First: 1, Count: 20, MaxFailures: 1,
-				Config: func(seed uint64) (DsimConfig, error) {
-					c := RandomDsimConfig(seed)
+			dir := t.TempDir()
+			sum, err := RunSeeds(context.Background(), Seeds{First: 1, Count: 20, MaxFailures: 1, TraceDir: dir,
+				Config: func(seed uint64) (Config, error) {
+					c := RandomConfig(seed)
 					tc.edit(&c)
 					return c, nil
 				}})
@@ -266,6 +304,12 @@ func TestDsimCatchesBrokenParties(t *testing.T) {
 			}
 			if len(sum.Failures) == 0 || sum.Failures[0].Invariant != tc.want {
 				t.Fatalf("want %s caught, got %v", tc.want, sum.Failures)
+			}
+			// The failing seed's trace is written, and ends at the violation.
+			v := sum.Failures[0]
+			b, err := os.ReadFile(v.TraceFile)
+			if err != nil || !strings.Contains(string(b), "VIOLATION "+tc.want) || filepath.Dir(v.TraceFile) != dir {
+				t.Fatalf("trace %q of seed %d: %v\n%.300s", v.TraceFile, v.Seed, err, b)
 			}
 		})
 	}

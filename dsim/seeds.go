@@ -1,4 +1,4 @@
-package scenarios
+package dsim
 
 import (
 	"cmp"
@@ -9,12 +9,12 @@ import (
 	"sync"
 )
 
-// DsimSeeds runs the simulator over a range of seeds.
-type DsimSeeds struct {
+// Seeds runs the simulator over a range of seeds.
+type Seeds struct {
 	First uint64 // the first seed
 	Count int    // how many consecutive seeds
-	// Config derives a seed's job and faults; nil: RandomDsimConfig.
-	Config func(seed uint64) (DsimConfig, error)
+	// Config derives a seed's job and faults; nil: RandomConfig.
+	Config func(seed uint64) (Config, error)
 	// RerunEvery: every RerunEvery-th seed runs twice, and the two runs
 	// must agree bit for bit (the determinism invariant); 0: never.
 	RerunEvery int
@@ -23,26 +23,31 @@ type DsimSeeds struct {
 	Workers int
 	// MaxFailures stops the sweep after that many failing seeds; 0: 10.
 	MaxFailures int
+	// TraceDir, when set, receives the readable trace of every failing
+	// seed (WriteTrace); the path is in the violation.
+	TraceDir string
 }
 
-// DsimSummary is what a sweep found.
-type DsimSummary struct {
+// Summary is what a sweep found.
+type Summary struct {
 	Seeds    int // seeds run
 	Finished int // jobs that finished
 	Steps    int
-	Counters DsimCounters
+	// PerStrategy counts the seeds run per strategy (Config.Strategy).
+	PerStrategy map[string]int
+	Counters    Counters
 	// Failures are the violations found, by ascending seed.
 	Failures []*Violation
 }
 
-// RunDsimSeeds runs the sweep. The error is for a harness that cannot run;
+// RunSeeds runs the sweep. The error is for a harness that cannot run;
 // broken invariants are in the summary.
-func RunDsimSeeds(ctx context.Context, o DsimSeeds) (DsimSummary, error) {
+func RunSeeds(ctx context.Context, o Seeds) (Summary, error) {
 	if o.Count < 0 || o.First > math.MaxUint64-uint64(o.Count) {
-		return DsimSummary{}, fmt.Errorf("scenarios: dsim seeds: bad range from %d, %d seeds", o.First, o.Count)
+		return Summary{}, fmt.Errorf("dsim seeds: bad range from %d, %d seeds", o.First, o.Count)
 	}
 	if o.Config == nil {
-		o.Config = func(seed uint64) (DsimConfig, error) { return RandomDsimConfig(seed), nil }
+		o.Config = func(seed uint64) (Config, error) { return RandomConfig(seed), nil }
 	}
 	workers := max(1, o.Workers)
 	maxFail := o.MaxFailures
@@ -51,7 +56,7 @@ func RunDsimSeeds(ctx context.Context, o DsimSeeds) (DsimSummary, error) {
 	}
 	var (
 		mu    sync.Mutex
-		sum   DsimSummary
+		sum   Summary
 		first error
 		wg    sync.WaitGroup
 		next  = o.First
@@ -79,6 +84,10 @@ func RunDsimSeeds(ctx context.Context, o DsimSeeds) (DsimSummary, error) {
 					first = err
 				default:
 					sum.Seeds++
+					if sum.PerStrategy == nil {
+						sum.PerStrategy = map[string]int{}
+					}
+					sum.PerStrategy[res.Strategy]++
 					sum.Steps += res.Steps
 					sum.Counters.Add(res.Counters)
 					if res.Finished {
@@ -94,6 +103,17 @@ func RunDsimSeeds(ctx context.Context, o DsimSeeds) (DsimSummary, error) {
 	}
 	wg.Wait()
 	slices.SortFunc(sum.Failures, func(a, b *Violation) int { return cmp.Compare(a.Seed, b.Seed) })
+	if o.TraceDir != "" {
+		for _, v := range sum.Failures {
+			cfg, err := o.Config(v.Seed)
+			if err == nil {
+				v.TraceFile, err = WriteTrace(cfg, o.TraceDir)
+			}
+			if err != nil && first == nil {
+				first = err
+			}
+		}
+	}
 	if first == nil {
 		first = ctx.Err()
 	}
@@ -102,16 +122,16 @@ func RunDsimSeeds(ctx context.Context, o DsimSeeds) (DsimSummary, error) {
 
 // runSeed runs one seed, twice when asked, and reports a divergence as a
 // violation of the determinism invariant.
-func runSeed(ctx context.Context, config func(uint64) (DsimConfig, error), seed uint64, rerun bool) (DsimResult, error) {
+func runSeed(ctx context.Context, config func(uint64) (Config, error), seed uint64, rerun bool) (Result, error) {
 	cfg, err := config(seed)
 	if err != nil {
-		return DsimResult{}, err
+		return Result{}, err
 	}
-	res, err := RunDsim(ctx, cfg)
+	res, err := Run(ctx, cfg)
 	if err != nil || !rerun {
 		return res, err
 	}
-	again, err := RunDsim(ctx, cfg)
+	again, err := Run(ctx, cfg)
 	if err != nil {
 		return res, err
 	}
@@ -123,7 +143,7 @@ func runSeed(ctx context.Context, config func(uint64) (DsimConfig, error), seed 
 
 // Diverged compares two runs of one seed: their traces and final models
 // must be identical bit for bit. It returns nil when they are.
-func Diverged(a, b DsimResult) *Violation {
+func Diverged(a, b Result) *Violation {
 	same := a.Trace == b.Trace && len(a.Model) == len(b.Model)
 	for i := 0; same && i < len(a.Model); i++ {
 		same = math.Float32bits(a.Model[i]) == math.Float32bits(b.Model[i])
@@ -161,6 +181,13 @@ func (h *traceHash) str(s string) {
 		*h = (*h ^ traceHash(s[i])) * fnvPrime
 	}
 	h.u64(uint64(len(s)))
+}
+
+func (h *traceHash) bytes(b []byte) {
+	h.u64(uint64(len(b)))
+	for _, c := range b {
+		*h = (*h ^ traceHash(c)) * fnvPrime
+	}
 }
 
 func (h *traceHash) floats(p []float32) {

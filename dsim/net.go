@@ -1,9 +1,11 @@
-package scenarios
+package dsim
 
 import (
 	"container/heap"
 	"math/rand/v2"
 	"time"
+
+	"graphfed/bus"
 )
 
 // The simulator's event queue and network. Events are ordered by simulated
@@ -49,13 +51,21 @@ func (q *eventQueue) Pop() any {
 	return e
 }
 
-// simMsg is a message in flight. Bodies are typed values (the bus codec
-// and validator have their own tests and scenarios; the simulator is about
-// the protocol): helloMsg, updateMsg, replyMsg, roundMsg, modelMsg.
+// simMsg is a message in flight: envelope bytes as its sender's
+// bus.Endpoint sealed them, on a subject (or, for the answer to a hello,
+// on the recipient's inbox). Kind, round and seq are for the trace.
 type simMsg struct {
 	from, to string
 	idx      uint64 // position among the messages sent on its link
-	body     any
+	subject  string
+	data     []byte
+	reply    bool // the answer to to's hello
+	kind     bus.Kind
+	round    uint64
+	seq      uint64
+	// flood names the kind of a flood message (flood.go); "" for honest
+	// traffic.
+	flood string
 }
 
 type link struct{ from, to string }
@@ -69,7 +79,7 @@ type simNet struct {
 	sent     map[link]uint64
 	seen     map[link]uint64 // highest index delivered per link
 	cut      map[string]bool // one side of the current partition; nil: none
-	counters *DsimCounters
+	counters *Counters
 }
 
 // fates decides when the copies of one message arrive: none (dropped), one,
@@ -134,11 +144,21 @@ func (s *sim) push(e simEvent) {
 }
 
 // send puts a message on the network with its faults.
-func (s *sim) send(from, to string, body any) {
-	m := simMsg{from: from, to: to, body: body}
+func (s *sim) send(m simMsg) {
 	s.net.stamp(&m)
-	for _, at := range s.net.fates(s.now) {
-		s.push(simEvent{at: at, kind: evDeliver, node: to, msg: m})
+	fates := s.net.fates(s.now)
+	if s.tr.on() {
+		switch len(fates) {
+		case 0:
+			s.tr.line(s.now, "lost   %s (network)", msgText(m))
+		case 1:
+			s.tr.line(s.now, "send   %s", msgText(m))
+		default:
+			s.tr.line(s.now, "send   %s (duplicated)", msgText(m))
+		}
+	}
+	for _, at := range fates {
+		s.push(simEvent{at: at, kind: evDeliver, node: m.to, msg: m})
 	}
 }
 

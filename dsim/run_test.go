@@ -1,11 +1,14 @@
-package scenarios
+package dsim
 
 import (
 	"context"
 	"flag"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,6 +32,7 @@ var (
 	dsimSeed  optSeed
 	dsimSeeds = flag.Int("dsim.seeds", 1000, "seeds TestDeterministicSimSeeds sweeps (200 under -short)")
 	dsimFirst = flag.Uint64("dsim.first", 1, "first seed TestDeterministicSimSeeds sweeps")
+	traceDir  = flag.String("dsim.tracedir", filepath.Join(os.TempDir(), "dsim-traces"), "where failing seeds' traces are written")
 )
 
 func init() {
@@ -37,21 +41,23 @@ func init() {
 
 // reproCommand is the one line that reruns a failing seed.
 func reproCommand(seed uint64) string {
-	return fmt.Sprintf("go test ./scenarios -run TestDeterministicSimSeeds -dsim.seed=%d", seed)
+	return fmt.Sprintf("go test ./dsim -run TestDeterministicSimSeeds -dsim.seed=%d", seed)
 }
 
 // TestDeterministicSimSeeds sweeps the simulator over many seeds, each with
 // its own job and mix of every fault, checking every invariant after every
 // step; every tenth seed also runs twice and must agree bit for bit.
 func TestDeterministicSimSeeds(t *testing.T) {
-	o := DsimSeeds{First: *dsimFirst, Count: *dsimSeeds, RerunEvery: 10}
+	o := Seeds{First: *dsimFirst, Count: *dsimSeeds, RerunEvery: 10, TraceDir: *traceDir, Workers: 2}
 	if testing.Short() && o.Count > 200 {
 		o.Count = 200
 	}
 	if dsimSeed.set {
-		o = DsimSeeds{First: dsimSeed.v, Count: 1, RerunEvery: 1}
+		o = Seeds{First: dsimSeed.v, Count: 1, RerunEvery: 1, TraceDir: *traceDir}
 	}
-	sum, err := RunDsimSeeds(context.Background(), o)
+	start := time.Now()
+	sum, err := RunSeeds(context.Background(), o)
+	took := time.Since(start)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,9 +65,26 @@ func TestDeterministicSimSeeds(t *testing.T) {
 		t.Fatalf("ran %d of %d seeds", sum.Seeds, o.Count)
 	}
 	for _, v := range sum.Failures {
-		t.Errorf("%v\n    reproduce: %s", v, reproCommand(v.Seed))
+		t.Errorf("%v\n    trace: %s\n    reproduce: %s", v, v.TraceFile, reproCommand(v.Seed))
 	}
 	c := sum.Counters
+	if !dsimSeed.set && o.Count >= 30 {
+		// A green sweep must have driven every strategy and channel.
+		for _, st := range Strategies() {
+			if sum.PerStrategy[st] < o.Count/4 {
+				t.Errorf("%d of %d seeds ran %s: %v", sum.PerStrategy[st], o.Count, st, sum.PerStrategy)
+			}
+		}
+		for what, n := range map[string]int{"embeddings sent": c.EmbSent, "scalars sent": c.ScalarsSent,
+			"personalized models": c.Personal, "final reports": c.Finals, "budget refusals": c.BudgetRefusals} {
+			if n == 0 {
+				t.Errorf("no %s in %d seeds", what, sum.Seeds)
+			}
+		}
+	}
+	t.Logf("%d seeds in %v on %d workers: %.0f seeds/s", sum.Seeds, took.Round(time.Millisecond), o.Workers, float64(sum.Seeds)/took.Seconds())
+	t.Logf("per strategy %v: %d embedding messages, %d scalars, %d personalized models, %d final reports, refused %v",
+		sum.PerStrategy, c.EmbSent, c.ScalarsSent, c.Personal, c.Finals, c.Refused)
 	t.Logf("%d seeds, %d steps: %d messages (%d dropped, %d duplicated, %d reordered, %d lost to partitions), "+
 		"%d agent and %d aggregator crashes, %d updates counted, %d stale, closes %v, dropped %v",
 		sum.Seeds, sum.Steps, c.Sent, c.Dropped, c.Duplicated, c.Reordered, c.PartitionDrops,
@@ -73,11 +96,11 @@ func TestDeterministicSimSeeds(t *testing.T) {
 func TestDsimBitIdenticalPerSeed(t *testing.T) {
 	models := map[string]uint64{}
 	for seed := uint64(1); seed <= 20; seed++ {
-		a, err := RunDsim(context.Background(), RandomDsimConfig(seed))
+		a, err := Run(context.Background(), RandomConfig(seed))
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := RunDsim(context.Background(), RandomDsimConfig(seed))
+		b, err := Run(context.Background(), RandomConfig(seed))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -94,7 +117,7 @@ func TestDsimBitIdenticalPerSeed(t *testing.T) {
 		models[key] = seed
 	}
 	// Diverged itself must see a one-bit difference.
-	a, _ := RunDsim(context.Background(), RandomDsimConfig(1))
+	a, _ := Run(context.Background(), RandomConfig(1))
 	b := a
 	b.Model = append([]float32(nil), a.Model...)
 	b.Model[0] = math.Float32frombits(math.Float32bits(b.Model[0]) ^ 1)
@@ -108,27 +131,27 @@ func TestDsimBitIdenticalPerSeed(t *testing.T) {
 func TestDsimFaultsExercised(t *testing.T) {
 	tests := []struct {
 		fault string
-		hit   func(c DsimCounters) int
+		hit   func(c Counters) int
 		// effect is a consequence further down the line: the fault reached
 		// the protocol, not only the network.
-		effect func(c DsimCounters) int
+		effect func(c Counters) int
 	}{
-		{"drop", func(c DsimCounters) int { return c.Dropped }, func(c DsimCounters) int { return c.Closes["deadline"] }},
-		{"dup", func(c DsimCounters) int { return c.Duplicated }, func(c DsimCounters) int { return c.Rejected["duplicate"] }},
-		{"delay", func(c DsimCounters) int { return c.Delayed }, func(c DsimCounters) int { return c.StaleFolded + c.Rejected["late"] }},
-		{"reorder", func(c DsimCounters) int { return c.Reordered }, func(c DsimCounters) int { return c.Reordered }},
-		{"partition", func(c DsimCounters) int { return c.PartitionsStarted }, func(c DsimCounters) int { return c.PartitionDrops }},
-		{"agent-crash", func(c DsimCounters) int { return c.AgentCrashes }, func(c DsimCounters) int { return c.AgentRestarts * c.MidStepCrashes }},
-		{"aggregator-crash", func(c DsimCounters) int { return c.AggCrashes }, func(c DsimCounters) int { return c.AggRestarts * c.MidStepCrashes }},
+		{"drop", func(c Counters) int { return c.Dropped }, func(c Counters) int { return c.Closes["deadline"] }},
+		{"dup", func(c Counters) int { return c.Duplicated }, func(c Counters) int { return c.Rejected["duplicate"] }},
+		{"delay", func(c Counters) int { return c.Delayed }, func(c Counters) int { return c.StaleFolded + c.Rejected["late"] }},
+		{"reorder", func(c Counters) int { return c.Reordered }, func(c Counters) int { return c.Reordered }},
+		{"partition", func(c Counters) int { return c.PartitionsStarted }, func(c Counters) int { return c.PartitionDrops }},
+		{"agent-crash", func(c Counters) int { return c.AgentCrashes }, func(c Counters) int { return c.AgentRestarts * c.MidStepCrashes }},
+		{"aggregator-crash", func(c Counters) int { return c.AggCrashes }, func(c Counters) int { return c.AggRestarts * c.MidStepCrashes }},
 	}
-	all := DsimFaultKinds()
+	all := FaultKinds()
 	if len(tests) != len(all) {
 		t.Fatalf("%d fault tests for %d fault kinds %v", len(tests), len(all), all)
 	}
 	for _, tc := range tests {
 		t.Run(tc.fault, func(t *testing.T) {
-			sum, err := RunDsimSeeds(context.Background(), DsimSeeds{First: 1, Count: 40, RerunEvery: 8,
-				Config: func(seed uint64) (DsimConfig, error) { return FocusedDsimConfig(seed, tc.fault) }})
+			sum, err := RunSeeds(context.Background(), Seeds{First: 1, Count: 40, RerunEvery: 8,
+				Config: func(seed uint64) (Config, error) { return FocusedConfig(seed, tc.fault) }})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -148,7 +171,7 @@ func TestDsimFaultsExercised(t *testing.T) {
 			}
 		})
 	}
-	if _, err := FocusedDsimConfig(1, "meteor"); err == nil {
+	if _, err := FocusedConfig(1, "meteor"); err == nil {
 		t.Fatal("an unknown fault kind was accepted")
 	}
 }
@@ -163,7 +186,7 @@ func TestDsimLateDuplicateCountsOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t0 := dsimEpoch()
+	t0 := epoch()
 	for _, id := range []string{"a", "b"} {
 		m.Step(aggregator.Join{Client: id, SchemaHash: "h", NumParams: 1, Weight: 1, Now: t0})
 	}
@@ -176,7 +199,7 @@ func TestDsimLateDuplicateCountsOnce(t *testing.T) {
 	if d, ok := acts[0].(aggregator.Dropped); !ok || d.Reason != "late" {
 		t.Fatalf("want the late copy dropped as late, got %#v", acts)
 	}
-	res, err := RunDsim(context.Background(), RandomDsimConfig(2))
+	res, err := Run(context.Background(), RandomConfig(2))
 	if err != nil || res.Violation != nil {
 		t.Fatalf("seed 2: %v %v", err, res.Violation)
 	}
@@ -187,7 +210,7 @@ func TestDsimLateDuplicateCountsOnce(t *testing.T) {
 func BenchmarkDsimSeed(b *testing.B) {
 	var steps int
 	for i := range b.N {
-		res, err := RunDsim(context.Background(), RandomDsimConfig(uint64(i)))
+		res, err := Run(context.Background(), RandomConfig(uint64(i)))
 		if err != nil || res.Violation != nil {
 			b.Fatalf("seed %d: %v %v", i, err, res.Violation)
 		}
@@ -195,4 +218,59 @@ func BenchmarkDsimSeed(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "seeds/s")
 	b.ReportMetric(float64(steps)/float64(b.N), "steps/seed")
+}
+
+var update = flag.Bool("update", false, "rewrite the golden traces in testdata/")
+
+// The readable traces of one small seed per strategy are golden: a change
+// of behaviour (or of the trace's format) shows as a diff, reviewed and
+// accepted with go test ./dsim -run TestGoldenTraces -update.
+func TestGoldenTraces(t *testing.T) {
+	for _, tc := range []struct {
+		strategy string
+		seed     uint64
+	}{{StrategyFedAvg, 3}, {StrategyCEFedGNN, 4}, {StrategyLPSFed, 2}} {
+		t.Run(tc.strategy, func(t *testing.T) {
+			cfg := RandomConfig(tc.seed)
+			if cfg.Strategy() != tc.strategy {
+				t.Fatalf("seed %d runs %s", tc.seed, cfg.Strategy())
+			}
+			cfg.Trace = true
+			res, err := Run(context.Background(), cfg)
+			if err != nil || res.Violation != nil {
+				t.Fatalf("%v %v", err, res.Violation)
+			}
+			path := filepath.Join("testdata", fmt.Sprintf("%s-seed-%d.txt", tc.strategy, tc.seed))
+			if *update {
+				if err := os.WriteFile(path, []byte(res.Text), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (write it with -update)", err)
+			}
+			if got := res.Text; got != string(want) {
+				g, w := strings.Split(got, "\n"), strings.Split(string(want), "\n")
+				for i := 0; i < max(len(g), len(w)); i++ {
+					gl, wl := "<end>", "<end>"
+					if i < len(g) {
+						gl = g[i]
+					}
+					if i < len(w) {
+						wl = w[i]
+					}
+					if gl != wl {
+						t.Fatalf("%s differs at line %d:\n got: %s\nwant: %s\n(accept with -update)", path, i+1, gl, wl)
+					}
+				}
+			}
+			// The trace is a function of the seed: a second run writes it again.
+			again, _ := Run(context.Background(), cfg)
+			if again.Text != res.Text {
+				t.Fatal("two traces of one seed differ")
+			}
+		})
+	}
 }

@@ -1,13 +1,11 @@
-package scenarios
+package dsim
 
 import (
 	"fmt"
 	"math"
-	"reflect"
 	"slices"
 	"time"
 
-	"graphfed/agent"
 	"graphfed/aggregator"
 	"graphfed/privacy"
 )
@@ -41,6 +39,19 @@ const (
 	InvNotRejected = "hostile-not-rejected"
 	// InvResultChanged: hostile traffic changed the job's result.
 	InvResultChanged = "result-changed"
+	// InvHonestRefused: a receiver's validator refused a message an
+	// honest party sealed: sender and receiver disagree about the wire.
+	InvHonestRefused = "honest-refused"
+	// InvReleasedTwice: a client released on one channel for one round in
+	// two lives (the budget charged twice for one round), or twice in one
+	// life on a channel that releases once per round.
+	InvReleasedTwice = "released-twice"
+	// InvNotNeighbour: boundary embeddings went to (or came from) a client
+	// that is no neighbour.
+	InvNotNeighbour = "embedding-not-to-neighbour"
+	// InvMisrouted: a personalized model went to another client than its
+	// own, or a personalizing job published a global model.
+	InvMisrouted = "model-misrouted"
 )
 
 // Violation is a broken invariant: its name, what broke it, and where.
@@ -50,10 +61,12 @@ type Violation struct {
 	Seed      uint64
 	Step      int
 	At        time.Duration // simulated time since the start
+	// TraceFile is the readable trace of the failing run, when written.
+	TraceFile string
 }
 
 func (v *Violation) Error() string {
-	return fmt.Sprintf("scenarios: dsim seed %d, step %d at +%v: %s: %s", v.Seed, v.Step, v.At, v.Invariant, v.Detail)
+	return fmt.Sprintf("dsim seed %d, step %d at +%v: %s: %s", v.Seed, v.Step, v.At, v.Invariant, v.Detail)
 }
 
 func violation(inv, format string, args ...any) *Violation {
@@ -75,8 +88,8 @@ type accepted struct {
 // entries), not from their internals, except the aggregator's persisted
 // snapshot, which it cross-checks.
 type checker struct {
-	cfg      DsimConfig
-	counters *DsimCounters
+	cfg      Config
+	counters *Counters
 
 	round    uint64 // the aggregator's round and whether it is open
 	open     bool
@@ -85,23 +98,31 @@ type checker struct {
 	stale    []accepted          // accepted late, to be folded into the open round
 	counted  map[updKey]int      // times each update entered an aggregate
 
-	acct     *privacy.Accountant // every agent's ledger, replayed
-	seen     map[string]int      // ledger entries replayed, per agent
-	released map[relKey]bool     // releases already published
+	acct       *privacy.Accountant // every agent's ledger, replayed
+	seen       map[string]int      // ledger entries replayed, per agent
+	released   map[relKey]bool     // releases already published (emb: per recipient)
+	lives      map[chanKey]uint64  // the life that released on each (client, channel, round)
+	neighbours map[string]map[string]int
 }
 
 type relKey struct {
-	client string
-	seq    uint64
+	client, to string
+	seq        uint64
 }
 
-func newChecker(cfg DsimConfig, counters *DsimCounters) *checker {
+type chanKey struct {
+	client  string
+	channel privacy.Channel
+	round   uint64
+}
+
+func newChecker(cfg Config, counters *Counters, neighbours map[string]map[string]int) *checker {
 	// The agents' gates refuse a bad delta first; should the checker's own
 	// accountant fail anyway, budget() reports it as a violation rather
 	// than skipping the check.
 	acct, _ := privacy.NewAccountant(privacy.RDP, cfg.Delta, privacy.Budget{})
 	return &checker{cfg: cfg, counters: counters, cur: map[string]accepted{}, counted: map[updKey]int{},
-		acct: acct, seen: map[string]int{}, released: map[relKey]bool{}}
+		acct: acct, seen: map[string]int{}, released: map[relKey]bool{}, lives: map[chanKey]uint64{}, neighbours: neighbours}
 }
 
 // aggStep checks one aggregator step: the event, its actions and the
@@ -112,9 +133,16 @@ func (c *checker) aggStep(ev aggregator.Event, acts []aggregator.Action, post ag
 			return v
 		}
 	}
+	var closed *aggregator.RoundClosed
 	for _, a := range acts {
-		if rc, ok := a.(aggregator.RoundClosed); ok {
-			if v := c.closeRound(rc); v != nil {
+		switch x := a.(type) {
+		case aggregator.RoundClosed:
+			if v := c.closeRound(x); v != nil {
+				return v
+			}
+			closed = &x
+		case aggregator.PublishModel:
+			if v := c.personal(ev, x, closed); v != nil {
 				return v
 			}
 		}
@@ -186,7 +214,7 @@ func (c *checker) closeRound(rc aggregator.RoundClosed) *Violation {
 		return violation(InvCountedTwice, "round %d aggregated weight %v, accepted updates weigh %v", rc.Round, rc.Weight, total)
 	case rc.Aggregate && math.Abs(rc.Weight-total) > 1e-9*math.Max(1, total):
 		return violation(InvUpdateLost, "round %d aggregated weight %v, accepted updates weigh %v", rc.Round, rc.Weight, total)
-	case !rc.Aggregate && total > 0:
+	case !rc.Aggregate && total > 0 && !rc.Frozen:
 		return violation(InvUpdateLost, "round %d closed without an aggregate although updates of weight %v were accepted", rc.Round, total)
 	}
 	clear(c.cur)
@@ -256,7 +284,7 @@ func (c *checker) crossCheck(post aggregator.Snapshot) *Violation {
 // quorum checks that an open round is not one that had to close.
 func (c *checker) quorum(post aggregator.Snapshot, now time.Time) *Violation {
 	if !now.Before(post.Deadline) {
-		return violation(InvRoundOpen, "round %d still open at its deadline %v", post.Round, post.Deadline.Sub(dsimEpoch()))
+		return violation(InvRoundOpen, "round %d still open at its deadline %v", post.Round, post.Deadline.Sub(epoch()))
 	}
 	if c.cfg.Buffer > 0 {
 		if n := len(c.cur) + len(c.stale); n >= c.cfg.Buffer {
@@ -285,39 +313,7 @@ func (c *checker) quorum(post aggregator.Snapshot, now time.Time) *Violation {
 // is up never leaves a round open past its deadline.
 func (c *checker) afterStep(aggUp bool, now time.Time) *Violation {
 	if aggUp && c.open && now.After(c.deadline) {
-		return violation(InvRoundOpen, "round %d open at +%v, past its deadline +%v", c.round, now.Sub(dsimEpoch()), c.deadline.Sub(dsimEpoch()))
-	}
-	return nil
-}
-
-// agentStep checks one agent step against its ledger as it stands after it.
-func (c *checker) agentStep(id string, acts []agent.MachineAction, ledger []privacy.Entry) *Violation {
-	if fresh := ledger[min(c.seen[id], len(ledger)):]; len(fresh) > 0 {
-		c.seen[id] = len(ledger)
-		c.counters.LedgerEntries += len(fresh)
-		if v := c.budget(id, fresh); v != nil {
-			return v
-		}
-	}
-	for _, a := range acts {
-		pu, ok := a.(agent.PublishUpdate)
-		if !ok || pu.Update.Params.Len() == 0 {
-			continue
-		}
-		if len(pu.Releases) != 1 {
-			return violation(InvReleaseLedger, "%s published round %d parameters with %d releases", id, pu.Update.Round, len(pu.Releases))
-		}
-		e := pu.Releases[0]
-		i := slices.IndexFunc(ledger, func(l privacy.Entry) bool { return l.Seq == e.Seq })
-		switch {
-		case i < 0 || !reflect.DeepEqual(ledger[i], e):
-			return violation(InvReleaseLedger, "%s published a release (seq %d) its ledger does not hold", id, e.Seq)
-		case e.Channel != privacy.ChannelModel || e.Round != pu.Update.Round || e.Count*e.Dim != pu.Update.Params.Len():
-			return violation(InvReleaseLedger, "%s's round %d update (%d values) does not match its ledger entry %+v", id, pu.Update.Round, pu.Update.Params.Len(), e)
-		case c.released[relKey{id, e.Seq}]:
-			return violation(InvReleaseLedger, "%s published release seq %d twice", id, e.Seq)
-		}
-		c.released[relKey{id, e.Seq}] = true
+		return violation(InvRoundOpen, "round %d open at +%v, past its deadline +%v", c.round, now.Sub(epoch()), c.deadline.Sub(epoch()))
 	}
 	return nil
 }
@@ -335,7 +331,7 @@ func (c *checker) budget(id string, fresh []privacy.Entry) *Violation {
 	}
 	b := c.cfg.Budget
 	if b.Epsilon > 0 {
-		if eps := c.acct.Epsilon(c.acct.Client(privacy.ClientKey{Job: dsimJob, Client: id}), 1); eps > b.Epsilon*(1+1e-9) {
+		if eps := c.acct.Epsilon(c.acct.Client(privacy.ClientKey{Job: jobID, Client: id}), 1); eps > b.Epsilon*(1+1e-9) {
 			return violation(InvBudget, "%s spent ε=%v of a budget of %v (δ=%v)", id, eps, b.Epsilon, c.cfg.Delta)
 		}
 	}

@@ -1,4 +1,4 @@
-package scenarios
+package dsim
 
 import (
 	"fmt"
@@ -10,17 +10,23 @@ import (
 	"graphfed/privacy"
 )
 
-// The deterministic simulator runs aggregator.Machine and one agent.Machine
-// per client on a simulated network and clock, without NATS: a seeded event
-// queue decides when every message arrives, whether it arrives at all or
-// twice, and when parties are cut off, crash and restart. After every step
-// it checks the invariants (dsim_check.go). Everything that varies is drawn
-// from the seed, so a failure reproduces from its seed alone.
+// Strategies the simulator spreads its seeds over: seed%3 picks one.
+const (
+	StrategyFedAvg   = aggregator.AlgoFedAvg   // FedAvg, with staleness policies and FedBuff
+	StrategyCEFedGNN = aggregator.AlgoCEFedGNN // CE-FedGNN: gradient estimators and boundary embeddings
+	StrategyLPSFed   = aggregator.AlgoLPSFed   // LPSFed (or lpsfed-bpr): ρ, margins, personalized models
+)
 
-// DsimConfig is one simulated job. RandomDsimConfig and FocusedDsimConfig
+// Strategies lists the strategies in seed order (seed%3).
+func Strategies() []string { return []string{StrategyFedAvg, StrategyCEFedGNN, StrategyLPSFed} }
+
+// Config is one simulated job. RandomConfig and FocusedConfig
 // derive one from a seed.
-type DsimConfig struct {
-	Seed         uint64
+type Config struct {
+	Seed uint64
+	// Algo is the aggregator's algorithm: fedavg, cefedgnn, lpsfed or
+	// lpsfed-bpr; Strategy() is its family.
+	Algo         string
 	Agents       int
 	Rounds       int
 	MinClients   int // clients that must join before round 1; 0: all
@@ -33,9 +39,23 @@ type DsimConfig struct {
 	Dim, Samples int // the agents' logistic regression
 	ModelSigma   float64
 	ModelClip    float64
+	GradSigma    float64        // CE-FedGNN's gradient estimator
+	MarginSigma  float64        // LPSFed's scalars
 	Budget       privacy.Budget // per-client budget; zero: none
 	Delta        float64
-	Faults       Faults
+	// CE-FedGNN: Links are the pairs of agents (by index) whose graphs
+	// share edges, so that they exchange boundary embeddings of width
+	// EmbDim at noise EmbSigma.
+	Links    [][2]int
+	EmbDim   int
+	EmbSigma float64
+	// LPSFed: the reference kernel's length Phi, rebuilt every RefEvery
+	// rounds (0: once); FreezeRounds publish no model.
+	Phi, RefEvery, FreezeRounds int
+	Faults                      Faults
+	// Trace records a readable trace of the run (Result.Text): every
+	// message sent, delivered or lost, every step, crash and close.
+	Trace bool
 	// MaxSteps bounds the run; a job still unfinished after it, or after
 	// MaxSimTime of simulated time, violates the progress invariant.
 	MaxSteps   int
@@ -55,6 +75,17 @@ type DsimConfig struct {
 	// deliberately broken parties, to show that the invariants catch them.
 	mutate      func([]aggregator.Action) []aggregator.Action
 	mutateAgent func([]agent.MachineAction) []agent.MachineAction
+	// mutateReject rewrites the reason the aggregator's validator gives.
+	mutateReject func(reason string) string
+}
+
+// Strategy is the family of the configured algorithm (lpsfed-bpr is
+// lpsfed's).
+func (c *Config) Strategy() string {
+	if c.Algo == aggregator.AlgoLPSFedBPR {
+		return StrategyLPSFed
+	}
+	return c.Algo
 }
 
 // Faults says what the simulated network and hosts do wrong.
@@ -83,18 +114,19 @@ type Faults struct {
 	MidStep float64
 }
 
-// DsimFaultKinds lists the fault kinds FocusedDsimConfig accepts, each the
+// FaultKinds lists the fault kinds FocusedConfig accepts, each the
 // focus of one scenario.
-func DsimFaultKinds() []string {
+func FaultKinds() []string {
 	return []string{"drop", "dup", "delay", "reorder", "partition", "agent-crash", "aggregator-crash"}
 }
 
-// baseDsimConfig draws the job (not its faults) from the seed.
-func baseDsimConfig(seed uint64, r *rand.Rand) DsimConfig {
-	c := DsimConfig{
-		Seed: seed, Agents: 3 + r.IntN(3), Rounds: 4 + r.IntN(5),
+// baseConfig draws the job (not its faults) from the seed: seed%3 picks
+// the strategy, the rest of the job comes from r.
+func baseConfig(seed uint64, r *rand.Rand) Config {
+	c := Config{
+		Seed: seed, Algo: Strategies()[seed%3], Agents: 3 + r.IntN(3), Rounds: 4 + r.IntN(5),
 		RoundTimeout: time.Second, HelloRetry: 300 * time.Millisecond, LocalEpochs: 1 + r.IntN(3),
-		Dim: 3 + r.IntN(4), Samples: 24 + r.IntN(40), ModelSigma: 0.5, ModelClip: 2, Delta: 1e-4,
+		Dim: 3 + r.IntN(4), Samples: 24 + r.IntN(40), ModelSigma: 0.5, ModelClip: 2, GradSigma: 0.5, MarginSigma: 4, Delta: 1e-4,
 		Faults: Faults{Latency: time.Millisecond, Jitter: 5 * time.Millisecond, MaxOutage: 2 * time.Second},
 	}
 	if r.IntN(4) == 0 {
@@ -114,20 +146,56 @@ func baseDsimConfig(seed uint64, r *rand.Rand) DsimConfig {
 	default:
 		c.Staleness = aggregator.Staleness{Policy: aggregator.StalePolynomial, A: 0.5}
 	}
-	if r.IntN(2) == 0 {
-		// A budget that admits k of the model releases (each of μ² =
-		// (2·clip/σ)²), so that some agents run out mid-job.
-		k := 1 + r.IntN(c.Rounds)
-		mu2 := (2 * c.ModelClip / c.ModelSigma) * (2 * c.ModelClip / c.ModelSigma)
+	budget := r.IntN(2) == 0
+	k := 1 + r.IntN(c.Rounds)
+	c.strategyParams(rand.New(rand.NewPCG(seed, 0x57a7)))
+	if budget {
+		// A budget that admits k rounds' releases (each of μ² =
+		// (2·clip/σ)²: the model's, CE-FedGNN's gradient estimator's,
+		// LPSFed's margin; LPSFed's ρ, sent once per kernel, comes on
+		// top), so that some agents run out mid-job.
+		sq := func(x float64) float64 { return x * x }
+		mu2 := sq(2 * c.ModelClip / c.ModelSigma)
+		switch c.Strategy() {
+		case StrategyCEFedGNN:
+			mu2 += sq(2 * c.ModelClip / c.GradSigma)
+		case StrategyLPSFed:
+			mu2 += sq(2 / c.MarginSigma)
+		}
 		c.Budget.Epsilon, _ = privacy.RDPEpsilon(mu2*(float64(k)+0.5), c.Delta)
 	}
 	return c
 }
 
-// RandomDsimConfig draws a job and a mix of every fault from the seed.
-func RandomDsimConfig(seed uint64) DsimConfig {
+// strategyParams draws what the strategy adds to the job, from its own
+// stream so that the job's other draws do not depend on the strategy.
+func (c *Config) strategyParams(r *rand.Rand) {
+	switch c.Algo {
+	case StrategyCEFedGNN:
+		// A ring, some chords: every agent has a neighbour.
+		c.EmbDim, c.EmbSigma = 2+r.IntN(3), 0.1+0.4*r.Float64()
+		for i := range c.Agents {
+			for j := i + 1; j < c.Agents; j++ {
+				if j == i+1 || r.IntN(3) == 0 {
+					c.Links = append(c.Links, [2]int{i, j})
+				}
+			}
+		}
+	case StrategyLPSFed:
+		if r.IntN(2) == 0 {
+			c.Algo = aggregator.AlgoLPSFedBPR
+		}
+		// Personalization mixes each client's own update of the round: no
+		// buffer, late updates dropped.
+		c.Buffer, c.Staleness = 0, aggregator.Staleness{Policy: aggregator.StaleDrop}
+		c.Phi, c.RefEvery, c.FreezeRounds = 3+r.IntN(6), r.IntN(3), r.IntN(2)
+	}
+}
+
+// RandomConfig draws a job and a mix of every fault from the seed.
+func RandomConfig(seed uint64) Config {
 	r := rand.New(rand.NewPCG(seed, 0xd5)) // the config stream; the run has its own
-	c := baseDsimConfig(seed, r)
+	c := baseConfig(seed, r)
 	f := &c.Faults
 	f.Drop = 0.15 * r.Float64()
 	f.Dup = 0.15 * r.Float64()
@@ -141,16 +209,16 @@ func RandomDsimConfig(seed uint64) DsimConfig {
 	return c
 }
 
-// HealthyDsimConfig draws a job from the seed, on a network that only
+// HealthyConfig draws a job from the seed, on a network that only
 // delays messages by a few milliseconds.
-func HealthyDsimConfig(seed uint64) DsimConfig {
-	return baseDsimConfig(seed, rand.New(rand.NewPCG(seed, 0xf0c5)))
+func HealthyConfig(seed uint64) Config {
+	return baseConfig(seed, rand.New(rand.NewPCG(seed, 0xf0c5)))
 }
 
-// FocusedDsimConfig is HealthyDsimConfig with one kind of fault (one of
-// DsimFaultKinds) injected hard.
-func FocusedDsimConfig(seed uint64, fault string) (DsimConfig, error) {
-	c := HealthyDsimConfig(seed)
+// FocusedConfig is HealthyConfig with one kind of fault (one of
+// FaultKinds) injected hard.
+func FocusedConfig(seed uint64, fault string) (Config, error) {
+	c := HealthyConfig(seed)
 	f := &c.Faults
 	switch fault {
 	case "drop":
@@ -170,21 +238,23 @@ func FocusedDsimConfig(seed uint64, fault string) (DsimConfig, error) {
 	case "aggregator-crash":
 		f.AggCrashes, f.MidStep = 3, 0.4
 	default:
-		return DsimConfig{}, fmt.Errorf("scenarios: dsim: unknown fault %q (want one of %v)", fault, DsimFaultKinds())
+		return Config{}, fmt.Errorf("dsim: unknown fault %q (want one of %v)", fault, FaultKinds())
 	}
 	return c, nil
 }
 
-func (c *DsimConfig) validate() error {
+func (c *Config) validate() error {
 	switch {
+	case c.Algo == "":
+		return fmt.Errorf("dsim: no algorithm")
 	case c.Agents < 1 || c.Rounds < 1:
-		return fmt.Errorf("scenarios: dsim: %d agents and %d rounds", c.Agents, c.Rounds)
+		return fmt.Errorf("dsim: %d agents and %d rounds", c.Agents, c.Rounds)
 	case c.RoundTimeout <= 0 || c.HelloRetry <= 0:
-		return fmt.Errorf("scenarios: dsim: round timeout %v and hello retry %v must be positive", c.RoundTimeout, c.HelloRetry)
+		return fmt.Errorf("dsim: round timeout %v and hello retry %v must be positive", c.RoundTimeout, c.HelloRetry)
 	case c.Faults.Drop < 0 || c.Faults.Drop >= 1 || c.Faults.Dup < 0 || c.Faults.Reorder < 0:
-		return fmt.Errorf("scenarios: dsim: fault probabilities %+v", c.Faults)
+		return fmt.Errorf("dsim: fault probabilities %+v", c.Faults)
 	case c.Faults.MaxOutage <= 0 && c.Faults.Partitions+c.Faults.AgentCrashes+c.Faults.AggCrashes > 0:
-		return fmt.Errorf("scenarios: dsim: crashes and partitions need a positive MaxOutage")
+		return fmt.Errorf("dsim: crashes and partitions need a positive MaxOutage")
 	}
 	if c.MinClients == 0 {
 		c.MinClients = c.Agents
@@ -203,77 +273,4 @@ func (c *DsimConfig) validate() error {
 
 // horizon is the span within which faults are scheduled: about the job's
 // length if every round ran to its deadline.
-func (c *DsimConfig) horizon() time.Duration { return time.Duration(c.Rounds) * c.RoundTimeout }
-
-// DsimResult is what one simulated job did.
-type DsimResult struct {
-	Seed       uint64
-	Finished   bool
-	Rounds     uint64    // rounds closed
-	Model      []float32 // the final global model
-	ModelRound uint64
-	Steps      int
-	SimTime    time.Duration
-	// Trace is a hash of every step (time, party, event kind) and every
-	// model: two runs of one seed must agree on it bit for bit.
-	Trace     uint64
-	Counters  DsimCounters
-	Violation *Violation // the first invariant broken, nil if none
-}
-
-// DsimCounters count what the run exercised.
-type DsimCounters struct {
-	Sent, Delivered             int
-	Dropped, Duplicated         int // by the network
-	Reordered                   int // deliveries that overtook an earlier message on their link
-	Delayed                     int // messages held back longer than a round timeout
-	PartitionsStarted           int
-	PartitionDrops              int // messages lost to a partition
-	AgentCrashes, AggCrashes    int
-	AgentRestarts, AggRestarts  int
-	MidStepCrashes              int // crashes that lost a step's messages
-	ToDown                      int // messages that reached a party that was down
-	Accepted, StaleFolded       int // updates the aggregator counted
-	Rejected                    map[string]int
-	Closes                      map[string]int // by reason
-	Withheld, BudgetRefusals    int
-	LedgerEntries, ReleasesSent int
-	Flooded                     int // flood messages that reached the aggregator
-}
-
-// Add accumulates o into c.
-func (c *DsimCounters) Add(o DsimCounters) {
-	c.Sent += o.Sent
-	c.Delivered += o.Delivered
-	c.Dropped += o.Dropped
-	c.Duplicated += o.Duplicated
-	c.Reordered += o.Reordered
-	c.Delayed += o.Delayed
-	c.PartitionsStarted += o.PartitionsStarted
-	c.PartitionDrops += o.PartitionDrops
-	c.AgentCrashes += o.AgentCrashes
-	c.AggCrashes += o.AggCrashes
-	c.AgentRestarts += o.AgentRestarts
-	c.AggRestarts += o.AggRestarts
-	c.MidStepCrashes += o.MidStepCrashes
-	c.ToDown += o.ToDown
-	c.Accepted += o.Accepted
-	c.StaleFolded += o.StaleFolded
-	c.Withheld += o.Withheld
-	c.BudgetRefusals += o.BudgetRefusals
-	c.LedgerEntries += o.LedgerEntries
-	c.ReleasesSent += o.ReleasesSent
-	c.Flooded += o.Flooded
-	c.Rejected = addCounts(c.Rejected, o.Rejected)
-	c.Closes = addCounts(c.Closes, o.Closes)
-}
-
-func addCounts(dst, src map[string]int) map[string]int {
-	if dst == nil && len(src) > 0 {
-		dst = map[string]int{}
-	}
-	for k, n := range src {
-		dst[k] += n
-	}
-	return dst
-}
+func (c *Config) horizon() time.Duration { return time.Duration(c.Rounds) * c.RoundTimeout }

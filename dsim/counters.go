@@ -1,0 +1,93 @@
+package dsim
+
+import "time"
+
+// Result is what one simulated job did.
+type Result struct {
+	Seed     uint64
+	Strategy string // Config.Strategy()
+	Finished bool
+	Rounds   uint64 // rounds closed
+	// Model is the final global model, or the final personalized models
+	// one after the other in recipient order.
+	Model      []float32
+	ModelRound uint64
+	Steps      int
+	SimTime    time.Duration
+	// Trace is a hash of every step (time, party, event kind) and every
+	// model: two runs of one seed must agree on it bit for bit.
+	Trace     uint64
+	Counters  Counters
+	Violation *Violation // the first invariant broken, nil if none
+	// Text is the readable trace (Config.Trace), empty otherwise.
+	Text string
+}
+
+// Counters count what the run exercised.
+type Counters struct {
+	Sent, Delivered             int
+	Dropped, Duplicated         int // by the network
+	Reordered                   int // deliveries that overtook an earlier message on their link
+	Delayed                     int // messages held back longer than a round timeout
+	PartitionsStarted           int
+	PartitionDrops              int // messages lost to a partition
+	AgentCrashes, AggCrashes    int
+	AgentRestarts, AggRestarts  int
+	MidStepCrashes              int // crashes that lost a step's messages
+	ToDown                      int // messages that reached a party that was down
+	Accepted, StaleFolded       int // updates the aggregator counted
+	Rejected                    map[string]int
+	Closes                      map[string]int // by reason
+	Withheld, BudgetRefusals    int
+	LedgerEntries, ReleasesSent int
+	Flooded                     int // flood messages that reached the aggregator
+	// Refused counts the messages a receiver's validator refused, by
+	// reason (bus.Reason*).
+	Refused map[string]int
+	// EmbSent and ScalarsSent count released embedding messages and
+	// scalars (ρ, margins) put on the wire; Personal the personalized
+	// models; Finals the agents that reported final scores.
+	EmbSent, ScalarsSent, Personal, Finals int
+}
+
+// Add accumulates o into c.
+func (c *Counters) Add(o Counters) {
+	c.Sent += o.Sent
+	c.Delivered += o.Delivered
+	c.Dropped += o.Dropped
+	c.Duplicated += o.Duplicated
+	c.Reordered += o.Reordered
+	c.Delayed += o.Delayed
+	c.PartitionsStarted += o.PartitionsStarted
+	c.PartitionDrops += o.PartitionDrops
+	c.AgentCrashes += o.AgentCrashes
+	c.AggCrashes += o.AggCrashes
+	c.AgentRestarts += o.AgentRestarts
+	c.AggRestarts += o.AggRestarts
+	c.MidStepCrashes += o.MidStepCrashes
+	c.ToDown += o.ToDown
+	c.Accepted += o.Accepted
+	c.StaleFolded += o.StaleFolded
+	c.Withheld += o.Withheld
+	c.BudgetRefusals += o.BudgetRefusals
+	c.LedgerEntries += o.LedgerEntries
+	c.ReleasesSent += o.ReleasesSent
+	c.Flooded += o.Flooded
+	c.EmbSent += o.EmbSent
+	c.ScalarsSent += o.ScalarsSent
+	c.Personal += o.Personal
+	c.Finals += o.Finals
+	c.Refused = addCounts(c.Refused, o.Refused)
+	c.Rejected = addCounts(c.Rejected, o.Rejected)
+	c.Closes = addCounts(c.Closes, o.Closes)
+}
+
+func addCounts(dst, src map[string]int) map[string]int {
+	if dst == nil && len(src) > 0 {
+		dst = map[string]int{}
+	}
+	for k, n := range src {
+		dst[k] += n
+	}
+	return dst
+}
