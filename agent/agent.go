@@ -17,7 +17,8 @@ import (
 type Config struct {
 	Job         string
 	Client      string
-	LocalEpochs int // per round; default 1
+	Algo        string // the algorithm the learner was built for (MachineConfig.Algo); empty: any
+	LocalEpochs int    // per round; default 1
 	// EvalEvery scores the model a round starts from every this many rounds
 	// (round 1, 1+EvalEvery, ...); 0 means 1, negative never. The final
 	// scores are always computed. Frequent exchange (small K) makes
@@ -91,7 +92,7 @@ func New(cfg Config, tr bus.Transport, l Learner, gate *privacy.Gate) (*Agent, e
 	if cfg.HelloRetry <= 0 {
 		cfg.HelloRetry = time.Second
 	}
-	m, err := NewMachine(MachineConfig{Job: cfg.Job, Client: cfg.Client, LocalEpochs: cfg.LocalEpochs, EvalEvery: cfg.EvalEvery,
+	m, err := NewMachine(MachineConfig{Job: cfg.Job, Client: cfg.Client, Algo: cfg.Algo, LocalEpochs: cfg.LocalEpochs, EvalEvery: cfg.EvalEvery,
 		HelloRetry: cfg.HelloRetry, ModelSigma: cfg.ModelSigma, ModelClip: cfg.ModelClip, GradSigma: cfg.GradSigma,
 		EmbSigma: cfg.EmbSigma, MarginSigma: cfg.MarginSigma, Gate: gate}, l)
 	if err != nil {

@@ -16,6 +16,11 @@ import (
 // MachineConfig configures a Machine.
 type MachineConfig struct {
 	Job, Client string
+	// Algo is the algorithm the agent's learner was built for: a job that
+	// announces another one is refused, since a learner built for
+	// cefedgnn would exchange embeddings in a fedavg job. Empty accepts
+	// whatever the aggregator runs.
+	Algo        string
 	LocalEpochs int // per round; default 1
 	// EvalEvery scores the model a round starts from every this many rounds
 	// (round 1, 1+EvalEvery, ...); 0 means 1, negative never. The final
@@ -177,6 +182,13 @@ func (m *Machine) Step(ctx context.Context, ev MachineEvent) ([]MachineAction, e
 		m.now = e.Now
 	case JobDone:
 		m.now = e.Now
+		if !m.joined {
+			// A job that ended before this agent joined has nothing to
+			// score; final metrics and a bye from a client the aggregator
+			// never admitted would only be refused as an unknown sender.
+			m.done = true
+			return []MachineAction{Refused{Reason: "the job finished before this agent joined"}}, nil
+		}
 		return m.finish(ctx)
 	default:
 		return nil, fmt.Errorf("agent %s: step: unknown event %T", m.cfg.Client, ev)
@@ -247,6 +259,10 @@ func (m *Machine) joinReply(ctx context.Context, r JoinReply) ([]MachineAction, 
 		// schema): retrying would not help.
 		m.done = true
 		return []MachineAction{Refused{Reason: r.Reason}}, nil
+	}
+	if m.cfg.Algo != "" && r.Algo != m.cfg.Algo {
+		m.done = true
+		return []MachineAction{Refused{Reason: fmt.Sprintf("the job runs %s, this agent was built for %s", r.Algo, m.cfg.Algo)}}, nil
 	}
 	if ar, ok := m.learner.(AlgoReceiver); ok {
 		if err := ar.SetAlgo(r.Algo); err != nil {

@@ -167,7 +167,7 @@ func agentConfig(o AgentOptions, ring *bus.Keyring, signer *bus.Signer) agent.Co
 	if !ExchangesEmbeddings(o.Algo) {
 		emb = -1
 	}
-	return agent.Config{Job: o.Job, Client: o.ID, LocalEpochs: o.LocalEpochs, EvalEvery: o.EvalEvery,
+	return agent.Config{Job: o.Job, Client: o.ID, Algo: o.Algo, LocalEpochs: o.LocalEpochs, EvalEvery: o.EvalEvery,
 		HelloRetry: o.HelloRetry, Slowdown: o.Slowdown, SlowFactor: o.SlowFactor, Now: o.Now,
 		Log:        o.Log.With().Str("client", o.ID).Logger(),
 		ModelSigma: o.Privacy.ModelSigma, ModelClip: o.Privacy.ModelClip, GradSigma: o.Privacy.GradSigma, EmbSigma: emb,
