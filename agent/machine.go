@@ -182,10 +182,11 @@ func (m *Machine) Step(ctx context.Context, ev MachineEvent) ([]MachineAction, e
 		m.now = e.Now
 	case JobDone:
 		m.now = e.Now
-		if !m.joined {
-			// A job that ended before this agent joined has nothing to
-			// score; final metrics and a bye from a client the aggregator
-			// never admitted would only be refused as an unknown sender.
+		if !m.joined && m.trained == 0 {
+			// A job that ended before this agent ever joined (in this life
+			// or, by its ledger, an earlier one) has nothing to score;
+			// final metrics and a bye from a client the aggregator never
+			// admitted would only be refused as an unknown sender.
 			m.done = true
 			return []MachineAction{Refused{Reason: "the job finished before this agent joined"}}, nil
 		}
