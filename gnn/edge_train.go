@@ -95,12 +95,15 @@ func evaluateEdges(m *EdgeModel, st *EdgeStage, seeds []int32, batchSize int, rn
 
 // EdgeTrainConfig configures TrainEdgeClassifier.
 type EdgeTrainConfig struct {
-	Model       EdgeConfig // NodeIn and EdgeIn are set from the features
-	Epochs      int
-	BatchSize   int   // seed edges per step; ≤ 0: all training edges in one step
-	FanOut      []int // per layer, nearest hop first; negative = all neighbours
-	LR          float64
-	WeightDecay float64 // L2 on weights (Decay set), not biases
+	Model     EdgeConfig // NodeIn and EdgeIn are set from the features
+	Epochs    int
+	BatchSize int // seed edges per step; ≤ 0: all training edges in one step
+	// StepsPerEpoch caps an epoch at this many steps over a fresh random
+	// order of the training edges (≤ 0: every training edge once).
+	StepsPerEpoch int
+	FanOut        []int // per layer, nearest hop first; negative = all neighbours
+	LR            float64
+	WeightDecay   float64 // L2 on weights (Decay set), not biases
 	// ClassWeights are the loss weights of the two classes; nil means
 	// EdgeClassWeights(training labels, ClassWeightCap).
 	ClassWeights   []float32
@@ -232,7 +235,11 @@ func TrainEdgeClassifier(g *graph.AMLGraph, cfg EdgeTrainConfig, rng *rand.Rand)
 		if cfg.StepProgress != nil {
 			tr.onStep = func(step, steps int) { cfg.StepProgress(ep, step, steps) }
 		}
-		loss, err := tr.epoch(order, cfg.BatchSize, rng)
+		epoch := order
+		if cfg.StepsPerEpoch > 0 && cfg.BatchSize > 0 {
+			epoch = order[:min(len(order), cfg.StepsPerEpoch*cfg.BatchSize)]
+		}
+		loss, err := tr.epoch(epoch, cfg.BatchSize, rng)
 		if err != nil {
 			return nil, EdgeHistory{}, fmt.Errorf("%s: %w", op, err)
 		}
