@@ -46,6 +46,9 @@ type AMLConfig struct {
 	// (1, 1+E, ...); default 1.
 	ExchangeEvery int
 	Seed          uint64
+	// Multi-GNN switches on top of the default model (gnn.EdgeConfig;
+	// reverse message passing and edge updates are always on).
+	Ports, TimeDeltas, EgoIDs bool
 }
 
 // AMLLearner trains a bank's transaction classifier. Cross-bank
@@ -163,6 +166,9 @@ func NewAMLLearner(d AMLData, cfg AMLConfig) (*AMLLearner, error) {
 	if d.First != 0 || d.Last != 0 {
 		feat.SetTimeRange(d.First, d.Last)
 	}
+	if cfg.Ports || cfg.TimeDeltas {
+		feat.EnableOrder()
+	}
 	var err error
 	if l.trainSt, err = gnn.NewEdgeStage(d.Graph, l.train, cfg.FanOut, feat); err != nil {
 		return nil, fmt.Errorf("agent: aml learner: %w", err)
@@ -188,6 +194,7 @@ func (l *AMLLearner) TrainSize() int { return len(l.train) }
 func (l *AMLLearner) Init(seed uint64) {
 	mc := gnn.DefaultEdgeConfig(l.cfg.Kind)
 	mc.Hidden = l.cfg.Hidden
+	mc.Ports, mc.TimeDeltas, mc.EgoIDs = l.cfg.Ports, l.cfg.TimeDeltas, l.cfg.EgoIDs
 	m, err := gnn.NewEdgeModel(mc, rand.New(rand.NewPCG(seed, 0xed6e)))
 	if err != nil {
 		panic(fmt.Sprintf("agent: aml learner: validated config refused: %v", err))

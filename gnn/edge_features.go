@@ -55,7 +55,8 @@ const (
 type EdgeFeaturizer struct {
 	g      *graph.AMLGraph
 	t0     int64
-	invDur float64 // 1/(last - first time), 0 for a graph spanning one instant
+	invDur float64   // 1/(last - first time), 0 for a graph spanning one instant
+	ord    []float32 // EdgeOrd rows of every edge, after EnableOrder
 }
 
 // NewEdgeFeaturizer prepares the features of g's edges.

@@ -74,20 +74,25 @@ var edgeLayerCases = []struct {
 	update   bool
 	fanOut   []int
 	override bool
+	reverse  bool
 }{
-	{KindSAGE, true, []int{-1, -1}, false},
-	{KindSAGE, false, []int{2, 3}, true},
-	{KindGCN, true, []int{2, 3}, false},
-	{KindGCN, true, []int{-1, 2}, true},
-	{KindGIN, true, []int{2, 3}, false},
-	{KindGIN, false, []int{-1, -1}, true},
-	{KindGIN, true, []int{3, 1}, true},
+	{KindSAGE, true, []int{-1, -1}, false, true},
+	{KindSAGE, false, []int{2, 3}, true, true},
+	{KindSAGE, true, []int{2, 3}, true, false},
+	{KindGCN, true, []int{2, 3}, false, true},
+	{KindGCN, true, []int{-1, 2}, true, true},
+	{KindGCN, false, []int{2, 2}, true, false},
+	{KindGIN, true, []int{2, 3}, false, true},
+	{KindGIN, false, []int{-1, -1}, true, true},
+	{KindGIN, true, []int{3, 1}, true, true},
+	{KindGIN, true, []int{3, 2}, true, false},
+	{KindGIN, false, []int{-1, -1}, false, false},
 }
 
 func TestGradEdgeLayer(t *testing.T) {
 	const H = 6
 	for i, c := range edgeLayerCases {
-		t.Run(fmt.Sprintf("%s/update=%v/fan=%v/override=%v", c.kind, c.update, c.fanOut, c.override), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/update=%v/fan=%v/override=%v/reverse=%v", c.kind, c.update, c.fanOut, c.override, c.reverse), func(t *testing.T) {
 			rng := newRNG(uint64(40 + i))
 			b := testBatch(t, rng, 14, 50, 4, c.fanOut, 1, 1)
 			var ovs []EmbeddingOverride
@@ -95,7 +100,7 @@ func TestGradEdgeLayer(t *testing.T) {
 				ovs = randOverrides(rng, b, H)
 			}
 			for layer := 1; layer <= b.Layers(); layer++ {
-				l, err := newEdgeLayer("l", c.kind, H, c.update, rng)
+				l, err := newEdgeLayer("l", c.kind, H, c.update, c.reverse, rng)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -193,60 +198,101 @@ func TestGradEdgeHead(t *testing.T) {
 // differences, with and without overrides on every layer, and the inputs'
 // gradients through the encoders.
 func TestGradEdgeModel(t *testing.T) {
-	const H = 6
 	for i, kind := range []string{KindSAGE, KindGCN, KindGIN} {
 		for _, override := range []bool{false, true} {
 			for _, headEdge := range []bool{true, false} {
 				t.Run(fmt.Sprintf("%s/override=%v/headEdge=%v", kind, override, headEdge), func(t *testing.T) {
-					rng := newRNG(uint64(60 + 4*i + 2*edgeB2I(override) + edgeB2I(headEdge)))
-					cfg := EdgeConfig{Kind: kind, NodeIn: 3, EdgeIn: 4, Hidden: H, Layers: 2, Classes: 2, HeadEdge: headEdge, Dropout: 0.2}
-					m, err := NewEdgeModel(cfg, rng)
-					if err != nil {
-						t.Fatal(err)
-					}
-					for _, p := range m.Params() {
-						if p.W.Rows == 1 { // non-zero biases and ε: no exact kinks
-							copy(p.W.Data, randTensor(rng, 1, p.W.Cols).Data)
-						}
-					}
-					b := testBatch(t, rng, 16, 60, 5, []int{3, 2}, cfg.NodeIn, cfg.EdgeIn)
-					var ovs []EmbeddingOverride
-					if override {
-						ovs = randOverrides(rng, b, H)
-					}
-					labels := []int32{0, 1, 0, 1, 1}
-					weights := []float32{1, 3}
-					dLogits := New(b.NumSeeds(), 2)
-					loss := func() float64 {
-						return SoftmaxCrossEntropy(m.Forward(b, ovs, true, newRNG(8)), labels, nil, weights, dLogits)
-					}
-					loss()
-					ZeroGrad(m.Params())
-					m.Backward(dLogits)
-					for _, p := range m.Params() {
-						checkGradPiecewise(t, p.Name, p.W.Data, p.G.Clone().Data, loss, edgeFDStep)
-					}
-					dx := New(b.NodeX.Rows, b.NodeX.Cols)
-					MatMulNT(dx, m.dh0, m.nodeEnc.W.W)
-					checkGradPiecewise(t, "node inputs", b.NodeX.Data, dx.Data, loss, edgeFDStep)
-					dex := New(b.EdgeX.Rows, b.EdgeX.Cols)
-					MatMulNT(dex, m.de0, m.edgeEnc.W.W)
-					checkGradPiecewise(t, "edge inputs", b.EdgeX.Data, dex.Data, loss, edgeFDStep)
-					for l, layer := range m.layers {
-						checkOverrideGrads(t, layer, ovs, l+1)
-					}
-					for _, o := range ovs {
-						if o.Layer == 0 && o.Keep == 0 {
-							for _, r := range o.Rows {
-								for _, g := range m.dh0.Row(int(r)) {
-									if g != 0 {
-										t.Fatalf("overridden input row %d receives gradient %v", r, g)
-									}
-								}
-							}
-						}
-					}
+					cfg := EdgeConfig{Kind: kind, NodeIn: 3, EdgeIn: 4, Hidden: 6, Layers: 2, Classes: 2, HeadEdge: headEdge, Dropout: 0.2,
+						ReverseMP: true, EdgeUpdates: true}
+					checkEdgeModelGrads(t, cfg, override, uint64(60+4*i+2*edgeB2I(override)+edgeB2I(headEdge)))
 				})
+			}
+		}
+	}
+}
+
+// edgeMultiGNNCases are combinations of the Multi-GNN switches: none, each
+// alone, all together, and a few pairs.
+var edgeMultiGNNCases = []struct {
+	name                                        string
+	reverse, updates, ports, tdeltas, ego, head bool
+}{
+	{"plain", false, false, false, false, false, true},
+	{"plain/no-head-edge", false, false, false, false, false, false},
+	{"eu", false, true, false, false, false, true},
+	{"reverse", true, false, false, false, false, true},
+	{"ports", false, false, true, false, false, true},
+	{"tdeltas", false, false, false, true, false, true},
+	{"ego", false, false, false, false, true, true},
+	{"all", true, true, true, true, true, true},
+	{"all/no-head-edge", true, true, true, true, true, false},
+	{"eu+ports+ego", false, true, true, false, true, true},
+}
+
+// TestGradEdgeModelMultiGNN checks the gradients of every Multi-GNN
+// switch, alone and combined, for every kind, with overrides.
+func TestGradEdgeModelMultiGNN(t *testing.T) {
+	for i, kind := range []string{KindSAGE, KindGCN, KindGIN} {
+		for j, c := range edgeMultiGNNCases {
+			t.Run(kind+"/"+c.name, func(t *testing.T) {
+				cfg := EdgeConfig{Kind: kind, NodeIn: 3, EdgeIn: 4, Hidden: 5, Layers: 2, Classes: 2, HeadEdge: c.head, Dropout: 0.2,
+					ReverseMP: c.reverse, EdgeUpdates: c.updates, Ports: c.ports, TimeDeltas: c.tdeltas, EgoIDs: c.ego}
+				checkEdgeModelGrads(t, cfg, j%2 == 0, uint64(200+16*i+j))
+			})
+		}
+	}
+}
+
+// checkEdgeModelGrads builds cfg's model with non-zero biases on a random
+// batch (with random order features) and checks every parameter's
+// gradient and the inputs' gradients through the encoders.
+func checkEdgeModelGrads(t *testing.T, cfg EdgeConfig, override bool, seed uint64) {
+	t.Helper()
+	rng := newRNG(seed)
+	H := cfg.Hidden
+	m, err := NewEdgeModel(cfg, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range m.Params() {
+		if p.W.Rows == 1 { // non-zero biases, ε and ego offsets: no exact kinks
+			copy(p.W.Data, randTensor(rng, 1, p.W.Cols).Data)
+		}
+	}
+	b := testBatch(t, rng, 16, 60, 5, []int{3, 2}, cfg.NodeIn, cfg.EdgeIn)
+	var ovs []EmbeddingOverride
+	if override {
+		ovs = randOverrides(rng, b, H)
+	}
+	labels := []int32{0, 1, 0, 1, 1}
+	weights := []float32{1, 3}
+	dLogits := New(b.NumSeeds(), 2)
+	loss := func() float64 {
+		return SoftmaxCrossEntropy(m.Forward(b, ovs, true, newRNG(8)), labels, nil, weights, dLogits)
+	}
+	loss()
+	ZeroGrad(m.Params())
+	m.Backward(dLogits)
+	for _, p := range m.Params() {
+		checkGradPiecewise(t, p.Name, p.W.Data, p.G.Clone().Data, loss, edgeFDStep)
+	}
+	dx := New(b.NodeX.Rows, b.NodeX.Cols)
+	MatMulNT(dx, m.dh0, m.nodeEnc.W.W)
+	checkGradPiecewise(t, "node inputs", b.NodeX.Data, dx.Data, loss, edgeFDStep)
+	dex := New(b.EdgeX.Rows, b.EdgeX.Cols)
+	MatMulNT(dex, m.de0, m.edgeEnc.W.W)
+	checkGradPiecewise(t, "edge inputs", b.EdgeX.Data, dex.Data, loss, edgeFDStep)
+	for l, layer := range m.layers {
+		checkOverrideGrads(t, layer, ovs, l+1)
+	}
+	for _, o := range ovs {
+		if o.Layer == 0 && o.Keep == 0 {
+			for _, r := range o.Rows {
+				for _, g := range m.dh0.Row(int(r)) {
+					if g != 0 {
+						t.Fatalf("overridden input row %d receives gradient %v", r, g)
+					}
+				}
 			}
 		}
 	}
@@ -260,7 +306,7 @@ func TestEdgeOverrideBlocksEverything(t *testing.T) {
 	const H = 4
 	rng := newRNG(70)
 	for _, kind := range []string{KindSAGE, KindGCN, KindGIN} {
-		cfg := EdgeConfig{Kind: kind, NodeIn: 2, EdgeIn: 3, Hidden: H, Layers: 2, Classes: 2}
+		cfg := EdgeConfig{Kind: kind, NodeIn: 2, EdgeIn: 3, Hidden: H, Layers: 2, Classes: 2, ReverseMP: true, EdgeUpdates: true}
 		m, err := NewEdgeModel(cfg, rng)
 		if err != nil {
 			t.Fatal(err)

@@ -50,6 +50,7 @@ func testBatch(tb testing.TB, rng *rand.Rand, n, m, seeds int, fanOut []int, nod
 	}
 	b.NodeX = randTensor(rng, b.NumNodes[0], nodeIn)
 	b.EdgeX = randTensor(rng, b.NumEdges[0], edgeIn)
+	b.EdgeOrd = randTensor(rng, b.NumEdges[0], EdgeOrdDim)
 	return b
 }
 

@@ -23,18 +23,23 @@ import (
 // symmetric normalisation with self-loops; under sampling the factor
 // d_v/m_v keeps the sum's scale.
 //
+// Without reverse message passing the x^out_v blocks are absent (3H×H for
+// sage and gcn, 2H×H for gin): messages follow the edges only. For gcn the
+// scale d_v/m_v then counts incoming messages only.
+//
 // Edge update (when enabled) for every edge the next layer or the head
 // needs:
 //
 //	e'_uv = e_uv + ReLU([h'_u | h'_v | e_uv]·U + c)  (3H×H)
 type edgeLayer struct {
-	kind   string
-	hidden int
-	node   *edgeLinear // sage/gcn: 5H→H; gin: the message projection 4H→H
-	eps    *Param      // gin: ε, 1×1
-	mlp1   *edgeLinear // gin
-	mlp2   *edgeLinear // gin
-	update *edgeUpdate // nil: no edge update
+	kind    string
+	hidden  int
+	reverse bool        // aggregate outgoing messages too, with their own weights
+	node    *edgeLinear // sage/gcn: 5H→H; gin: the message projection 4H→H
+	eps     *Param      // gin: ε, 1×1
+	mlp1    *edgeLinear // gin
+	mlp2    *edgeLinear // gin
+	update  *edgeUpdate // nil: no edge update
 
 	// State of the last forward.
 	b            *EdgeBatch
@@ -51,14 +56,14 @@ type edgeLayer struct {
 }
 
 // newEdgeLayer builds layer name of the given kind; update enables the
-// edge update.
-func newEdgeLayer(name, kind string, hidden int, update bool, rng *rand.Rand) (*edgeLayer, error) {
-	l := &edgeLayer{kind: kind, hidden: hidden}
+// edge update, reverse the outgoing messages.
+func newEdgeLayer(name, kind string, hidden int, update, reverse bool, rng *rand.Rand) (*edgeLayer, error) {
+	l := &edgeLayer{kind: kind, hidden: hidden, reverse: reverse}
 	switch kind {
 	case KindSAGE, KindGCN:
-		l.node = newEdgeLinear(name+".node", 5*hidden, hidden, rng)
+		l.node = newEdgeLinear(name+".node", (1+l.dirs()*2)*hidden, hidden, rng)
 	case KindGIN:
-		l.node = newEdgeLinear(name+".msg", 4*hidden, hidden, rng)
+		l.node = newEdgeLinear(name+".msg", l.dirs()*2*hidden, hidden, rng)
 		l.eps = NewParam(name+".eps", 1, 1, false)
 		l.mlp1 = newEdgeLinear(name+".mlp1", hidden, hidden, rng)
 		l.mlp2 = newEdgeLinear(name+".mlp2", hidden, hidden, rng)
@@ -69,6 +74,15 @@ func newEdgeLayer(name, kind string, hidden int, update bool, rng *rand.Rand) (*
 		l.update = newEdgeUpdate(name+".edge", hidden, rng)
 	}
 	return l, nil
+}
+
+// dirs is the number of message directions aggregated: 2 with reverse
+// message passing, else 1.
+func (l *edgeLayer) dirs() int {
+	if l.reverse {
+		return 2
+	}
+	return 1
 }
 
 // params lists the parameters: node projection, [ε, MLP,] edge update.
@@ -98,18 +112,21 @@ func (l *edgeLayer) forward(b *EdgeBatch, layer int, hPrev, ePrev *Tensor, ovs [
 	l.b, l.layer, l.hPrev, l.ePrev, l.ovs = b, layer, hPrev, ePrev, ovs
 	blk := &b.Blocks[layer-1]
 	l.prepare(b, blk, nt)
-	c0 := 0
+	c0, k := 0, l.dirs()
 	if l.kind == KindGIN {
-		l.x = edgeReuse(l.x, nt, 4*H)
+		l.x = edgeReuse(l.x, nt, 2*k*H)
 	} else {
-		l.x = edgeReuse(l.x, nt, 5*H)
+		l.x = edgeReuse(l.x, nt, (1+2*k)*H)
 		edgeGatherRows(l.x, 0, hPrev, nil, l.self, nt)
 		c0 = H
 	}
+	// Columns: [h in | (h out) | e in | (e out)].
 	edgeGatherMsgs(l.x, c0, &blk.In, blk.In.Src, l.wIn, hPrev)
-	edgeGatherMsgs(l.x, c0+H, &blk.Out, blk.Out.Src, l.wOut, hPrev)
-	edgeGatherMsgs(l.x, c0+2*H, &blk.In, blk.In.Edge, l.wIn, ePrev)
-	edgeGatherMsgs(l.x, c0+3*H, &blk.Out, blk.Out.Edge, l.wOut, ePrev)
+	edgeGatherMsgs(l.x, c0+k*H, &blk.In, blk.In.Edge, l.wIn, ePrev)
+	if l.reverse {
+		edgeGatherMsgs(l.x, c0+H, &blk.Out, blk.Out.Src, l.wOut, hPrev)
+		edgeGatherMsgs(l.x, c0+3*H, &blk.Out, blk.Out.Edge, l.wOut, ePrev)
+	}
 	if l.kind == KindGIN {
 		l.z = l.ginForward(l.node.forward(l.x), hPrev, nt)
 	} else {
@@ -146,7 +163,11 @@ func (l *edgeLayer) prepare(b *EdgeBatch, blk *EdgeBlock, nt int) {
 		case KindGCN:
 			d := float64(b.Degree[t])
 			scale := 1.0
-			if m := i1 - i0 + o1 - o0; m > 0 {
+			m := i1 - i0
+			if l.reverse {
+				m += o1 - o0
+			}
+			if m > 0 {
 				scale = d / float64(m)
 			}
 			scale /= math.Sqrt(1 + d)
@@ -199,10 +220,13 @@ func (l *edgeLayer) backward(dH, dE *Tensor) (*Tensor, *Tensor) {
 		c0 = H
 	}
 	blk := &b.Blocks[layer-1]
+	k := l.dirs()
 	edgeScatterMsgs(l.dhPrev, blk.In.Src, l.wIn, &blk.In, dx, c0)
-	edgeScatterMsgs(l.dhPrev, blk.Out.Src, l.wOut, &blk.Out, dx, c0+H)
-	edgeScatterMsgs(l.dePrev, blk.In.Edge, l.wIn, &blk.In, dx, c0+2*H)
-	edgeScatterMsgs(l.dePrev, blk.Out.Edge, l.wOut, &blk.Out, dx, c0+3*H)
+	edgeScatterMsgs(l.dePrev, blk.In.Edge, l.wIn, &blk.In, dx, c0+k*H)
+	if l.reverse {
+		edgeScatterMsgs(l.dhPrev, blk.Out.Src, l.wOut, &blk.Out, dx, c0+H)
+		edgeScatterMsgs(l.dePrev, blk.Out.Edge, l.wOut, &blk.Out, dx, c0+3*H)
+	}
 	return l.dhPrev, l.dePrev
 }
 

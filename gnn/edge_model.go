@@ -20,13 +20,39 @@ type EdgeConfig struct {
 	// φ(W_e·(h_u + h_v)/2) and the last layer has no edge update.
 	HeadEdge bool
 	Dropout  float64 // inverted dropout on the head's hidden units
+
+	// Multi-GNN's adaptations for directed multigraphs (Egressy et al.
+	// 2024), each its own switch for ablations. DefaultEdgeConfig turns
+	// on ReverseMP and EdgeUpdates only (the federated schema).
+	//
+	// ReverseMP aggregates incoming and outgoing messages separately,
+	// with their own weights; without it messages follow the edges only
+	// (each node hears its in-neighbours), as in a plain directed MPNN.
+	ReverseMP bool
+	// EdgeUpdates updates edge embeddings in every layer from their
+	// endpoints (edgeUpdate); without it every layer and the head read
+	// the encoded edge inputs.
+	EdgeUpdates bool
+	// Ports adds each edge's in-port and out-port numbers (EdgeOrd
+	// columns; the batch must carry them: EdgeFeaturizer.EnableOrder) to
+	// the edge encoder, through its own weights "enc.port".
+	Ports bool
+	// TimeDeltas adds the time since the previous transaction into the
+	// destination and out of the source (EdgeOrd columns), through
+	// "enc.tdelta".
+	TimeDeltas bool
+	// EgoIDs marks the seed edges' endpoints (the first NumNodes[L]
+	// rows of a batch) with a learned offset "enc.ego" on their encoded
+	// input: the same as a 0/1 input column.
+	EgoIDs bool
 }
 
 // DefaultEdgeConfig is the AML setup: 2 layers of 64 units over the
 // NodeFeatures and EdgeFeatures inputs, 2 classes, edge embedding in the
-// head, no dropout.
+// head, no dropout, reverse message passing and edge updates.
 func DefaultEdgeConfig(kind string) EdgeConfig {
-	return EdgeConfig{Kind: kind, NodeIn: NodeFeatureDim, EdgeIn: EdgeFeatureDim, Hidden: 64, Layers: 2, Classes: 2, HeadEdge: true}
+	return EdgeConfig{Kind: kind, NodeIn: NodeFeatureDim, EdgeIn: EdgeFeatureDim, Hidden: 64, Layers: 2, Classes: 2, HeadEdge: true,
+		ReverseMP: true, EdgeUpdates: true}
 }
 
 // Validate reports a configuration that cannot build a model.
@@ -47,15 +73,20 @@ func (c EdgeConfig) Validate() error {
 }
 
 // EdgeModel classifies the seed edges of an EdgeBatch. Its parameters, in
-// order (the model schema): "enc.node", "enc.edge" (W, b each), then per
-// layer l "l<l>.node" (sage, gcn) or "l<l>.msg", "l<l>.eps", "l<l>.mlp1",
+// order (the model schema): "enc.node", "enc.edge" (W, b each), then
+// "enc.port.W", "enc.tdelta.W", "enc.ego.b" when enabled, then per layer l
+// "l<l>.node" (sage, gcn) or "l<l>.msg", "l<l>.eps", "l<l>.mlp1",
 // "l<l>.mlp2" (gin), and "l<l>.edge" (edge update), then "head.We",
-// "head.phi1", "head.phi2". Like the other models it owns the tensors it
+// "head.phi1", "head.phi2". The default configuration's schema is the one
+// from before the Multi-GNN switches existed. Like the other models it owns the tensors it
 // returns until its next Forward and is not safe for concurrent use.
 type EdgeModel struct {
 	cfg     EdgeConfig
 	nodeEnc *edgeLinear
 	edgeEnc *edgeLinear
+	port    *edgeAux // Ports: EdgeOrd in/out port columns
+	tdelta  *edgeAux // TimeDeltas: EdgeOrd time-delta columns
+	ego     *Param   // EgoIDs: 1×H offset of the seed endpoints
 	layers  []*edgeLayer
 	head    *edgeHead
 	params  []*Param
@@ -65,6 +96,7 @@ type EdgeModel struct {
 	ovs      []EmbeddingOverride
 	h0, e0   *Tensor
 	dh0, de0 *Tensor // gradients w.r.t. h0 and e0 of the last Backward
+	deAcc    *Tensor // without edge updates: e0's gradient, summed over readers
 }
 
 // NewEdgeModel builds the model cfg describes with Glorot weights drawn
@@ -80,9 +112,21 @@ func NewEdgeModel(cfg EdgeConfig, rng *rand.Rand) (*EdgeModel, error) {
 	}
 	m.edgeEnc.sparseIn = cfg.EdgeIn <= maxCompact
 	m.params = append(m.nodeEnc.params(), m.edgeEnc.params()...)
+	if cfg.Ports {
+		m.port = newEdgeAux("enc.port", EdgeOrdInPort, 2, cfg.Hidden, rng)
+		m.params = append(m.params, m.port.W)
+	}
+	if cfg.TimeDeltas {
+		m.tdelta = newEdgeAux("enc.tdelta", EdgeOrdInDelta, 2, cfg.Hidden, rng)
+		m.params = append(m.params, m.tdelta.W)
+	}
+	if cfg.EgoIDs {
+		m.ego = NewParam("enc.ego.b", 1, cfg.Hidden, false)
+		m.params = append(m.params, m.ego)
+	}
 	for l := 1; l <= cfg.Layers; l++ {
-		update := l < cfg.Layers || cfg.HeadEdge
-		layer, err := newEdgeLayer(fmt.Sprintf("l%d", l), cfg.Kind, cfg.Hidden, update, rng)
+		update := cfg.EdgeUpdates && (l < cfg.Layers || cfg.HeadEdge)
+		layer, err := newEdgeLayer(fmt.Sprintf("l%d", l), cfg.Kind, cfg.Hidden, update, cfg.ReverseMP, rng)
 		if err != nil {
 			return nil, err
 		}
@@ -112,6 +156,10 @@ func (m *EdgeModel) CheckBatch(b *EdgeBatch) error {
 	}
 	if b.EdgeX == nil || b.EdgeX.Rows != b.NumEdges[0] || b.EdgeX.Cols != m.cfg.EdgeIn {
 		return fmt.Errorf("%s: edge inputs %v for %d edges of %d features", op, b.EdgeX, b.NumEdges[0], m.cfg.EdgeIn)
+	}
+	if (m.cfg.Ports || m.cfg.TimeDeltas) && (b.EdgeOrd == nil || b.EdgeOrd.Rows != b.NumEdges[0] || b.EdgeOrd.Cols != EdgeOrdDim) {
+		return fmt.Errorf("%s: ports or time deltas need %d×%d edge order inputs, have %v (EdgeFeaturizer.EnableOrder)",
+			op, b.NumEdges[0], EdgeOrdDim, b.EdgeOrd)
 	}
 	return nil
 }
@@ -143,11 +191,28 @@ func (m *EdgeModel) Forward(b *EdgeBatch, ovs []EmbeddingOverride, train bool, r
 	}
 	m.b, m.ovs = b, ovs
 	m.h0 = m.nodeEnc.forward(b.NodeX)
+	if m.ego != nil {
+		for r := range b.NumNodes[len(b.NumNodes)-1] {
+			add(m.h0.Row(r), m.ego.W.Data)
+		}
+	}
 	applyOverrides(m.h0, ovs, 0, false)
 	m.e0 = m.edgeEnc.forward(b.EdgeX)
+	if m.port != nil {
+		m.port.forward(m.e0, b.EdgeOrd)
+	}
+	if m.tdelta != nil {
+		m.tdelta.forward(m.e0, b.EdgeOrd)
+	}
 	h, e := m.h0, m.e0
 	for i, l := range m.layers {
-		h, e = l.forward(b, i+1, h, e, ovs)
+		var next *Tensor
+		h, next = l.forward(b, i+1, h, e, ovs)
+		if m.cfg.EdgeUpdates {
+			e = next
+		} else {
+			e = m.e0.Slice(0, b.NumEdges[i+1])
+		}
 	}
 	return m.head.forward(b, h, e, train, rng)
 }
@@ -163,11 +228,39 @@ func (m *EdgeModel) Backward(dLogits *Tensor) {
 		shapePanic("edge model backward", "gradient %v for %d seeds and %d classes", dLogits, want, m.cfg.Classes)
 	}
 	dh, de := m.head.backward(dLogits)
-	for i := len(m.layers) - 1; i >= 0; i-- {
-		dh, de = m.layers[i].backward(dh, de)
+	if m.cfg.EdgeUpdates {
+		for i := len(m.layers) - 1; i >= 0; i-- {
+			dh, de = m.layers[i].backward(dh, de)
+		}
+	} else {
+		// Every layer and the head read (a prefix of) e0: sum their
+		// gradients.
+		m.deAcc = edgeReuse(m.deAcc, m.e0.Rows, m.cfg.Hidden)
+		m.deAcc.Zero()
+		if de != nil {
+			acc := m.deAcc.Slice(0, de.Rows)
+			Add(acc, acc, de)
+		}
+		for i := len(m.layers) - 1; i >= 0; i-- {
+			dh, de = m.layers[i].backward(dh, nil)
+			acc := m.deAcc.Slice(0, de.Rows)
+			Add(acc, acc, de)
+		}
+		de = m.deAcc
 	}
 	scaleOverrideGrads(dh, m.ovs, 0, false)
 	m.dh0, m.de0 = dh, de
+	if m.ego != nil {
+		for r := range m.b.NumNodes[len(m.b.NumNodes)-1] {
+			add(m.ego.G.Data, dh.Row(r))
+		}
+	}
+	if m.port != nil {
+		m.port.backward(de)
+	}
+	if m.tdelta != nil {
+		m.tdelta.backward(de)
+	}
 	m.nodeEnc.backward(dh, false)
 	m.edgeEnc.backward(de, false)
 }

@@ -67,7 +67,7 @@ func TestEdgeModelSchema(t *testing.T) {
 func TestEdgeModelChecks(t *testing.T) {
 	const H = 4
 	rng := newRNG(90)
-	cfg := EdgeConfig{Kind: KindSAGE, NodeIn: 2, EdgeIn: 3, Hidden: H, Layers: 2, Classes: 2}
+	cfg := EdgeConfig{Kind: KindSAGE, NodeIn: 2, EdgeIn: 3, Hidden: H, Layers: 2, Classes: 2, ReverseMP: true, EdgeUpdates: true}
 	m, err := NewEdgeModel(cfg, rng)
 	if err != nil {
 		t.Fatal(err)
@@ -120,7 +120,7 @@ func TestEdgeOverrideValues(t *testing.T) {
 	const H, gamma = 5, 0.25
 	rng := newRNG(91)
 	for _, kind := range []string{KindSAGE, KindGCN, KindGIN} {
-		cfg := EdgeConfig{Kind: kind, NodeIn: 2, EdgeIn: 3, Hidden: H, Layers: 2, Classes: 2, HeadEdge: true}
+		cfg := EdgeConfig{Kind: kind, NodeIn: 2, EdgeIn: 3, Hidden: H, Layers: 2, Classes: 2, HeadEdge: true, ReverseMP: true, EdgeUpdates: true}
 		m, err := NewEdgeModel(cfg, rng)
 		if err != nil {
 			t.Fatal(err)

@@ -55,7 +55,21 @@ func (st *EdgeStage) Batch(b *EdgeBatch, seeds []int32, labels []int32, rng *ran
 // at a time (all at once when batchSize ≤ 0), sampling neighbourhoods with
 // rng as in training.
 func EvaluateEdges(m *EdgeModel, st *EdgeStage, seeds []int32, batchSize int, rng *rand.Rand) (EdgeScores, error) {
+	s, _, _, err := evaluateEdges(m, st, seeds, batchSize, rng, false)
+	return s, err
+}
+
+// EvaluateEdgeMargins scores seeds as EvaluateEdges does and also returns each
+// seed's margin (logit 1 − logit 0) and label, in seed order: for
+// threshold tuning and per-edge breakdowns.
+func EvaluateEdgeMargins(m *EdgeModel, st *EdgeStage, seeds []int32, batchSize int, rng *rand.Rand) (EdgeScores, []float32, []int32, error) {
+	return evaluateEdges(m, st, seeds, batchSize, rng, true)
+}
+
+func evaluateEdges(m *EdgeModel, st *EdgeStage, seeds []int32, batchSize int, rng *rand.Rand, keep bool) (EdgeScores, []float32, []int32, error) {
 	var (
+		mg     []float32
+		all    []int32
 		t      edgeTally
 		b      EdgeBatch
 		labels []int32
@@ -67,21 +81,29 @@ func EvaluateEdges(m *EdgeModel, st *EdgeStage, seeds []int32, batchSize int, rn
 	for lo := 0; lo < len(seeds); lo += batchSize {
 		chunk := seeds[lo:min(lo+batchSize, len(seeds))]
 		if labels, err = st.Batch(&b, chunk, labels, rng); err != nil {
-			return EdgeScores{}, fmt.Errorf("gnn: evaluate edges: %w", err)
+			return EdgeScores{}, nil, nil, fmt.Errorf("gnn: evaluate edges: %w", err)
 		}
-		t.add(m.Forward(&b, nil, false, nil), labels)
+		logits := m.Forward(&b, nil, false, nil)
+		t.add(logits, labels)
+		if keep {
+			mg = append(mg, EdgeMargins(logits, nil)...)
+			all = append(all, labels...)
+		}
 	}
-	return t.scores(), nil
+	return t.scores(), mg, all, nil
 }
 
 // EdgeTrainConfig configures TrainEdgeClassifier.
 type EdgeTrainConfig struct {
-	Model       EdgeConfig // NodeIn and EdgeIn are set from the features
-	Epochs      int
-	BatchSize   int   // seed edges per step; ≤ 0: all training edges in one step
-	FanOut      []int // per layer, nearest hop first; negative = all neighbours
-	LR          float64
-	WeightDecay float64 // L2 on weights (Decay set), not biases
+	Model     EdgeConfig // NodeIn and EdgeIn are set from the features
+	Epochs    int
+	BatchSize int // seed edges per step; ≤ 0: all training edges in one step
+	// StepsPerEpoch caps an epoch at this many steps over a fresh random
+	// order of the training edges (≤ 0: every training edge once).
+	StepsPerEpoch int
+	FanOut        []int // per layer, nearest hop first; negative = all neighbours
+	LR            float64
+	WeightDecay   float64 // L2 on weights (Decay set), not biases
 	// ClassWeights are the loss weights of the two classes; nil means
 	// EdgeClassWeights(training labels, ClassWeightCap).
 	ClassWeights   []float32
@@ -89,6 +111,9 @@ type EdgeTrainConfig struct {
 	EvalBatch      int // seeds per evaluation batch; ≤ 0: BatchSize
 	// Progress, when set, is called after every epoch.
 	Progress func(EdgeEpoch)
+	// StepProgress, when set, is called after every training step with
+	// the epoch (from 1), the steps done in it and the epoch's steps.
+	StepProgress func(epoch, step, steps int)
 }
 
 // DefaultEdgeTrainConfig is the centralised AML baseline of the given
@@ -110,12 +135,22 @@ type EdgeEpoch struct {
 
 // EdgeHistory is the result of TrainEdgeClassifier: the per-epoch record,
 // the class weights used, and the scores of the model of the epoch with
-// the best validation F1 (the model returned).
+// the best validation F1 (the model returned): arg-max, and at the margin
+// threshold that maximizes validation F1 (BestThreshold), with the test
+// edges' margins for per-edge breakdowns.
 type EdgeHistory struct {
 	Epochs       []EdgeEpoch
 	ClassWeights []float32
 	BestEpoch    int
 	Val, Test    EdgeScores
+	// Threshold is the validation-tuned margin threshold, ValTuned and
+	// TestTuned the scores at it.
+	Threshold           float32
+	ValTuned, TestTuned EdgeScores
+	// TestEdges are the test edges (graph ids) and TestMargins their
+	// margins (logit 1 − logit 0) under the returned model.
+	TestEdges   []int32
+	TestMargins []float32
 }
 
 // TrainEdgeClassifier trains an edge model on g centrally (the
@@ -151,6 +186,9 @@ func TrainEdgeClassifier(g *graph.AMLGraph, cfg EdgeTrainConfig, rng *rand.Rand)
 		return nil, EdgeHistory{}, fmt.Errorf("%s: no training edges", op)
 	}
 	feat := NewEdgeFeaturizer(g)
+	if cfg.Model.Ports || cfg.Model.TimeDeltas {
+		feat.EnableOrder()
+	}
 	stages := make([]*EdgeStage, 3)
 	for i, vis := range [][]int32{train, trainVal, nil} {
 		st, err := NewEdgeStage(g, vis, cfg.FanOut, feat)
@@ -187,16 +225,28 @@ func TrainEdgeClassifier(g *graph.AMLGraph, cfg EdgeTrainConfig, rng *rand.Rand)
 	tr := edgeTrainer{m: m, opt: NewAdam(m.Params(), cfg.LR), st: stages[0], weights: h.ClassWeights, wd: cfg.WeightDecay}
 	order := append([]int32(nil), train...)
 	best := -1.0
-	var bestParams []float32
+	var (
+		bestParams, valMargins []float32
+		valLabels              []int32
+	)
 	for ep := 1; ep <= cfg.Epochs; ep++ {
 		start := time.Now()
 		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
-		loss, err := tr.epoch(order, cfg.BatchSize, rng)
+		if cfg.StepProgress != nil {
+			tr.onStep = func(step, steps int) { cfg.StepProgress(ep, step, steps) }
+		}
+		epoch := order
+		if cfg.StepsPerEpoch > 0 && cfg.BatchSize > 0 {
+			epoch = order[:min(len(order), cfg.StepsPerEpoch*cfg.BatchSize)]
+		}
+		loss, err := tr.epoch(epoch, cfg.BatchSize, rng)
 		if err != nil {
 			return nil, EdgeHistory{}, fmt.Errorf("%s: %w", op, err)
 		}
 		rec := EdgeEpoch{Epoch: ep, Loss: loss, Seconds: time.Since(start).Seconds()}
-		if rec.Val, err = EvaluateEdges(m, stages[1], val, evalBatch, evalRNG()); err != nil {
+		var mg []float32
+		var lb []int32
+		if rec.Val, mg, lb, err = EvaluateEdgeMargins(m, stages[1], val, evalBatch, evalRNG()); err != nil {
 			return nil, EdgeHistory{}, err
 		}
 		h.Epochs = append(h.Epochs, rec)
@@ -205,15 +255,22 @@ func TrainEdgeClassifier(g *graph.AMLGraph, cfg EdgeTrainConfig, rng *rand.Rand)
 		}
 		if rec.Val.F1 > best || bestParams == nil {
 			best, h.BestEpoch, h.Val = rec.Val.F1, ep, rec.Val
-			bestParams = Flatten(m.Params())
+			bestParams, valMargins, valLabels = Flatten(m.Params()), mg, lb
 		}
 	}
 	if err := Unflatten(m.Params(), bestParams); err != nil {
 		return nil, EdgeHistory{}, fmt.Errorf("%s: %w", op, err)
 	}
-	if h.Test, err = EvaluateEdges(m, stages[2], test, evalBatch, evalRNG()); err != nil {
+	var testLabels []int32
+	if h.Test, h.TestMargins, testLabels, err = EvaluateEdgeMargins(m, stages[2], test, evalBatch, evalRNG()); err != nil {
 		return nil, EdgeHistory{}, err
 	}
+	h.TestEdges = test
+	if h.Threshold, _, err = BestThreshold(valMargins, valLabels); err != nil {
+		return nil, EdgeHistory{}, fmt.Errorf("%s: %w", op, err)
+	}
+	h.ValTuned = CountAt(valMargins, valLabels, h.Threshold)
+	h.TestTuned = CountAt(h.TestMargins, testLabels, h.Threshold)
 	return m, h, nil
 }
 
@@ -224,6 +281,8 @@ type edgeTrainer struct {
 	st      *EdgeStage
 	weights []float32
 	wd      float64
+
+	onStep func(step, steps int) // after every step of an epoch, when set
 
 	b       EdgeBatch
 	labels  []int32
@@ -256,7 +315,7 @@ func (t *edgeTrainer) epoch(order []int32, batchSize int, rng *rand.Rand) (float
 		batchSize = len(order)
 	}
 	var sum float64
-	steps := 0
+	steps, total := 0, (len(order)+batchSize-1)/batchSize
 	for lo := 0; lo < len(order); lo += batchSize {
 		loss, err := t.step(order[lo:min(lo+batchSize, len(order))], rng)
 		if err != nil {
@@ -264,6 +323,9 @@ func (t *edgeTrainer) epoch(order []int32, batchSize int, rng *rand.Rand) (float
 		}
 		sum += loss
 		steps++
+		if t.onStep != nil {
+			t.onStep(steps, total)
+		}
 	}
 	return sum / float64(max(steps, 1)), nil
 }

@@ -31,6 +31,10 @@ type EdgeBatch struct {
 	// Inputs: NumNodes[0]×NodeFeatureDim node features and
 	// NumEdges[0]×EdgeFeatureDim edge features (SetInputs fills them).
 	NodeX, EdgeX *Tensor
+	// EdgeOrd is NumEdges[0]×EdgeOrdDim order features (ports, time
+	// deltas) when the featurizer has them (EdgeFeaturizer.EnableOrder),
+	// else nil.
+	EdgeOrd *Tensor
 }
 
 // EdgeBlock is one layer's messages, by direction. In sends each
@@ -72,7 +76,8 @@ func (b *EdgeBatch) Rows(l int, keep func(node int32) bool) []int32 {
 }
 
 // SetInputs fills NodeX from the rows of nodeX (N×NodeFeatureDim, by graph
-// node id, e.g. NodeFeatures) and EdgeX from f.
+// node id, e.g. NodeFeatures) and EdgeX (and EdgeOrd, when f has order
+// features) from f.
 func (b *EdgeBatch) SetInputs(nodeX *Tensor, f *EdgeFeaturizer) {
 	b.NodeX = edgeReuse(b.NodeX, len(b.Nodes), nodeX.Cols)
 	for r, v := range b.Nodes {
@@ -80,6 +85,12 @@ func (b *EdgeBatch) SetInputs(nodeX *Tensor, f *EdgeFeaturizer) {
 	}
 	b.EdgeX = edgeReuse(b.EdgeX, len(b.Edges), EdgeFeatureDim)
 	f.Fill(b.EdgeX, b.Edges)
+	if !f.HasOrder() {
+		b.EdgeOrd = nil
+		return
+	}
+	b.EdgeOrd = edgeReuse(b.EdgeOrd, len(b.Edges), EdgeOrdDim)
+	f.FillOrder(b.EdgeOrd, b.Edges)
 }
 
 // EdgeSampler draws EdgeBatches from an EdgeIndex: seed edges, their

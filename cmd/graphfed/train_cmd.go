@@ -16,11 +16,18 @@ func newTrainCmd(g *globalFlags) *cobra.Command {
 		dir, scenario string
 		seed          uint64
 	)
+	var aml amlTrainFlags
 	cfg := gnn.DefaultTrainConfig()
 	cmd := &cobra.Command{
-		Use:   "train (--dataset DIR | --scenario csbm) [--model gcn|sage]",
+		Use:   "train (--dataset DIR | --scenario csbm | --aml FILE) [--model gcn|sage] [--kind gin|sage|gcn]",
 		Short: "Centralized baseline: train one model on the whole graph",
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if aml.path != "" {
+				if dir != "" || scenario != "" {
+					return fmt.Errorf("train: --aml excludes --dataset and --scenario")
+				}
+				return aml.run(cmd, g, cfg, seed)
+			}
 			start := time.Now()
 			d, name, err := nodeDataset(dir, scenario, seed)
 			if err != nil {
@@ -58,5 +65,6 @@ func newTrainCmd(g *globalFlags) *cobra.Command {
 	f.IntVar(&cfg.Hidden, "hidden", cfg.Hidden, "hidden units")
 	f.Float64Var(&cfg.Dropout, "dropout", cfg.Dropout, "dropout probability")
 	f.Uint64Var(&seed, "seed", 1, "random seed")
+	aml.register(cmd)
 	return cmd
 }

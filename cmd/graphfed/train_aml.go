@@ -1,0 +1,291 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"graphfed/gnn"
+	"graphfed/graph"
+)
+
+// amlTrainFlags are the flags of `graphfed train --aml FILE`, the
+// centralized baseline of the AML job: the federated model (gin, 32 hidden
+// units, fan-out 5×5, batches of 512, as `sim --scenario aml` defaults to)
+// trained on every transaction of an AMLworld file, on the temporal split
+// the generated worlds use (graph.AMLGraph.TemporalSplit, which
+// aml.WorldCutoffs turns into instants).
+type amlTrainFlags struct {
+	path          string
+	kind          string
+	layers        int
+	batch         int
+	fanOut        []int
+	stepsPerEpoch int
+	evalBatch     int
+	classCap      float64
+	noReverse     bool
+	noUpdates     bool
+	ports         bool
+	timeDeltas    bool
+	egoIDs        bool
+	multiGNN      bool
+}
+
+// AML defaults of flags shared with node training.
+const (
+	amlTrainHidden = 32
+	amlTrainEpochs = 10
+	amlTrainLR     = 5e-3
+)
+
+func (a *amlTrainFlags) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&a.path, "aml", "", "train the AML transaction classifier on an AMLworld *_Trans.csv file (generated or downloaded)")
+	f.StringVar(&a.kind, "kind", gnn.KindGIN, "AML: message passing, gin, sage or gcn")
+	f.IntVar(&a.layers, "layers", 2, "AML: message-passing layers")
+	f.IntVar(&a.batch, "batch", 512, "AML: seed transactions per step")
+	f.IntSliceVar(&a.fanOut, "fanout", []int{5, 5}, "AML: neighbours sampled per node and direction at each layer, nearest hop first (-1: all)")
+	f.IntVar(&a.stepsPerEpoch, "steps", 0, "AML: steps per epoch, each epoch a fresh random subset of the training rows (0: all rows once)")
+	f.IntVar(&a.evalBatch, "eval-batch", 2048, "AML: seed transactions per evaluation batch")
+	f.Float64Var(&a.classCap, "class-weight-cap", 10, "AML: cap of the laundering class's inverse-frequency loss weight")
+	f.BoolVar(&a.noReverse, "no-reverse-mp", false, "AML: messages follow edges only (no separate outgoing aggregation)")
+	f.BoolVar(&a.noUpdates, "no-edge-updates", false, "AML: no edge-embedding updates between layers")
+	f.BoolVar(&a.ports, "ports", false, "AML: port numbers as edge inputs (Multi-GNN)")
+	f.BoolVar(&a.timeDeltas, "time-deltas", false, "AML: time since the endpoints' previous transaction as edge inputs (Multi-GNN)")
+	f.BoolVar(&a.egoIDs, "ego-ids", false, "AML: mark the seed transaction's endpoints (Multi-GNN ego IDs)")
+	f.BoolVar(&a.multiGNN, "multignn", false, "AML: all Multi-GNN adaptations (reverse MP, edge updates, ports, time deltas, ego IDs)")
+}
+
+// config builds the training configuration; node-training flags shared by
+// name (--epochs, --lr, --hidden, --dropout, --weight-decay) apply when
+// given, else the AML defaults.
+func (a *amlTrainFlags) config(cmd *cobra.Command, node gnn.TrainConfig) (gnn.EdgeTrainConfig, error) {
+	switch a.kind {
+	case gnn.KindGIN, gnn.KindSAGE, gnn.KindGCN:
+	default:
+		return gnn.EdgeTrainConfig{}, fmt.Errorf("--kind %q: want gin, sage or gcn", a.kind)
+	}
+	if len(a.fanOut) != a.layers {
+		return gnn.EdgeTrainConfig{}, fmt.Errorf("--fanout %v: want one value per layer (%d)", a.fanOut, a.layers)
+	}
+	c := gnn.DefaultEdgeTrainConfig(a.kind)
+	c.Model.Layers = a.layers
+	c.Model.Hidden, c.Epochs, c.LR = amlTrainHidden, amlTrainEpochs, amlTrainLR
+	fl := cmd.Flags()
+	if fl.Changed("hidden") {
+		c.Model.Hidden = node.Hidden
+	}
+	if fl.Changed("epochs") {
+		c.Epochs = node.Epochs
+	}
+	if fl.Changed("lr") {
+		c.LR = node.LR
+	}
+	if fl.Changed("dropout") {
+		c.Model.Dropout = node.Dropout
+	}
+	if fl.Changed("weight-decay") {
+		c.WeightDecay = node.WeightDecay
+	}
+	c.BatchSize, c.FanOut, c.StepsPerEpoch, c.EvalBatch, c.ClassWeightCap = a.batch, a.fanOut, a.stepsPerEpoch, a.evalBatch, a.classCap
+	m := &c.Model
+	m.ReverseMP, m.EdgeUpdates = !a.noReverse, !a.noUpdates
+	m.Ports, m.TimeDeltas, m.EgoIDs = a.ports, a.timeDeltas, a.egoIDs
+	if a.multiGNN {
+		m.ReverseMP, m.EdgeUpdates, m.Ports, m.TimeDeltas, m.EgoIDs = true, true, true, true, true
+	}
+	return c, nil
+}
+
+// variant names the model for reports: the kind and its Multi-GNN
+// switches.
+func amlVariant(m gnn.EdgeConfig) string {
+	s := m.Kind
+	for _, o := range []struct {
+		on   bool
+		name string
+	}{{m.EdgeUpdates, "eu"}, {m.ReverseMP, "rmp"}, {m.Ports, "ports"}, {m.TimeDeltas, "tds"}, {m.EgoIDs, "ego"}} {
+		if o.on {
+			s += "+" + o.name
+		}
+	}
+	return s
+}
+
+// runAMLTrain loads the file, trains, and reports.
+func (a *amlTrainFlags) run(cmd *cobra.Command, g *globalFlags, node gnn.TrainConfig, seed uint64) error {
+	start := time.Now()
+	log := g.logger()
+	cfg, err := a.config(cmd, node)
+	if err != nil {
+		return fmt.Errorf("train --aml: %w", err)
+	}
+	st, err := os.Stat(a.path)
+	if err != nil {
+		return fmt.Errorf("train --aml: %w", err)
+	}
+	lp := newProgress("load "+filepath.Base(a.path), int(st.Size()))
+	w, iss, err := graph.LoadAMLTrans(a.path, graph.AMLOptions{Progress: func(done, _ int64) { lp.update(int(done), "bytes") }})
+	lp.finish()
+	if err != nil {
+		return fmt.Errorf("train --aml: %w", err)
+	}
+	logIssues(g, iss)
+	typ, matched, err := amlPatternTypologies(a.path, w)
+	if err != nil {
+		return fmt.Errorf("train --aml: %w", err)
+	}
+	split := w.TemporalSplit()
+	counts := split.Counts()
+	log.Info().Int("rows", w.NumEdges()).Int("accounts", w.NumAccounts()).Ints64("split_rows", counts[:]).
+		Str("model", amlVariant(cfg.Model)).Msg("train --aml: loaded")
+	var p *progress
+	cfg.StepProgress = func(epoch, step, steps int) {
+		if p == nil {
+			p = newProgress("train "+amlVariant(cfg.Model), cfg.Epochs*steps)
+		}
+		p.update((epoch-1)*steps+step, fmt.Sprintf("epoch %d", epoch))
+	}
+	cfg.Progress = func(e gnn.EdgeEpoch) {
+		log.Info().Int("epoch", e.Epoch).Float64("loss", e.Loss).Float64("val_f1", e.Val.F1).Float64("seconds", e.Seconds).Msg("train --aml: epoch")
+	}
+	_, h, err := gnn.TrainEdgeClassifier(w, cfg, rand.New(rand.NewPCG(seed, 0x7a1)))
+	if p != nil {
+		p.finish()
+	}
+	if err != nil {
+		return fmt.Errorf("train --aml: %w", err)
+	}
+	metrics := map[string]any{
+		"test_f1_illicit": h.Test.F1, "test_precision_illicit": h.Test.Precision, "test_recall_illicit": h.Test.Recall,
+		"val_f1_illicit": h.Val.F1, "test_f1_illicit_tuned": h.TestTuned.F1, "val_f1_illicit_tuned": h.ValTuned.F1,
+		"threshold": h.Threshold, "best_epoch": h.BestEpoch, "epochs": cfg.Epochs, "rows": w.NumEdges(), "split_rows": counts[:],
+		"gnn": cfg.Model.Kind, "model": amlVariant(cfg.Model), "hidden": cfg.Model.Hidden, "layers": cfg.Model.Layers,
+		"batch": cfg.BatchSize, "fanout": cfg.FanOut, "lr": cfg.LR, "class_weights": h.ClassWeights,
+		"train_seconds": trainSeconds(h), "peak_rss_mib": peakRSSMiB(),
+	}
+	if typ != nil {
+		metrics["test_recall_by_typology"] = amlTypologyRecall(w, typ, h.TestEdges, h.TestMargins, h.Threshold)
+		metrics["pattern_rows_matched"] = matched
+	}
+	return g.emit(Report{Command: "train", Algo: "centralized-" + amlVariant(cfg.Model), Dataset: filepath.Base(a.path), Clients: 1,
+		Seed: int64(seed), Metrics: metrics}, start)
+}
+
+func trainSeconds(h gnn.EdgeHistory) float64 {
+	var s float64
+	for _, e := range h.Epochs {
+		s += e.Seconds
+	}
+	return s
+}
+
+// peakRSSMiB is the process's peak resident set (getrusage), NaN when
+// unknown.
+func peakRSSMiB() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return math.NaN()
+	}
+	return float64(ru.Maxrss) / 1024 // kilobytes on Linux
+}
+
+// amlPatternTypologies reads the *_Patterns.txt beside the transactions
+// file, when there is one, and returns each transaction's typology (-1 for
+// none) and how many pattern rows matched a transaction; nil without a
+// patterns file.
+func amlPatternTypologies(transPath string, w *graph.AMLGraph) ([]int8, int, error) {
+	ppath, err := graph.AMLSiblingPath(transPath, "Patterns")
+	if err != nil {
+		return nil, 0, nil
+	}
+	if _, err := os.Stat(ppath); errors.Is(err, fs.ErrNotExist) {
+		return nil, 0, nil
+	}
+	attempts, _, err := graph.LoadAMLPatterns(ppath, graph.AMLOptions{})
+	if err != nil {
+		return nil, 0, err
+	}
+	typ, matched := amlMatchTypologies(w, attempts)
+	return typ, matched, nil
+}
+
+// amlTxKey identifies a transaction by its accounts, time and amount paid:
+// how a Patterns row names a row of the transactions file.
+type amlTxKey struct {
+	src, dst int32
+	t        int64
+	paid     uint64
+}
+
+// amlMatchTypologies marks each transaction of w listed in an attempt
+// with the attempt's typology (-1 elsewhere) and counts the attempts' rows
+// found in w.
+func amlMatchTypologies(w *graph.AMLGraph, attempts []graph.AMLAttempt) ([]int8, int) {
+	want := map[amlTxKey]int8{}
+	for _, at := range attempts {
+		for _, r := range at.Rows {
+			s, ok1 := w.Account(r.FromBank, r.FromAccount)
+			d, ok2 := w.Account(r.ToBank, r.ToAccount)
+			if ok1 && ok2 {
+				want[amlTxKey{s, d, r.Time, math.Float64bits(r.AmountPaid)}] = int8(at.Type)
+			}
+		}
+	}
+	typ := make([]int8, w.NumEdges())
+	found := map[amlTxKey]bool{}
+	for e := range typ {
+		k := amlTxKey{w.Src[e], w.Dst[e], w.Time[e], math.Float64bits(w.AmountPaid[e])}
+		t, ok := want[k]
+		if !ok {
+			typ[e] = -1
+			continue
+		}
+		typ[e] = t
+		found[k] = true
+	}
+	return typ, len(found)
+}
+
+// amlTypologyRecall is, per typology with test rows, the laundering test
+// rows and the share flagged at arg-max (margin > 0) and at the tuned
+// threshold; laundering rows outside every attempt count as "unlisted".
+func amlTypologyRecall(w *graph.AMLGraph, typ []int8, edges []int32, margins []float32, thr float32) map[string]any {
+	type tally struct{ n, argmax, tuned int }
+	by := map[string]*tally{}
+	for i, e := range edges {
+		if w.Label[e] == 0 {
+			continue
+		}
+		name := "unlisted"
+		if typ[e] >= 0 {
+			name = graph.AMLTypology(typ[e]).String()
+		}
+		t := by[name]
+		if t == nil {
+			t = &tally{}
+			by[name] = t
+		}
+		t.n++
+		if margins[i] > 0 {
+			t.argmax++
+		}
+		if margins[i] > thr {
+			t.tuned++
+		}
+	}
+	out := map[string]any{}
+	for name, t := range by {
+		out[name] = map[string]any{"rows": t.n, "recall": float64(t.argmax) / float64(t.n), "recall_tuned": float64(t.tuned) / float64(t.n)}
+	}
+	return out
+}
