@@ -112,11 +112,7 @@ func TestSnapshotRestoreRefusesBadStrategyState(t *testing.T) {
 		m, _ := lpsfedMidRound(t, &fakeReference{})
 		return m.Snapshot()
 	}
-	tests := []struct {
-		name   string
-		mutate func(*Snapshot)
-		want   string
-	}{
+	tests := []restoreRefusal{
 		{"kernel of another length", func(s *Snapshot) {
 			s.Strategy = []byte(`{"kernel":[1,2],"kernel_version":3}`)
 		}, "phi"},
@@ -134,14 +130,5 @@ func TestSnapshotRestoreRefusesBadStrategyState(t *testing.T) {
 		{"pending ρ not finite", func(s *Snapshot) { s.Pending[0].Rho = math.NaN() }, "releases"},
 		{"unknown algo", func(s *Snapshot) { s.Config.Algo = "fedgsp" }, "lpsfed-bpr, lpsfed"},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			s := good()
-			tc.mutate(&s)
-			_, err := Restore(s)
-			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "aggregator: restore snapshot") {
-				t.Fatalf("err %v, want one mentioning %q", err, tc.want)
-			}
-		})
-	}
+	checkRestoreRefusals(t, good, tests)
 }

@@ -99,11 +99,7 @@ func TestSnapshotRestoreRefusesInconsistentState(t *testing.T) {
 		m.Step(upd("a", 1, 1, 1, 1, 1))
 		return m.Snapshot()
 	}
-	tests := []struct {
-		name   string
-		mutate func(*Snapshot)
-		want   string
-	}{
+	tests := []restoreRefusal{
 		{"future version", func(s *Snapshot) { s.Version = SnapshotVersion + 1 }, "version"},
 		{"a version 1 snapshot", func(s *Snapshot) { s.Version = 1 }, "version"},
 		{"invalid config", func(s *Snapshot) { s.Config.Rounds = 0 }, "rounds"},
@@ -113,6 +109,24 @@ func TestSnapshotRestoreRefusesInconsistentState(t *testing.T) {
 		{"round 0 open", func(s *Snapshot) { s.Round = 0; s.Closed = 0 }, "round 0"},
 		{"more closed than opened", func(s *Snapshot) { s.Closed = 5 }, "closed"},
 	}
+	checkRestoreRefusals(t, good, tests)
+	if _, err := DecodeSnapshot([]byte("{")); err == nil {
+		t.Fatal("decoded a truncated snapshot")
+	}
+}
+
+// restoreRefusal is a snapshot mutation that Restore must refuse with an
+// error mentioning want.
+type restoreRefusal struct {
+	name   string
+	mutate func(*Snapshot)
+	want   string
+}
+
+// checkRestoreRefusals applies each mutation to a fresh good snapshot and
+// checks that Restore refuses it with the operation and the reason.
+func checkRestoreRefusals(t *testing.T, good func() Snapshot, tests []restoreRefusal) {
+	t.Helper()
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s := good()
@@ -122,8 +136,5 @@ func TestSnapshotRestoreRefusesInconsistentState(t *testing.T) {
 				t.Fatalf("err %v, want one mentioning %q", err, tc.want)
 			}
 		})
-	}
-	if _, err := DecodeSnapshot([]byte("{")); err == nil {
-		t.Fatal("decoded a truncated snapshot")
 	}
 }

@@ -4,10 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"sort"
 	"testing"
 
-	"gonum.org/v1/gonum/mat"
 
 	"graphfed/gnn"
 )
@@ -51,47 +49,12 @@ func randomData(rng *rand.Rand, users, items, maxDeg int, test bool) *Data {
 }
 
 // denseEigen returns the phi lowest eigenpairs of the normalized Laplacian
-// L = I − D^-1/2·A·D^-1/2 of d's bipartite graph, by a dense symmetric
-// eigendecomposition: the test stand-in for Lanczos.
+// of d's bipartite graph (DenseLowPass): the test stand-in for Lanczos.
 func denseEigen(t testing.TB, d *Data, phi int) (*gnn.Tensor, []float64) {
 	t.Helper()
-	n := d.Nodes()
-	ud, id := d.Degrees()
-	deg := func(v int) float64 {
-		if v < d.Users {
-			return float64(ud[v])
-		}
-		return float64(id[v-d.Users])
-	}
-	l := mat.NewSymDense(n, nil)
-	for v := range n {
-		l.SetSym(v, v, 1)
-	}
-	for u, it := range d.Train {
-		for _, i := range it {
-			v := d.Users + int(i)
-			l.SetSym(u, v, -1/math.Sqrt(deg(u)*deg(v)))
-		}
-	}
-	var es mat.EigenSym
-	if !es.Factorize(l, true) {
-		t.Fatal("eigendecomposition failed")
-	}
-	vals := es.Values(nil)
-	var vecs mat.Dense
-	es.VectorsTo(&vecs)
-	idx := make([]int, n)
-	for i := range idx {
-		idx[i] = i
-	}
-	sort.SliceStable(idx, func(a, b int) bool { return vals[idx[a]] < vals[idx[b]] })
-	p := gnn.New(n, phi)
-	lam := make([]float64, phi)
-	for c := range phi {
-		lam[c] = vals[idx[c]]
-		for r := range n {
-			p.Set(r, c, float32(vecs.At(r, idx[c])))
-		}
+	p, lam, err := DenseLowPass(d.Users, d.Items, d.Train, phi)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return p, lam
 }

@@ -4,21 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"slices"
-	"sort"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/vmihailenco/msgpack/v5"
-	"gonum.org/v1/gonum/mat"
 
 	"graphfed/aggregator"
 	"graphfed/bus"
 	"graphfed/deploy"
-	"graphfed/gnn"
 	"graphfed/lpsfed"
 	"graphfed/privacy"
 )
@@ -61,7 +57,7 @@ func tinyLPSFedClients(t *testing.T, n, phi int) []LPSFedClient {
 				slices.Sort(d.Train[u])
 			}
 		}
-		vec, lam, err := denseBipartiteEigen(d.Users, d.Items, d.Train, phi)
+		vec, lam, err := lpsfed.DenseLowPass(d.Users, d.Items, d.Train, phi)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -79,48 +75,6 @@ func lowPassKernel(t *testing.T, lam []float64) []float64 {
 	return k
 }
 
-// denseBipartiteEigen returns the phi lowest eigenpairs of the normalized
-// Laplacian of a user–item graph by a dense decomposition.
-func denseBipartiteEigen(users, items int, train [][]int32, phi int) (*gnn.Tensor, []float64, error) {
-	n := users + items
-	deg := make([]float64, n)
-	for u, it := range train {
-		for _, i := range it {
-			deg[u]++
-			deg[users+int(i)]++
-		}
-	}
-	l := mat.NewSymDense(n, nil)
-	for v := range n {
-		l.SetSym(v, v, 1)
-	}
-	for u, it := range train {
-		for _, i := range it {
-			l.SetSym(u, users+int(i), -1/math.Sqrt(deg[u]*deg[users+int(i)]))
-		}
-	}
-	var es mat.EigenSym
-	if !es.Factorize(l, true) {
-		return nil, nil, fmt.Errorf("eigendecomposition failed")
-	}
-	vals := es.Values(nil)
-	var vecs mat.Dense
-	es.VectorsTo(&vecs)
-	idx := make([]int, n)
-	for i := range idx {
-		idx[i] = i
-	}
-	sort.SliceStable(idx, func(a, b int) bool { return vals[idx[a]] < vals[idx[b]] })
-	p := gnn.New(n, phi)
-	lam := make([]float64, phi)
-	for c := range phi {
-		lam[c] = vals[idx[c]]
-		for r := range n {
-			p.Set(r, c, float32(vecs.At(r, idx[c])))
-		}
-	}
-	return p, lam, nil
-}
 
 // denseReference draws a uniform random bipartite graph with the given
 // counts and returns its kernel: a dense stand-in for the GNMK reference.
@@ -135,7 +89,7 @@ func denseReference(s aggregator.ReferenceStats, phi int, seed uint64) ([]float6
 		slices.Sort(train[u])
 		train[u] = slices.Compact(train[u])
 	}
-	_, lam, err := denseBipartiteEigen(s.Users, s.Items, train, phi)
+	_, lam, err := lpsfed.DenseLowPass(s.Users, s.Items, train, phi)
 	if err != nil {
 		return nil, err
 	}
