@@ -6,7 +6,6 @@ import (
 	"slices"
 	"testing"
 
-
 	"graphfed/gnn"
 )
 

@@ -75,7 +75,6 @@ func lowPassKernel(t *testing.T, lam []float64) []float64 {
 	return k
 }
 
-
 // denseReference draws a uniform random bipartite graph with the given
 // counts and returns its kernel: a dense stand-in for the GNMK reference.
 func denseReference(s aggregator.ReferenceStats, phi int, seed uint64) ([]float64, error) {
