@@ -169,6 +169,7 @@ func (m *Machine) join(e Join, out []Action) []Action {
 		m.clients[e.Client] = c
 	}
 	c.weight, c.live, c.left, c.missed = e.Weight, true, false, 0
+	m.starved = false // a client (back) at work: empty rounds may wait for it
 	out = append(out, ReplyJoin{Client: e.Client, Accepted: true, Round: m.round})
 	// A late joiner or a restarted client resynchronizes from the latest
 	// model it is due: the global one, or its own personalized one.
@@ -364,7 +365,7 @@ func (m *Machine) close(reason string, now time.Time, out []Action) []Action {
 	rc.Live = len(m.liveClients())
 	if m.dl.on() {
 		rc.Budget, rc.Extensions = m.deadline.Sub(m.openedAt), m.extensions
-		if len(rc.In)+len(rc.Stale) == 0 && rc.Live > 0 {
+		if len(rc.In)+len(rc.Stale) == 0 && rc.Live+len(rc.Dead) > 0 {
 			// Closing empty with clients to wait for: the cap was reached
 			// (or already was). No more extensions until an update comes.
 			m.starved = true
