@@ -44,7 +44,8 @@ func newAggregatorCmd(g *globalFlags) *cobra.Command {
 	var (
 		natsURL, job, cfgFile, creds, keyring, task string
 		fc                                          aggregatorFile
-		timeout, finalWait                          time.Duration
+		timeout, finalWait, deadlineCap             time.Duration
+		deadlineFactor                              float64
 		rec                                         recoveryFlags
 		rf                                          recFlags
 		createLedger                                bool
@@ -67,7 +68,8 @@ func newAggregatorCmd(g *globalFlags) *cobra.Command {
 				}
 			}
 			round := aggregator.Config{Algo: fc.Algo, Rounds: fc.Rounds, MinClients: fc.MinClients, Quorum: fc.Quorum,
-				RoundTimeout: timeout, Staleness: aggregator.Staleness{Policy: fc.Staleness, Factor: fc.StaleFactor, A: fc.StaleA}}
+				RoundTimeout: timeout, Staleness: aggregator.Staleness{Policy: fc.Staleness, Factor: fc.StaleFactor, A: fc.StaleA},
+				DeadlineFactor: deadlineFactor, DeadlineCap: deadlineCap}
 			if task == deploy.TaskRec {
 				round.FreezeRounds = rf.freeze
 			}
@@ -81,7 +83,7 @@ func newAggregatorCmd(g *globalFlags) *cobra.Command {
 				Durable: rec.durable, Recovery: rec.options(), Round: round, InitSeed: fc.Seed, Enrol: fc.Clients,
 				CreateLedger: createLedger, FinalWait: finalWait, Log: g.logger(),
 				OnRound: func(rc aggregator.RoundClosed) {
-					p.update(int(rc.Round), fmt.Sprintf("%s in=%d late=%d", rc.Reason, len(rc.In), len(rc.Late)))
+					p.update(int(rc.Round), fmt.Sprintf("%s in=%d late=%d%s", rc.Reason, len(rc.In), len(rc.Late), budgetNote(rc)))
 				},
 			})
 			if err != nil {
@@ -136,7 +138,8 @@ func newAggregatorCmd(g *globalFlags) *cobra.Command {
 	f.IntVar(&fc.Rounds, "rounds", 100, "rounds")
 	f.IntVar(&fc.MinClients, "min-clients", 1, "clients that must join before round 1")
 	f.IntVar(&fc.Quorum, "quorum", 0, "updates that close a round; 0: every live client")
-	f.DurationVar(&timeout, "round-timeout", 30*time.Second, "round deadline")
+	f.DurationVar(&timeout, "round-timeout", 30*time.Second, "round deadline; with --deadline-factor, its floor")
+	registerDeadlineFlags(cmd, &deadlineFactor, &deadlineCap)
 	f.DurationVar(&finalWait, "final-wait", 0, "bound on waiting for the clients' final scores (0: 10s)")
 	f.StringVar(&fc.Staleness, "staleness", "drop", "late updates: drop, constant or polynomial")
 	f.Float64Var(&fc.StaleFactor, "stale-factor", 0.5, "constant staleness weight")
