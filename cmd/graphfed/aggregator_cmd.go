@@ -1,13 +1,9 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"maps"
-	"math"
 	"os"
 	"time"
 
@@ -117,7 +113,7 @@ func newAggregatorCmd(g *globalFlags) *cobra.Command {
 			}
 			maps.Copy(metrics, map[string]any{"test_acc": acc, "test_macro_f1": f1, "clients_reporting": n,
 				"rounds_closed_at_deadline": deadline, "rejects": res.Rejects, "dropped": res.Dropped,
-				"model_sha256": finalModelDigest(res), "resumed": res.Resumed, "resumed_round": res.ResumedRound})
+				"model_sha256": aggregator.ResultDigest(res), "resumed": res.Resumed, "resumed_round": res.ResumedRound})
 			msgs, bytes := agg.Transport().Stats()
 			return g.emit(Report{
 				Command: "aggregator", Algo: fc.Algo, Clients: n, Rounds: int(res.Rounds), Seed: int64(fc.Seed),
@@ -233,23 +229,4 @@ func (r *recoveryFlags) options() deploy.DurableOptions {
 		o.Reannounce = -1 // --reannounce 0: never
 	}
 	return o
-}
-
-// finalModelDigest is the report's model_sha256: the global model's digest
-// (aggregator.ModelDigest), or, when the strategy personalizes and there is
-// no global model, one digest over every client's latest model — recipient,
-// round, parameters and margin — so that runs of LPSFed compare too.
-func finalModelDigest(res aggregator.Result) string {
-	if res.Model != nil || len(res.Models) == 0 {
-		return aggregator.ModelDigest(res.Model)
-	}
-	h := sha256.New()
-	var b [8]byte
-	for _, m := range res.Models { // sorted by recipient
-		fmt.Fprintf(h, "%s\x00%d\x00%d\x00", m.To, m.Round, len(m.Params))
-		h.Write([]byte(aggregator.ModelDigest(m.Params)))
-		binary.LittleEndian.PutUint64(b[:], math.Float64bits(m.Margin))
-		h.Write(b[:])
-	}
-	return hex.EncodeToString(h.Sum(nil))
 }
