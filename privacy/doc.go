@@ -31,6 +31,13 @@
 //     ledger as calibration entries, and an audit that recomputes every ε
 //     from the ledger alone, as tables and as a plot against rounds.
 //
+//   - Targets (target.go): SigmaForEpsilon inverts the accountants (the σ
+//     that spends a target ε over R releases at distance ρ), and a node
+//     budget with Budget.NodeQ is held at the ρ measured just before each
+//     release instead of a planned one; Gate.NodeSigma chooses σ0 from the
+//     budget left at that ρ. target.go documents the choice of ρ and its
+//     caveat (ρ is a non-privatized statistic of the embeddings).
+//
 // Threat model (CE-FedGNN §3.3): honest-but-curious parties see every message
 // including which nodes were released in each round; no amplification by
 // subsampling is claimed.
