@@ -2,9 +2,11 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -134,6 +136,12 @@ func runAMLSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Time) 
 		learners[i], ids[i] = l, v.ID
 	}
 	priv.EmbSigma = s.embSigma
+	if s.priv.target > 0 {
+		priv.NodeTarget, priv.EmbReleases = s.priv.target, privacy.PlannedReleases(s.rounds, s.aml.embEvery)
+		if err := printNodeTarget(g.humanOut(), priv); err != nil {
+			return fmt.Errorf("sim: %w", err)
+		}
+	}
 	slow, err := s.async.slowFactors(len(views))
 	if err != nil {
 		return fmt.Errorf("sim: %w", err)
@@ -153,8 +161,8 @@ func runAMLSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Time) 
 	sc.OnProgress = func(rc aggregator.RoundClosed, pr scenarios.Progress) {
 		r := &rows[len(rows)-1]
 		r.prog = pr
-		p.update(int(rc.Round), fmt.Sprintf("%s in=%d late=%d val_f1(start)=%.4f %s ε_p90=%.3g",
-			rc.Reason, len(rc.In), len(rc.Late), r.acc, humanBytes(pr.Bytes), pr.NodeEpsilonP90))
+		p.update(int(rc.Round), fmt.Sprintf("%s in=%d late=%d val_f1(start)=%.4f %s %s",
+			rc.Reason, len(rc.In), len(rc.Late), r.acc, humanBytes(pr.Bytes), progressClaims(pr.NodeEpsilonP90, pr.ClientEpsilon, priv)))
 	}
 	res, err := scenarios.RunSim(cmd.Context(), sc)
 	p.finish()
@@ -203,8 +211,51 @@ func writeAMLRun(dir string, rep Report, rows []roundRow, ledger []privacy.Entry
 		return err
 	}
 	defer f.Close()
+	claims := channelClaims(audit, p)
+	if err := writeClaims(f, claims, audit.Seeded); err != nil {
+		return err
+	}
 	if err := audit.WriteText(f); err != nil {
 		return err
 	}
-	return privacy.WritePNG(audit, filepath.Join(dir, "epsilon.png"))
+	// Channels without a guarantee (the model's ε of 10^11) would squash
+	// the node curves: the plot leaves them out and says so.
+	var omit []privacy.Channel
+	var names []string
+	for _, c := range claims {
+		if !c.DP && c.Channel != privacy.ChannelEmb {
+			omit, names = append(omit, c.Channel), append(names, string(c.Channel))
+		}
+	}
+	opt := privacy.PlotOptions{Omit: omit}
+	if len(names) > 0 {
+		opt.Note = "not shown, no DP guarantee: " + strings.Join(names, ", ") + " (see audit.txt)"
+	}
+	return privacy.WritePNGWith(audit, filepath.Join(dir, "epsilon.png"), opt)
+}
+
+// printNodeTarget states the node target and the σ0 it implies before the
+// run: σ0 depends on ρ_p90, which each bank measures on the embeddings of
+// each exchange before releasing them (privacy/target.go).
+func printNodeTarget(w io.Writer, p scenarios.SimPrivacy) error {
+	mu := privacy.MaxMu(p.NodeTarget, p.Delta, p.Accountant)
+	var ex []string
+	for _, rho := range []float64{0.4, 0.7} {
+		s, err := privacy.SigmaForEpsilon(p.NodeTarget, p.Delta, rho, p.EmbReleases, p.Accountant)
+		if err != nil {
+			return err
+		}
+		ex = append(ex, fmt.Sprintf("%.3g at ρ=%g", s, rho))
+	}
+	_, err := fmt.Fprintf(w, "privacy: emb target ε ≤ %g per node at p90 ρ (δ=%g, %s accountant) over %d planned releases: μ* = %.4g, "+
+		"σ0 = ρ_p90·sqrt(R)/μ* (%s); each bank derives σ0 before each release from the ρ_p90 it measures and the budget left, and its gate refuses what would overspend. "+
+		"model, grad: no target (σ1 = %g)\n", p.NodeTarget, p.Delta, p.Accountant, p.EmbReleases, mu, strings.Join(ex, ", "), pickSigma(p.ModelSigma))
+	return err
+}
+
+func pickSigma(v float64) float64 {
+	if v == 0 {
+		return agent.DefaultModelSigma
+	}
+	return v
 }
