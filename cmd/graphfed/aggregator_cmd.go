@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"graphfed/aggregator"
 	"graphfed/bus"
@@ -28,12 +29,30 @@ type aggregatorFile struct {
 	Clients      []string `json:"clients"`
 }
 
-// recFlags are the aggregator's settings of a recommendation job.
+// recFlags are the aggregator's settings of a recommendation job: the
+// one definition `aggregator` and `sim --lightgcn` share.
 type recFlags struct {
 	phi, freeze, refEvery    int
 	strict                   bool
 	strictUsers, strictItems int
 	strictEdges              int
+}
+
+// registerReference adds the reference-graph and freezing flags (Φ is
+// registered by each command: its help differs).
+func (rf *recFlags) registerReference(f *pflag.FlagSet) {
+	f.IntVar(&rf.freeze, "freeze-rounds", 2, "rec: first rounds in which nothing is distributed")
+	f.IntVar(&rf.refEvery, "ref-every", 0, "rec: rebuild the GNMK reference every N rounds (0: once)")
+	f.BoolVar(&rf.strict, "strict", false, "rec: build the reference from the assumed counts below, clients send none")
+	f.IntVar(&rf.strictUsers, "strict-users", 5000, "rec strict mode: assumed users per client")
+	f.IntVar(&rf.strictItems, "strict-items", 5000, "rec strict mode: assumed items per client")
+	f.IntVar(&rf.strictEdges, "strict-edges", 100000, "rec strict mode: assumed interactions per client")
+}
+
+// config is the LPSFed strategy's configuration from the flags.
+func (rf *recFlags) config(seed uint64) aggregator.LPSFedConfig {
+	return aggregator.LPSFedConfig{Phi: rf.phi, Strict: rf.strict, RefEvery: rf.refEvery, Seed: seed,
+		StrictStats: aggregator.ReferenceStats{Users: rf.strictUsers, Items: rf.strictItems, Edges: rf.strictEdges}}
 }
 
 func newAggregatorCmd(g *globalFlags) *cobra.Command {
@@ -70,8 +89,7 @@ func newAggregatorCmd(g *globalFlags) *cobra.Command {
 				round.FreezeRounds = rf.freeze
 			}
 			if round.Personalizes() {
-				round.LPSFed = aggregator.LPSFedConfig{Phi: rf.phi, Strict: rf.strict, RefEvery: rf.refEvery, Seed: fc.Seed,
-					StrictStats: aggregator.ReferenceStats{Users: rf.strictUsers, Items: rf.strictItems, Edges: rf.strictEdges}}
+				round.LPSFed = rf.config(fc.Seed)
 			}
 			p := newProgress("aggregator "+job, fc.Rounds)
 			agg, err := deploy.NewAggregator(cmd.Context(), deploy.AggregatorOptions{
@@ -143,12 +161,7 @@ func newAggregatorCmd(g *globalFlags) *cobra.Command {
 	f.Uint64Var(&fc.Seed, "seed", 1, "shared model initialisation seed (and the rec reference graph's)")
 	f.StringSliceVar(&fc.Clients, "clients", nil, "client ids allowed to join (default: any)")
 	f.IntVar(&rf.phi, "phi", 128, "rec (lpsfed, lpsfed-bpr): kernel length Φ, the agents' --phi")
-	f.IntVar(&rf.freeze, "freeze-rounds", 2, "rec: first rounds in which nothing is distributed")
-	f.IntVar(&rf.refEvery, "ref-every", 0, "rec: rebuild the GNMK reference every N rounds (0: once)")
-	f.BoolVar(&rf.strict, "strict", false, "rec: build the reference from the assumed counts below, clients send none")
-	f.IntVar(&rf.strictUsers, "strict-users", 5000, "rec strict mode: assumed users per client")
-	f.IntVar(&rf.strictItems, "strict-items", 5000, "rec strict mode: assumed items per client")
-	f.IntVar(&rf.strictEdges, "strict-edges", 100000, "rec strict mode: assumed interactions per client")
+	rf.registerReference(f)
 	cmd.MarkFlagRequired("job")
 	return cmd
 }
