@@ -150,7 +150,7 @@ func TestAMLSimTrans(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkAllBanksIn(t, rep, rows, trans, banks)
-	if rep.Metrics["rows"] != 4000.0 && rep.Metrics["rows"] != 4000 {
+	if r, ok := rep.Metrics["rows"].(float64); !ok || r != 4000 {
 		t.Errorf("rows %v, want the file's 4000", rep.Metrics["rows"])
 	}
 }
@@ -166,6 +166,9 @@ func TestAMLSimTransQuirks(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkAllBanksIn(t, rep, rows, trans, []string{banks[0], id})
+	if r, ok := rep.Metrics["rows"].(float64); !ok || r != 4002 {
+		t.Errorf("rows %v, want the world's 4000 and the 2 Bitcoin rows", rep.Metrics["rows"])
+	}
 }
 
 func TestAMLSimTransErrors(t *testing.T) {
@@ -174,6 +177,15 @@ func TestAMLSimTransErrors(t *testing.T) {
 	if err := os.WriteFile(broken, []byte(graph.AMLTransHeader+"\n"+
 		"2022/09/01 00:20,010,8000EBD30,010,8000EBD30,3697.34,US Dollar,3697.34,US Dollar,Reinvestment,0\n"+
 		"2022/09/01 00:21,010,8000EBD30,010,8000F4580,oops,US Dollar,0.01,US Dollar,Cheque,0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	twoBanks := filepath.Join(dir, "Z_Trans.csv")
+	if err := os.WriteFile(twoBanks, []byte(graph.AMLTransHeader+"\n"+
+		"2022/09/01 00:20,010,8000EBD30,70,800BC6F20,3697.34,US Dollar,3697.34,US Dollar,Reinvestment,0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	brokenAccts := filepath.Join(dir, "Z_accounts.csv")
+	if err := os.WriteFile(brokenAccts, []byte(graph.AMLAccountsHeader+"\nArcadia Bank #8,010\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	oneBank := filepath.Join(dir, "Y_Trans.csv")
@@ -186,10 +198,11 @@ func TestAMLSimTransErrors(t *testing.T) {
 		want []string
 	}{
 		{[]string{"--trans", filepath.Join(dir, "missing_Trans.csv")}, []string{"--trans", "missing_Trans.csv", "no such file"}},
-		{[]string{"--trans", broken}, []string{"--trans", "X_Trans.csv", "3"}},
+		{[]string{"--trans", broken}, []string{"--trans", "X_Trans.csv:3:", `bad amount "oops"`}},
 		{[]string{"--trans", oneBank}, []string{"1 bank", "at least 2"}},
 		{[]string{"--trans", oneBank, "--banks", "4"}, []string{"--banks shapes a generated world"}},
-		{[]string{"--trans", oneBank, "--accounts", filepath.Join(dir, "none.csv")}, []string{"1 bank"}},
+		{[]string{"--trans", twoBanks, "--accounts", filepath.Join(dir, "none.csv")}, []string{"--accounts", "none.csv", "no such file"}},
+		{[]string{"--trans", twoBanks}, []string{"--accounts", "Z_accounts.csv:2:"}}, // the sibling, found by default
 		{[]string{"--accounts", filepath.Join(dir, "none.csv")}, []string{"--accounts needs --trans"}},
 	} {
 		_, _, err := runAMLTrans(t, tc.args...)
