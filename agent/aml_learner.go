@@ -30,6 +30,10 @@ type AMLData struct {
 	// same features for a transaction they share; both zero means Graph's
 	// own range.
 	First, Last int64
+	// Typology, when known, is per transaction of Graph its laundering
+	// typology (a graph.AMLTypology; -1 for none): evaluation labels like
+	// the laundering flag, used only to count recall by typology.
+	Typology []int8
 }
 
 // AMLConfig configures an AMLLearner.
@@ -45,7 +49,14 @@ type AMLConfig struct {
 	// ExchangeEvery releases boundary embeddings every this many rounds
 	// (1, 1+E, ...); default 1.
 	ExchangeEvery int
-	Seed          uint64
+	// EvalSample bounds the per-round evaluation to every laundering
+	// transaction and this many legitimate ones per split (default
+	// DefaultAMLEvalSample; negative: all). The final evaluation scores all.
+	EvalSample int
+	// OnFinalScore, if set, hears the final evaluation's progress: seeds
+	// scored and to score. It runs on the learner's goroutine.
+	OnFinalScore func(done, total int)
+	Seed         uint64
 	// Multi-GNN switches on top of the default model (gnn.EdgeConfig;
 	// reverse message passing and edge updates are always on).
 	Ports, TimeDeltas, EgoIDs bool
@@ -64,14 +75,16 @@ type AMLLearner struct {
 	train   []int32        // training seeds (transactions of d.Graph)
 	val     []int32        // home validation seeds
 	test    []int32        // home test seeds
-	weights []float32
-	model   *gnn.EdgeModel
-	opt     *gnn.Adam
-	rng     *rand.Rand
-	cursor  int
-	batch   gnn.EdgeBatch
-	labels  []int32
-	dLogits *gnn.Tensor
+	// valSample and testSample are the per-round evaluation sets.
+	valSample, testSample evalSet
+	weights               []float32
+	model                 *gnn.EdgeModel
+	opt                   *gnn.Adam
+	rng                   *rand.Rand
+	cursor                int
+	batch                 gnn.EdgeBatch
+	labels                []int32
+	dLogits               *gnn.Tensor
 
 	byID    map[int64]int32     // global id -> foreign account of d.Graph
 	remote  map[int32][]float32 // received embeddings of foreign accounts
@@ -108,6 +121,9 @@ func NewAMLLearner(d AMLData, cfg AMLConfig) (*AMLLearner, error) {
 	if cfg.Gamma == 0 {
 		cfg.Gamma = 0.5
 	}
+	if cfg.EvalSample == 0 {
+		cfg.EvalSample = DefaultAMLEvalSample
+	}
 	if !(cfg.Gamma > 0 && cfg.Gamma <= 1) {
 		return nil, fmt.Errorf("agent: aml learner: γ %v outside (0,1]", cfg.Gamma)
 	}
@@ -118,6 +134,9 @@ func NewAMLLearner(d AMLData, cfg AMLConfig) (*AMLLearner, error) {
 	if len(d.Split) != m || len(d.Home) != m || len(d.Owned) != n || len(d.Global) != n {
 		return nil, fmt.Errorf("agent: aml learner: %d transactions with %d splits and %d home flags, %d accounts with %d owned flags and %d global ids",
 			m, len(d.Split), len(d.Home), n, len(d.Owned), len(d.Global))
+	}
+	if d.Typology != nil && len(d.Typology) != m {
+		return nil, fmt.Errorf("agent: aml learner: %d typologies for %d transactions", len(d.Typology), m)
 	}
 	if d.Last < d.First {
 		return nil, fmt.Errorf("agent: aml learner: time range [%d, %d] reversed", d.First, d.Last)
@@ -177,6 +196,9 @@ func NewAMLLearner(d AMLData, cfg AMLConfig) (*AMLLearner, error) {
 		return nil, fmt.Errorf("agent: aml learner: %w", err)
 	}
 	l.weights = gnn.EdgeClassWeights(trainLabels, 10)
+	srng := rand.New(rand.NewPCG(cfg.Seed, 0x5a3e))
+	l.valSample = sampleEval(d.Graph, l.val, cfg.EvalSample, srng)
+	l.testSample = sampleEval(d.Graph, l.test, cfg.EvalSample, srng)
 	l.Init(0)
 	return l, nil
 }
@@ -296,50 +318,6 @@ func (l *AMLLearner) Train(steps int) float64 {
 		l.record(&l.batch)
 	}
 	return loss
-}
-
-// score runs seeds through the evaluation stage with a fixed sample and
-// returns each transaction's positive-class margin and its label.
-func (l *AMLLearner) score(seeds []int32) ([]float32, []int32) {
-	rng := rand.New(rand.NewPCG(l.cfg.Seed, 0xe7a1))
-	var b gnn.EdgeBatch
-	var labels, chunkLabels []int32
-	var margins, chunkMargins []float32
-	for lo := 0; lo < len(seeds); lo += 4096 {
-		chunk := seeds[lo:min(lo+4096, len(seeds))]
-		var err error
-		if chunkLabels, err = l.evalSt.Batch(&b, chunk, chunkLabels, rng); err != nil {
-			panic(fmt.Sprintf("agent: aml learner: sampling evaluation seeds: %v", err))
-		}
-		chunkMargins = gnn.EdgeMargins(l.model.Forward(&b, l.overrides(&b), false, nil), chunkMargins)
-		labels = append(labels, chunkLabels...)
-		margins = append(margins, chunkMargins...)
-	}
-	return margins, labels
-}
-
-// Evaluate implements Learner: counts for pooling across banks, and this
-// bank's own minority-class F1, at the arg-max decision. test_tuned_
-// counts use instead the threshold that maximizes this bank's validation
-// F1; with a few dozen validation positives per bank that threshold is
-// itself noisy, so it is reported beside the arg-max, not instead of it.
-func (l *AMLLearner) Evaluate() map[string]float64 {
-	out := map[string]float64{}
-	vm, vl := l.score(l.val)
-	tm, tl := l.score(l.test)
-	thr, _, err := gnn.BestThreshold(vm, vl)
-	if err != nil {
-		panic(fmt.Sprintf("agent: aml learner: %v", err))
-	}
-	out["threshold"] = float64(thr)
-	put := func(prefix string, s gnn.EdgeScores) {
-		out[prefix+"tp"], out[prefix+"fp"], out[prefix+"fn"], out[prefix+"tn"] = float64(s.TP), float64(s.FP), float64(s.FN), float64(s.TN)
-		out[prefix+"f1_illicit"] = s.F1
-	}
-	put("val_", gnn.CountAt(vm, vl, 0))
-	put("test_", gnn.CountAt(tm, tl, 0))
-	put("test_tuned_", gnn.CountAt(tm, tl, thr))
-	return out
 }
 
 // Neighbours implements Exchanger.

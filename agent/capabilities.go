@@ -64,3 +64,12 @@ type ScalarReleaser interface {
 	Scalars(round uint64) []Scalar
 	ScalarReleased(s Scalar)
 }
+
+// FinalEvaluator is a learner whose final evaluation differs from the
+// per-round one: the AML learner scores a bounded sample each round and
+// every transaction at the end. The machine calls it once, on the final
+// model, instead of Evaluate.
+type FinalEvaluator interface {
+	Learner
+	EvaluateFinal() map[string]float64
+}

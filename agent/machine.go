@@ -350,7 +350,12 @@ func (m *Machine) finish(ctx context.Context) ([]MachineAction, error) {
 		return nil, err
 	}
 	out := m.calibrate(ctx, m.trained, privacy.CalibrateOptions{})
-	scores := m.learner.Evaluate()
+	var scores map[string]float64
+	if fe, ok := m.learner.(FinalEvaluator); ok {
+		scores = fe.EvaluateFinal()
+	} else {
+		scores = m.learner.Evaluate()
+	}
 	m.privacyScores(scores)
 	return append(out, Finished{Round: m.trained, Scores: scores}), nil
 }

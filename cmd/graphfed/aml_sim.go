@@ -24,21 +24,22 @@ import (
 
 // amlFlags are sim's settings for --scenario aml.
 type amlFlags struct {
-	banks     int
-	size      string
-	kind      string
-	batch     int
-	gamma     float64
-	worldRows int
-	accounts  int
-	ratio     float64
-	hidden    int
-	lr        float64
-	fanOut    []int
-	evalEvery int
-	embEvery  int
-	trans     string // an AMLworld *_Trans.csv to run on instead of generating a world
-	acctFile  string // its accounts file (default: the sibling of trans, if present)
+	banks      int
+	size       string
+	kind       string
+	batch      int
+	gamma      float64
+	worldRows  int
+	accounts   int
+	ratio      float64
+	hidden     int
+	lr         float64
+	fanOut     []int
+	evalEvery  int
+	embEvery   int
+	evalSample int
+	trans      string // an AMLworld *_Trans.csv to run on instead of generating a world
+	acctFile   string // its accounts file (default: the sibling of trans, if present)
 }
 
 // AML defaults of flags shared with node simulations: the main job runs
@@ -64,6 +65,7 @@ func (a *amlFlags) register(cmd *cobra.Command) {
 	f.IntVar(&a.embEvery, "emb-every", 1, "AML (cefedgnn, fedgnn-st): banks release boundary embeddings every this many rounds; fewer releases allow less noise for the same ε")
 	f.StringVar(&a.trans, "trans", "", "AML: run on this AMLworld *_Trans.csv (generated or downloaded) instead of generating a world; the banks are the file's")
 	f.StringVar(&a.acctFile, "accounts", "", "AML (--trans): the world's accounts file (default: <name>_accounts.csv beside --trans, if present)")
+	f.IntVar(&a.evalSample, "eval-sample", agent.DefaultAMLEvalSample, "AML: per-round evaluation scores every laundering transaction and at most this many legitimate ones per bank and split, weighted back to the split (negative: all); the final model is scored on everything")
 	f.IntVar(&a.evalEvery, "eval-every", 1, "AML: banks score the model every this many rounds (the final model always)")
 }
 
@@ -86,17 +88,24 @@ func runAMLSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Time) 
 	if err != nil {
 		return fmt.Errorf("sim: %w", err)
 	}
-	w, accts, dataset, cleanup, err := s.aml.world(cmd, g, s.seed, s.out)
+	w, accts, dataset, transPath, cleanup, err := s.aml.world(cmd, g, s.seed, s.out)
 	if err != nil {
 		return fmt.Errorf("sim: %w", err)
 	}
 	defer cleanup()
+	// Typologies are evaluation labels, like the laundering flag: banks
+	// count recall by typology, the simulation pools it.
+	attempts, err := aml.LoadPatternsBeside(transPath)
+	if err != nil {
+		return fmt.Errorf("sim: %w", err)
+	}
 	views, err := aml.SplitBanks(w, accts)
 	if err != nil {
 		return fmt.Errorf("sim: %w", err)
 	}
-	// From here on only the banks' views are used: no learner sees the world.
 	worldRows, worldAccounts := w.NumEdges(), w.NumAccounts()
+	w = nil // from here on only the banks' views are used (and kept in memory)
+	fp := newFinalProgress(views)
 	learners := make([]agent.Learner, len(views))
 	ids := make([]string, len(views))
 	for i, v := range views {
@@ -104,9 +113,12 @@ func runAMLSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Time) 
 		if err != nil {
 			return fmt.Errorf("sim: %w", err)
 		}
+		if attempts != nil {
+			d.Typology, _ = aml.MatchTypologies(v.Graph, attempts)
+		}
 		l, err := agent.NewAMLLearner(d, deploy.AMLConfigFor(s.algo, agent.AMLConfig{Kind: s.aml.kind, BatchSize: s.aml.batch,
 			Gamma: s.cefed.Gamma, Hidden: s.aml.hidden, LR: s.aml.lr, FanOut: s.aml.fanOut, ExchangeEvery: s.aml.embEvery,
-			Seed: s.seed*7919 + uint64(i) + 1}))
+			EvalSample: s.aml.evalSample, OnFinalScore: fp.bank(i), Seed: s.seed*7919 + uint64(i) + 1}))
 		if err != nil {
 			return fmt.Errorf("sim: bank %s: %w", v.ID, err)
 		}
@@ -143,18 +155,27 @@ func runAMLSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Time) 
 	}
 	res, err := scenarios.RunSim(cmd.Context(), sc)
 	p.finish()
+	fp.finish()
 	if err != nil {
 		return fmt.Errorf("sim: %w", err)
 	}
 	f1, prec, rec := pooledF1(res.Agg.Final, "test_")
 	vf1, _, _ := pooledF1(res.Agg.Final, "val_")
 	tf1, _, _ := pooledF1(res.Agg.Final, "test_tuned_")
+	byTyp := typologyRecall(res.Agg.Final)
 	rep := Report{
 		Command: "sim", Algo: s.algo, Dataset: dataset, Clients: len(views), Rounds: int(res.Agg.Rounds), Seed: int64(s.seed),
 		Metrics: map[string]any{"test_f1_illicit": f1, "test_precision_illicit": prec, "test_recall_illicit": rec,
-			"val_f1_illicit": vf1, "test_f1_illicit_tuned": tf1, "rows": worldRows, "gnn": s.aml.kind, "k": s.localEpochs, "rejects": res.Agg.Rejects},
+			"val_f1_illicit": vf1, "test_f1_illicit_tuned": tf1, "rows": worldRows, "gnn": s.aml.kind, "k": s.localEpochs, "rejects": res.Agg.Rejects,
+			"peak_rss_mib": peakRSSMiB()},
 		Comm:    &CommReport{Bytes: res.Bytes, Messages: res.Messages},
 		Privacy: privacyReport(res.Agg.Final, res.Ledger, priv),
+	}
+	if byTyp != nil {
+		rep.Metrics["test_recall_by_typology"] = byTyp
+		if err := writeTypologyTable(g.humanOut(), byTyp); err != nil {
+			return fmt.Errorf("sim: %w", err)
+		}
 	}
 	if s.out != "" {
 		if err := writeAMLRun(s.out, rep, rows, res.Ledger, priv); err != nil {
@@ -168,22 +189,22 @@ func runAMLSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Time) 
 // (nil when there is no accounts file), the report's dataset name and a
 // cleanup: the --trans file with its accounts, or else a world generated
 // from the flags into out/world (a temporary directory without --out).
-func (a *amlFlags) world(cmd *cobra.Command, g *globalFlags, seed uint64, out string) (*graph.AMLGraph, []graph.AMLAccount, string, func(), error) {
+func (a *amlFlags) world(cmd *cobra.Command, g *globalFlags, seed uint64, out string) (w *graph.AMLGraph, accts []graph.AMLAccount, dataset, trans string, cleanup func(), err error) {
 	nop := func() {}
 	if a.trans != "" {
 		w, accts, err := a.load(cmd, g)
-		return w, accts, a.trans, nop, err
+		return w, accts, a.trans, a.trans, nop, err
 	}
 	if cmd.Flags().Changed("accounts") {
-		return nil, nil, "", nop, fmt.Errorf("--accounts needs --trans")
+		return nil, nil, "", "", nop, fmt.Errorf("--accounts needs --trans")
 	}
 	size, err := aml.ParseSize(a.size)
 	if err != nil {
-		return nil, nil, "", nop, err
+		return nil, nil, "", "", nop, err
 	}
 	wcfg, err := aml.Preset(size, aml.HI, seed)
 	if err != nil {
-		return nil, nil, "", nop, err
+		return nil, nil, "", "", nop, err
 	}
 	wcfg.Banks = a.banks
 	if a.worldRows > 0 {
@@ -195,10 +216,11 @@ func (a *amlFlags) world(cmd *cobra.Command, g *globalFlags, seed uint64, out st
 	if a.ratio > 0 {
 		wcfg.IllicitRatio = a.ratio
 	}
-	dir, cleanup := filepath.Join(out, "world"), nop
+	dir := filepath.Join(out, "world")
+	cleanup = nop
 	if out == "" {
 		if dir, err = os.MkdirTemp("", "graphfed-aml-"); err != nil {
-			return nil, nil, "", nop, err
+			return nil, nil, "", "", nop, err
 		}
 		cleanup = func() { os.RemoveAll(dir) }
 	}
@@ -207,14 +229,13 @@ func (a *amlFlags) world(cmd *cobra.Command, g *globalFlags, seed uint64, out st
 	gp.finish()
 	if err != nil {
 		cleanup()
-		return nil, nil, "", nop, err
+		return nil, nil, "", "", nop, err
 	}
-	w, _, err := graph.LoadAMLTrans(sum.TransPath, graph.AMLOptions{})
-	if err != nil {
+	if w, _, err = graph.LoadAMLTrans(sum.TransPath, graph.AMLOptions{}); err != nil {
 		cleanup()
-		return nil, nil, "", nop, err
+		return nil, nil, "", "", nop, err
 	}
-	return w, nil, "aml-" + a.size, cleanup, nil
+	return w, nil, "aml-" + a.size, sum.TransPath, cleanup, nil
 }
 
 // load reads the --trans file and its accounts. The world's shape comes

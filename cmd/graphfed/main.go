@@ -25,6 +25,7 @@ func main() {
 type globalFlags struct {
 	json     bool
 	logLevel string
+	prof     profileFlags
 }
 
 func newRootCmd() *cobra.Command {
@@ -37,6 +38,9 @@ func newRootCmd() *cobra.Command {
 	}
 	root.PersistentFlags().BoolVar(&g.json, "json", false, "print one JSON result object as the last line of stdout; human output goes to stderr")
 	root.PersistentFlags().StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	g.prof.register(root)
+	root.PersistentPreRunE = func(*cobra.Command, []string) error { return g.prof.start() }
+	root.PersistentPostRunE = func(*cobra.Command, []string) error { return g.prof.stop() }
 	for _, c := range subcommands(g) {
 		root.AddCommand(c)
 	}

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -15,6 +13,7 @@ import (
 
 	"graphfed/gnn"
 	"graphfed/graph"
+	"graphfed/workload/aml"
 )
 
 // amlTrainFlags are the flags of `graphfed train --aml FILE`, the
@@ -204,56 +203,12 @@ func peakRSSMiB() float64 {
 // none) and how many pattern rows matched a transaction; nil without a
 // patterns file.
 func amlPatternTypologies(transPath string, w *graph.AMLGraph) ([]int8, int, error) {
-	ppath, err := graph.AMLSiblingPath(transPath, "Patterns")
-	if err != nil {
-		return nil, 0, nil
-	}
-	if _, err := os.Stat(ppath); errors.Is(err, fs.ErrNotExist) {
-		return nil, 0, nil
-	}
-	attempts, _, err := graph.LoadAMLPatterns(ppath, graph.AMLOptions{})
-	if err != nil {
+	attempts, err := aml.LoadPatternsBeside(transPath)
+	if err != nil || attempts == nil {
 		return nil, 0, err
 	}
-	typ, matched := amlMatchTypologies(w, attempts)
+	typ, matched := aml.MatchTypologies(w, attempts)
 	return typ, matched, nil
-}
-
-// amlTxKey identifies a transaction by its accounts, time and amount paid:
-// how a Patterns row names a row of the transactions file.
-type amlTxKey struct {
-	src, dst int32
-	t        int64
-	paid     uint64
-}
-
-// amlMatchTypologies marks each transaction of w listed in an attempt
-// with the attempt's typology (-1 elsewhere) and counts the attempts' rows
-// found in w.
-func amlMatchTypologies(w *graph.AMLGraph, attempts []graph.AMLAttempt) ([]int8, int) {
-	want := map[amlTxKey]int8{}
-	for _, at := range attempts {
-		for _, r := range at.Rows {
-			s, ok1 := w.Account(r.FromBank, r.FromAccount)
-			d, ok2 := w.Account(r.ToBank, r.ToAccount)
-			if ok1 && ok2 {
-				want[amlTxKey{s, d, r.Time, math.Float64bits(r.AmountPaid)}] = int8(at.Type)
-			}
-		}
-	}
-	typ := make([]int8, w.NumEdges())
-	found := map[amlTxKey]bool{}
-	for e := range typ {
-		k := amlTxKey{w.Src[e], w.Dst[e], w.Time[e], math.Float64bits(w.AmountPaid[e])}
-		t, ok := want[k]
-		if !ok {
-			typ[e] = -1
-			continue
-		}
-		typ[e] = t
-		found[k] = true
-	}
-	return typ, len(found)
 }
 
 // amlTypologyRecall is, per typology with test rows, the laundering test

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"graphfed/graph"
+	"graphfed/workload/aml"
 )
 
 // TestTrainAML generates a world, trains the centralized AML baseline with
@@ -97,7 +98,7 @@ func TestAMLMatchTypologies(t *testing.T) {
 		{Type: graph.AMLCycle, Rows: []graph.TxRow{rows[0], rows[2]}},
 		{Type: graph.AMLFanOut, Rows: []graph.TxRow{{Time: 60, FromBank: "9", FromAccount: "Z", ToBank: "1", ToAccount: "A", AmountPaid: 5}}},
 	}
-	typ, matched := amlMatchTypologies(w, attempts)
+	typ, matched := aml.MatchTypologies(w, attempts)
 	if want := []int8{int8(graph.AMLCycle), -1, int8(graph.AMLCycle), -1}; matched != 2 || !slices.Equal(typ, want) {
 		t.Fatalf("typologies %v, matched %d", typ, matched)
 	}

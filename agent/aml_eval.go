@@ -1,0 +1,166 @@
+package agent
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"graphfed/gnn"
+	"graphfed/graph"
+)
+
+// DefaultAMLEvalSample bounds the per-round evaluation: at most this many
+// legitimate transactions of each split are scored, beside every
+// laundering one.
+const DefaultAMLEvalSample = 16384
+
+// amlEvalChunk is the seed count of one evaluation batch: large enough to
+// amortize sampling, small enough that eight banks scoring at once stay
+// within a few hundred MiB of batch buffers.
+const amlEvalChunk = 2048
+
+// evalSet is a split's home transactions as scored: every laundering
+// transaction and a fixed seeded sample of the legitimate ones, whose counts
+// weigh n/k so that pooled counts (and so F1) estimate the full split's.
+type evalSet struct {
+	seeds    []int32
+	negScale float64 // legitimate transactions in the split / in seeds
+}
+
+// sampleEval draws s's evaluation set: all of it when limit < 0 or the
+// legitimate transactions number at most limit.
+func sampleEval(g *graph.AMLGraph, s []int32, limit int, rng *rand.Rand) evalSet {
+	var pos, neg []int32
+	for _, e := range s {
+		if g.Label[e] != 0 {
+			pos = append(pos, e)
+		} else {
+			neg = append(neg, e)
+		}
+	}
+	if limit < 0 || len(neg) <= limit {
+		return evalSet{seeds: s, negScale: 1}
+	}
+	// A partial Fisher–Yates shuffle picks limit of them uniformly.
+	for i := 0; i < limit; i++ {
+		j := i + rng.IntN(len(neg)-i)
+		neg[i], neg[j] = neg[j], neg[i]
+	}
+	out := append(pos, neg[:limit]...)
+	return evalSet{seeds: out, negScale: float64(len(neg)) / float64(limit)}
+}
+
+// score runs seeds through the evaluation stage with a fixed sample and
+// returns each transaction's positive-class margin and its label; done, if
+// set, hears how many seeds are scored after each batch.
+func (l *AMLLearner) score(seeds []int32, done func(n int)) ([]float32, []int32) {
+	rng := rand.New(rand.NewPCG(l.cfg.Seed, 0xe7a1))
+	var b gnn.EdgeBatch
+	labels := make([]int32, 0, len(seeds))
+	margins := make([]float32, 0, len(seeds))
+	var chunkLabels []int32
+	var chunkMargins []float32
+	for lo := 0; lo < len(seeds); lo += amlEvalChunk {
+		chunk := seeds[lo:min(lo+amlEvalChunk, len(seeds))]
+		var err error
+		if chunkLabels, err = l.evalSt.Batch(&b, chunk, chunkLabels, rng); err != nil {
+			panic(fmt.Sprintf("agent: aml learner: sampling evaluation seeds: %v", err))
+		}
+		chunkMargins = gnn.EdgeMargins(l.model.Forward(&b, l.overrides(&b), false, nil), chunkMargins)
+		labels = append(labels, chunkLabels...)
+		margins = append(margins, chunkMargins...)
+		if done != nil {
+			done(len(chunk))
+		}
+	}
+	return margins, labels
+}
+
+// putCounts writes a confusion matrix under prefix, legitimate
+// transactions weighed by negScale, and its F1.
+func putCounts(out map[string]float64, prefix string, s gnn.EdgeScores, negScale float64) {
+	tp, fp, fn, tn := float64(s.TP), float64(s.FP)*negScale, float64(s.FN), float64(s.TN)*negScale
+	out[prefix+"tp"], out[prefix+"fp"], out[prefix+"fn"], out[prefix+"tn"] = tp, fp, fn, tn
+	out[prefix+"f1_illicit"] = 0
+	if tp > 0 {
+		out[prefix+"f1_illicit"] = 2 * tp / (2*tp + fp + fn)
+	}
+}
+
+// Evaluate implements Learner: the per-round score of the current model,
+// bounded whatever the bank's size. Every laundering transaction of the
+// bank's home validation and test transactions is scored, with a fixed
+// sample of at most EvalSample legitimate ones; the counts are weighed back
+// to the whole split, so pooled F1 estimates the full one. The final model
+// is scored on everything (EvaluateFinal).
+func (l *AMLLearner) Evaluate() map[string]float64 {
+	out := map[string]float64{}
+	for _, s := range []struct {
+		prefix string
+		set    evalSet
+	}{{"val_", l.valSample}, {"test_", l.testSample}} {
+		m, lab := l.score(s.set.seeds, nil)
+		putCounts(out, s.prefix, gnn.CountAt(m, lab, 0), s.set.negScale)
+	}
+	return out
+}
+
+// EvaluateFinal implements FinalEvaluator: every home validation and test
+// transaction, in batches, with progress through AMLConfig.OnFinalScore.
+// Counts pool across banks; F1 is at the arg-max decision, and test_tuned_
+// counts use the threshold that maximizes this bank's validation F1 (with a
+// few dozen validation positives per bank that threshold is itself noisy,
+// so it is reported beside the arg-max, not instead of it). With typologies
+// known (AMLData.Typology, evaluation labels like the laundering flag), the
+// laundering test transactions of each typology and those flagged at
+// arg-max are counted as test_typ_<name>_pos and _tp.
+func (l *AMLLearner) EvaluateFinal() map[string]float64 {
+	total, n := len(l.val)+len(l.test), 0
+	done := func(k int) {
+		n += k
+		if l.cfg.OnFinalScore != nil {
+			l.cfg.OnFinalScore(n, total)
+		}
+	}
+	out := map[string]float64{}
+	vm, vl := l.score(l.val, done)
+	tm, tl := l.score(l.test, done)
+	thr, _, err := gnn.BestThreshold(vm, vl)
+	if err != nil {
+		panic(fmt.Sprintf("agent: aml learner: %v", err))
+	}
+	out["threshold"] = float64(thr)
+	putCounts(out, "val_", gnn.CountAt(vm, vl, 0), 1)
+	putCounts(out, "test_", gnn.CountAt(tm, tl, 0), 1)
+	putCounts(out, "test_tuned_", gnn.CountAt(tm, tl, thr), 1)
+	if typ := l.d.Typology; typ != nil {
+		for i, e := range l.test {
+			if tl[i] == 0 {
+				continue
+			}
+			name := TypologyKey(typ[e])
+			out["test_typ_"+name+"_pos"]++
+			if tm[i] > 0 {
+				out["test_typ_"+name+"_tp"]++
+			}
+		}
+	}
+	return out
+}
+
+// TypologyKey names typology t (a graph.AMLTypology, or -1 for laundering
+// outside every listed attempt) in score keys: "FAN-OUT" becomes "fan_out".
+func TypologyKey(t int8) string {
+	if t < 0 {
+		return "unlisted"
+	}
+	b := []byte(graph.AMLTypology(t).String())
+	for i, c := range b {
+		switch {
+		case c >= 'A' && c <= 'Z':
+			b[i] = c + 'a' - 'A'
+		case c == '-' || c == ' ':
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}
