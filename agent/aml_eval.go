@@ -11,12 +11,7 @@ import (
 // DefaultAMLEvalSample bounds the per-round evaluation: at most this many
 // legitimate transactions of each split are scored, beside every
 // laundering one.
-const DefaultAMLEvalSample = 16384
-
-// amlEvalChunk is the seed count of one evaluation batch: large enough to
-// amortize sampling, small enough that eight banks scoring at once stay
-// within a few hundred MiB of batch buffers.
-const amlEvalChunk = 2048
+const DefaultAMLEvalSample = 8192
 
 // evalSet is a split's home transactions as scored: every laundering
 // transaction and a fixed seeded sample of the legitimate ones, whose counts
@@ -51,21 +46,28 @@ func sampleEval(g *graph.AMLGraph, s []int32, limit int, rng *rand.Rand) evalSet
 
 // score runs seeds through the evaluation stage with a fixed sample and
 // returns each transaction's positive-class margin and its label; done, if
-// set, hears how many seeds are scored after each batch.
+// set, hears how many seeds are scored after each batch. Batches are of
+// the training size: the model keeps the storage of its largest batch, so
+// larger evaluation batches would hold several times a training step's
+// memory for the rest of the job (at 5M rows, over 1 GiB across 8 banks).
 func (l *AMLLearner) score(seeds []int32, done func(n int)) ([]float32, []int32) {
+	chunkSize := l.cfg.BatchSize
 	rng := rand.New(rand.NewPCG(l.cfg.Seed, 0xe7a1))
 	var b gnn.EdgeBatch
 	labels := make([]int32, 0, len(seeds))
 	margins := make([]float32, 0, len(seeds))
 	var chunkLabels []int32
 	var chunkMargins []float32
-	for lo := 0; lo < len(seeds); lo += amlEvalChunk {
-		chunk := seeds[lo:min(lo+amlEvalChunk, len(seeds))]
+	for lo := 0; lo < len(seeds); lo += chunkSize {
+		chunk := seeds[lo:min(lo+chunkSize, len(seeds))]
 		var err error
 		if chunkLabels, err = l.evalSt.Batch(&b, chunk, chunkLabels, rng); err != nil {
 			panic(fmt.Sprintf("agent: aml learner: sampling evaluation seeds: %v", err))
 		}
 		chunkMargins = gnn.EdgeMargins(l.model.Forward(&b, l.overrides(&b), false, nil), chunkMargins)
+		for i := range chunkMargins {
+			chunkMargins[i] += l.shift
+		}
 		labels = append(labels, chunkLabels...)
 		margins = append(margins, chunkMargins...)
 		if done != nil {
@@ -86,21 +88,17 @@ func putCounts(out map[string]float64, prefix string, s gnn.EdgeScores, negScale
 	}
 }
 
-// Evaluate implements Learner: the per-round score of the current model,
-// bounded whatever the bank's size. Every laundering transaction of the
-// bank's home validation and test transactions is scored, with a fixed
-// sample of at most EvalSample legitimate ones; the counts are weighed back
-// to the whole split, so pooled F1 estimates the full one. The final model
-// is scored on everything (EvaluateFinal).
+// Evaluate implements Learner: the per-round validation score of the
+// current model, bounded whatever the bank's size. Every laundering
+// transaction of the bank's home validation transactions is scored, with a
+// fixed sample of at most EvalSample legitimate ones; the counts are weighed
+// back to the whole split, so pooled F1 estimates the full one. Test
+// transactions wait for the final model, which is scored on everything
+// (EvaluateFinal).
 func (l *AMLLearner) Evaluate() map[string]float64 {
 	out := map[string]float64{}
-	for _, s := range []struct {
-		prefix string
-		set    evalSet
-	}{{"val_", l.valSample}, {"test_", l.testSample}} {
-		m, lab := l.score(s.set.seeds, nil)
-		putCounts(out, s.prefix, gnn.CountAt(m, lab, 0), s.set.negScale)
-	}
+	m, lab := l.score(l.valSample.seeds, nil)
+	putCounts(out, "val_", gnn.CountAt(m, lab, 0), l.valSample.negScale)
 	return out
 }
 

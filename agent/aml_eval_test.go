@@ -74,7 +74,10 @@ func TestAMLEvaluateSampledAndFinal(t *testing.T) {
 		if calls == 0 || lastDone != lastTotal || lastTotal != len(l.val)+len(l.test) {
 			t.Errorf("%s: progress %d calls, last %d/%d, want to end at %d", id, calls, lastDone, lastTotal, len(l.val)+len(l.test))
 		}
-		for _, p := range []string{"val_", "test_"} {
+		if _, ok := round["test_tp"]; ok {
+			t.Errorf("%s: per-round scores include test counts", id)
+		}
+		for _, p := range []string{"val_"} {
 			n := final[p+"tp"] + final[p+"fp"] + final[p+"fn"] + final[p+"tn"]
 			est := round[p+"tp"] + round[p+"fp"] + round[p+"fn"] + round[p+"tn"]
 			if math.Abs(n-est) > 1e-6*n {

@@ -49,6 +49,11 @@ type AMLConfig struct {
 	// ExchangeEvery releases boundary embeddings every this many rounds
 	// (1, 1+E, ...); default 1.
 	ExchangeEvery int
+	// PosFraction stratifies training batches: this share of each batch is
+	// laundering transactions, unweighted, and scores are shifted to the
+	// class-weighted objective's decision (aml_batches.go). 0: the default
+	// (DefaultAMLPosFraction); negative: uniform batches, weighted loss.
+	PosFraction float64
 	// EvalSample bounds the per-round evaluation to every laundering
 	// transaction and this many legitimate ones per split (default
 	// DefaultAMLEvalSample; negative: all). The final evaluation scores all.
@@ -68,23 +73,24 @@ type AMLConfig struct {
 // the unit sphere) and receive no gradient: each bank back-propagates only
 // through its own endpoint.
 type AMLLearner struct {
-	cfg     AMLConfig
-	d       AMLData
-	trainSt *gnn.EdgeStage // training transactions only
-	evalSt  *gnn.EdgeStage // every visible transaction
-	train   []int32        // training seeds (transactions of d.Graph)
-	val     []int32        // home validation seeds
-	test    []int32        // home test seeds
-	// valSample and testSample are the per-round evaluation sets.
-	valSample, testSample evalSet
-	weights               []float32
-	model                 *gnn.EdgeModel
-	opt                   *gnn.Adam
-	rng                   *rand.Rand
-	cursor                int
-	batch                 gnn.EdgeBatch
-	labels                []int32
-	dLogits               *gnn.Tensor
+	cfg       AMLConfig
+	d         AMLData
+	trainSt   *gnn.EdgeStage // training transactions only
+	evalSt    *gnn.EdgeStage // every visible transaction
+	train     []int32        // training seeds (transactions of d.Graph)
+	val       []int32        // home validation seeds
+	test      []int32        // home test seeds
+	valSample evalSet        // the per-round evaluation set
+	weights   []float32
+	model     *gnn.EdgeModel
+	opt       *gnn.Adam
+	rng       *rand.Rand
+	seeds     *seedStream
+	posShare  float64 // laundering share of the training transactions
+	shift     float32 // added to margins when scoring (marginShift)
+	batch     gnn.EdgeBatch
+	labels    []int32
+	dLogits   *gnn.Tensor
 
 	byID    map[int64]int32     // global id -> foreign account of d.Graph
 	remote  map[int32][]float32 // received embeddings of foreign accounts
@@ -120,6 +126,12 @@ func NewAMLLearner(d AMLData, cfg AMLConfig) (*AMLLearner, error) {
 	}
 	if cfg.Gamma == 0 {
 		cfg.Gamma = 0.5
+	}
+	if cfg.PosFraction == 0 {
+		cfg.PosFraction = DefaultAMLPosFraction
+	}
+	if cfg.PosFraction >= 1 {
+		return nil, fmt.Errorf("agent: aml learner: laundering share %v of a batch, want below 1", cfg.PosFraction)
 	}
 	if cfg.EvalSample == 0 {
 		cfg.EvalSample = DefaultAMLEvalSample
@@ -196,9 +208,17 @@ func NewAMLLearner(d AMLData, cfg AMLConfig) (*AMLLearner, error) {
 		return nil, fmt.Errorf("agent: aml learner: %w", err)
 	}
 	l.weights = gnn.EdgeClassWeights(trainLabels, 10)
+	npos := 0
+	for _, y := range trainLabels {
+		npos += int(min(y, 1))
+	}
+	l.posShare = float64(npos) / float64(len(trainLabels))
+	l.seeds = newSeedStream(d.Graph, slices.Clone(l.train), cfg.PosFraction)
+	if l.seeds.stratified() {
+		l.shift = float32(marginShift(l.seeds.share(cfg.BatchSize), l.posShare, float64(l.weights[1])))
+	}
 	srng := rand.New(rand.NewPCG(cfg.Seed, 0x5a3e))
 	l.valSample = sampleEval(d.Graph, l.val, cfg.EvalSample, srng)
-	l.testSample = sampleEval(d.Graph, l.test, cfg.EvalSample, srng)
 	l.Init(0)
 	return l, nil
 }
@@ -296,12 +316,7 @@ func (l *AMLLearner) record(b *gnn.EdgeBatch) {
 func (l *AMLLearner) Train(steps int) float64 {
 	var loss float64
 	for k := 0; k < steps; k++ {
-		if l.cursor == 0 {
-			l.rng.Shuffle(len(l.train), func(i, j int) { l.train[i], l.train[j] = l.train[j], l.train[i] })
-		}
-		hi := min(l.cursor+l.cfg.BatchSize, len(l.train))
-		seeds := l.train[l.cursor:hi]
-		l.cursor = hi % len(l.train)
+		seeds := l.seeds.next(l.cfg.BatchSize, l.rng)
 		var err error
 		if l.labels, err = l.trainSt.Batch(&l.batch, seeds, l.labels, l.rng); err != nil {
 			panic(fmt.Sprintf("agent: aml learner: sampling training seeds: %v", err))
@@ -312,7 +327,11 @@ func (l *AMLLearner) Train(steps int) float64 {
 		if l.dLogits == nil || l.dLogits.Rows != logits.Rows {
 			l.dLogits = gnn.New(logits.Rows, logits.Cols)
 		}
-		loss = gnn.SoftmaxCrossEntropy(logits, l.labels, nil, l.weights, l.dLogits)
+		w := l.weights
+		if l.seeds.stratified() {
+			w = nil // the batches carry the class balance; scoring shifts the margins back
+		}
+		loss = gnn.SoftmaxCrossEntropy(logits, l.labels, nil, w, l.dLogits)
 		l.model.Backward(l.dLogits)
 		l.opt.Step()
 		l.record(&l.batch)

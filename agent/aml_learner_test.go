@@ -84,7 +84,7 @@ func TestAMLLearnerExchangesGlobalIDs(t *testing.T) {
 	}
 	// The received embeddings stand in for a's accounts in b's batches.
 	b.Train(5)
-	if s := b.Evaluate(); s["test_tp"]+s["test_fp"]+s["test_fn"]+s["test_tn"] == 0 {
+	if s := b.EvaluateFinal(); s["test_tp"]+s["test_fp"]+s["test_fn"]+s["test_tn"] == 0 {
 		t.Fatalf("%s scored nothing: %v", bID, s)
 	}
 }
