@@ -52,6 +52,15 @@ type ServerConfig struct {
 	// Signer, when set, signs every envelope the server sends; it must sign
 	// as bus.AggregatorID, with the key the keyring lists for it.
 	Signer *bus.Signer
+	// Run is this run's id (bus.NewRunID), announced in every hello reply,
+	// round opening and done; empty: a fresh one from Now. Hellos sent
+	// before the run's start less HelloSkew are replays (HelloGuard);
+	// HelloSkew 0 means DefaultHelloSkew, negative none.
+	Run       string
+	HelloSkew time.Duration
+	// StopWait bounds sending the stop notice when Run's context ends
+	// (shutdown.go); default 2s.
+	StopWait time.Duration
 }
 
 // Result is what a finished job reports.
@@ -76,6 +85,11 @@ type Result struct {
 	// Deadlines are the adaptive deadline's changes, in order
 	// (Config.DeadlineFactor); empty when the deadline does not adapt.
 	Deadlines []DeadlineAdapted
+	// Run is the run's id; Stopped, when set, says why the run stopped
+	// before the job finished (its context ended: SIGINT, SIGTERM), after
+	// the agents were told so.
+	Run     string
+	Stopped string `json:",omitempty"`
 }
 
 // Server is the aggregator's NATS adapter for every strategy: it feeds
@@ -95,8 +109,9 @@ type Server struct {
 	doneAt  time.Time
 	finalCh chan struct{}
 
-	dur  durableState // durable servers only
-	news newsTimer    // re-announcement
+	dur    durableState // durable servers only
+	news   newsTimer    // re-announcement
+	hguard *HelloGuard
 }
 
 type queued struct {
@@ -125,11 +140,26 @@ func NewServer(cfg ServerConfig, tr bus.Transport) (*Server, error) {
 	if (cfg.Store == nil) != (cfg.Updates == nil) {
 		return nil, fmt.Errorf("aggregator: job %s: a durable server needs both a store and an update log", cfg.Job)
 	}
+	if cfg.Run == "" {
+		if cfg.Run, err = bus.NewRunID(cfg.Now()); err != nil {
+			return nil, fmt.Errorf("aggregator: job %s: %w", cfg.Job, err)
+		}
+	}
+	start, ok := bus.RunStart(cfg.Run)
+	if !ok {
+		return nil, fmt.Errorf("aggregator: job %s: run id %q is not a bus.NewRunID", cfg.Job, cfg.Run)
+	}
+	if cfg.HelloSkew == 0 {
+		cfg.HelloSkew = DefaultHelloSkew
+	}
+	if cfg.StopWait <= 0 {
+		cfg.StopWait = 2 * time.Second
+	}
 	ep, err := bus.NewEndpoint(cfg.EndpointConfig(), tr)
 	if err != nil {
 		return nil, fmt.Errorf("aggregator: job %s: %w", cfg.Job, err)
 	}
-	return &Server{
+	return &Server{hguard: NewHelloGuard(start, cfg.HelloSkew),
 		cfg: cfg, tr: tr, machine: m, ep: ep,
 		notify: make(chan struct{}, 1),
 		hellos: map[string]bus.Msg{},
@@ -178,7 +208,7 @@ func (s *Server) Run(ctx context.Context) (Result, error) {
 	s.cfg.Log.Info().Str("job", j).Str("algo", s.cfg.Round.Algo).Int("rounds", s.cfg.Round.Rounds).
 		Int("min_clients", s.cfg.Round.MinClients).Dur("round_timeout", s.cfg.Round.RoundTimeout).
 		Float64("deadline_factor", s.cfg.Round.DeadlineFactor).
-		Bool("durable", s.durable()).Bool("resumed", s.result.Resumed).Msg("aggregator ready")
+		Bool("durable", s.durable()).Bool("resumed", s.result.Resumed).Str("run", s.cfg.Run).Msg("aggregator ready")
 	if s.durable() {
 		stop, err := s.startLog(ctx)
 		if err != nil {
@@ -192,7 +222,7 @@ func (s *Server) Run(ctx context.Context) (Result, error) {
 	for {
 		select {
 		case <-ctx.Done():
-			return s.snapshot(), fmt.Errorf("aggregator: run: %w", ctx.Err())
+			return s.stop(ctx)
 		case <-s.notify:
 		case <-tick.C:
 		}
@@ -219,6 +249,7 @@ func (s *Server) snapshot() Result {
 	r := s.result
 	r.Rejects = s.ep.Validator().Rejects()
 	r.Model, _ = s.machine.Model()
+	r.Run = s.cfg.Run
 	r.Models = s.machine.Models()
 	r.Rounds = uint64(len(r.Closes))
 	for _, rc := range r.Closes {
@@ -278,6 +309,11 @@ func (s *Server) handle(ctx context.Context, m bus.Msg) error {
 	now := s.cfg.Now()
 	switch b := body.(type) {
 	case *bus.Hello:
+		if err := s.hguard.Check(env); err != nil {
+			s.ep.Validator().Reject(err)
+			s.cfg.Log.Warn().Str("subject", m.Subject).Str("reason", bus.ReasonOf(err)).Err(err).Msg("rejected message")
+			return nil
+		}
 		s.mu.Lock()
 		s.hellos[env.From] = m
 		s.mu.Unlock()
