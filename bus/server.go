@@ -19,19 +19,19 @@ const DefaultMaxPayload = 64 << 20
 // ServerOptions configure an embedded nats-server. The zero value is a
 // loopback server on a random port with JetStream in a temporary directory.
 type ServerOptions struct {
-	Host         string        // default 127.0.0.1
-	Port         int           // 0 or -1: a random free port
-	StoreDir     string        // JetStream store; empty: the configuration's, else DefaultStoreDir
+	Host     string // default 127.0.0.1
+	Port     int    // 0 or -1: a random free port
+	StoreDir string // JetStream store; empty: the configuration's, else DefaultStoreDir
 	// DefaultStoreDir is the JetStream store when neither StoreDir nor the
 	// configuration file names one (created 0700 if missing); empty: a
 	// temporary directory removed on Shutdown. `graphfed server` sets a
 	// persistent one, so that a restart keeps the privacy ledger.
 	DefaultStoreDir string
-	MaxPayload   int32         // default DefaultMaxPayload
-	NoJetStream  bool          // JetStream is on unless this is set
-	ReadyTimeout time.Duration // default 10s
-	ConfigFile   string        // optional nats-server configuration file (credentials, cluster); flags above override
-	ServerName   string
+	MaxPayload      int32         // default DefaultMaxPayload
+	NoJetStream     bool          // JetStream is on unless this is set
+	ReadyTimeout    time.Duration // default 10s
+	ConfigFile      string        // optional nats-server configuration file (credentials, cluster); flags above override
+	ServerName      string
 	// AsyncFsync lets JetStream acknowledge before fsync (the nats-server
 	// default: fsync every ~2 minutes). By default graphfed's embedded server
 	// fsyncs every write before acknowledging it, because the privacy ledger
