@@ -111,7 +111,8 @@ func New(cfg Config, tr bus.Transport, l Learner, gate *privacy.Gate) (*Agent, e
 
 // Run joins the job, trains round by round and returns when the aggregator
 // says the job is done or ctx ends. When the aggregator stops the job
-// early, Run returns at once (even mid-training) with a *JobStopped error.
+// early, Run returns with a *JobStopped error once its current step (a
+// round's training and publication) is done.
 // When ctx ends, an agent that had joined says goodbye (a bye with the
 // reason), so that the open round does not wait for it until its deadline.
 func (a *Agent) Run(parent context.Context) (Result, error) {
@@ -120,7 +121,7 @@ func (a *Agent) Run(parent context.Context) (Result, error) {
 	a.mu.Lock()
 	a.interrupt = cancel
 	a.mu.Unlock()
-	res, err := a.run(ctx)
+	res, err := a.run(parent, ctx)
 	var stopped *JobStopped
 	switch {
 	case errors.As(context.Cause(ctx), &stopped), errors.As(err, &stopped):
@@ -133,7 +134,12 @@ func (a *Agent) Run(parent context.Context) (Result, error) {
 	return res, err
 }
 
-func (a *Agent) run(ctx context.Context) (Result, error) {
+// run serves the job: steps run under ctx, waits for messages under
+// waitCtx, which a stop notice also ends. A step is never cut short by the
+// notice: between a release and its publication the update would be lost
+// (the ledger says the round was trained, so a resumed job would wait for
+// it until the deadline); the agent leaves once the step is done.
+func (a *Agent) run(ctx, waitCtx context.Context) (Result, error) {
 	j, c := a.cfg.Job, a.cfg.Client
 	// Subscribe before saying hello: our join may be the one that opens round 1.
 	sub, err := a.ep.Transport().Subscribe(a.enqueue, Subjects(j, c)...)
@@ -148,7 +154,7 @@ func (a *Agent) run(ctx context.Context) (Result, error) {
 		return res, err
 	}
 	for {
-		msg, err := a.next(ctx)
+		msg, err := a.next(waitCtx)
 		if err != nil {
 			return a.result(nil), fmt.Errorf("agent %s: %w", c, err)
 		}

@@ -44,7 +44,8 @@ func (a *Agent) goodbye(ctx context.Context) {
 
 // stopNotice reports whether m is the aggregator's notice that it stopped
 // the job, for the agent's run: it is checked when it arrives, ahead of
-// its turn in the queue, so that an agent busy training leaves at once.
+// its turn in the queue, so that an agent leaves as soon as its current
+// step is done, whatever else is queued.
 // It counts no rejects (the queue's turn does).
 func (a *Agent) stopNotice(m bus.Msg) (*JobStopped, bool) {
 	if m.Subject != bus.Subject(a.cfg.Job, bus.KindDone) {
