@@ -73,9 +73,13 @@ type Agent struct {
 	ep  *bus.Endpoint
 	m   *Machine
 
-	mu     sync.Mutex
-	queue  []bus.Msg
-	notify chan struct{}
+	runs   RunGuard
+	joined bool // a hello was accepted: leaving says goodbye
+
+	mu        sync.Mutex
+	queue     []bus.Msg
+	notify    chan struct{}
+	interrupt context.CancelCauseFunc // ends the running Run (a stop notice)
 }
 
 // New builds an agent; Run starts it. Every value the agent publishes that
@@ -106,8 +110,36 @@ func New(cfg Config, tr bus.Transport, l Learner, gate *privacy.Gate) (*Agent, e
 }
 
 // Run joins the job, trains round by round and returns when the aggregator
-// says the job is done or ctx ends.
-func (a *Agent) Run(ctx context.Context) (Result, error) {
+// says the job is done or ctx ends. When the aggregator stops the job
+// early, Run returns with a *JobStopped error once its current step (a
+// round's training and publication) is done.
+// When ctx ends, an agent that had joined says goodbye (a bye with the
+// reason), so that the open round does not wait for it until its deadline.
+func (a *Agent) Run(parent context.Context) (Result, error) {
+	ctx, cancel := context.WithCancelCause(parent)
+	defer cancel(nil)
+	a.mu.Lock()
+	a.interrupt = cancel
+	a.mu.Unlock()
+	res, err := a.run(parent, ctx)
+	var stopped *JobStopped
+	switch {
+	case errors.As(context.Cause(ctx), &stopped), errors.As(err, &stopped):
+		a.cfg.Log.Warn().Str("client", a.cfg.Client).Uint64("rounds", stopped.Rounds).Str("reason", stopped.Reason).
+			Msg("the aggregator stopped the job: leaving")
+		return a.result(nil), stopped
+	case parent.Err() != nil && a.joined:
+		a.goodbye(parent)
+	}
+	return res, err
+}
+
+// run serves the job: steps run under ctx, waits for messages under
+// waitCtx, which a stop notice also ends. A step is never cut short by the
+// notice: between a release and its publication the update would be lost
+// (the ledger says the round was trained, so a resumed job would wait for
+// it until the deadline); the agent leaves once the step is done.
+func (a *Agent) run(ctx, waitCtx context.Context) (Result, error) {
 	j, c := a.cfg.Job, a.cfg.Client
 	// Subscribe before saying hello: our join may be the one that opens round 1.
 	sub, err := a.ep.Transport().Subscribe(a.enqueue, Subjects(j, c)...)
@@ -122,11 +154,14 @@ func (a *Agent) Run(ctx context.Context) (Result, error) {
 		return res, err
 	}
 	for {
-		msg, err := a.next(ctx)
+		msg, err := a.next(waitCtx)
 		if err != nil {
 			return a.result(nil), fmt.Errorf("agent %s: %w", c, err)
 		}
-		ev := a.event(msg)
+		ev, stop := a.event(msg)
+		if stop != nil {
+			return a.result(nil), stop
+		}
 		if ev == nil {
 			continue
 		}
@@ -137,19 +172,29 @@ func (a *Agent) Run(ctx context.Context) (Result, error) {
 }
 
 // event opens a received message and turns it into a machine event; nil
-// for a rejected one.
-func (a *Agent) event(msg bus.Msg) MachineEvent {
+// for a rejected one, or for the aggregator's notice that it stopped the
+// job (stop).
+func (a *Agent) event(msg bus.Msg) (MachineEvent, *JobStopped) {
 	env, body, err := a.ep.Open(msg)
+	if err == nil {
+		err = a.runs.Check(body, true)
+		if err != nil {
+			a.ep.Validator().Reject(err)
+		}
+	}
 	if err != nil {
 		a.cfg.Log.Warn().Str("subject", msg.Subject).Str("reason", bus.ReasonOf(err)).Err(err).Msg("rejected message")
-		return nil
+		return nil, nil
+	}
+	if d, ok := body.(*bus.Done); ok && d.Stopped != "" {
+		return nil, &JobStopped{Client: a.cfg.Client, Reason: d.Stopped, Rounds: d.Rounds}
 	}
 	ev := EventOf(env, body, a.cfg.Now())
 	if ro, ok := ev.(RoundOpened); ok {
 		ro.Superseded = a.newerRoundQueued(ro.Round)
-		return ro
+		return ro, nil
 	}
-	return ev
+	return ev, nil
 }
 
 // step feeds ev to the machine and carries out its actions, and the
@@ -236,7 +281,9 @@ func (a *Agent) hello(ctx context.Context, h bus.Hello) (MachineEvent, error) {
 			return nil, fmt.Errorf("agent %s: hello reply: %w", c, err)
 		}
 		if hr.Accepted {
-			a.cfg.Log.Info().Str("client", c).Str("algo", hr.Algo).Uint64("round", hr.Round).Msg("joined")
+			a.runs.Heard(hr.Run)
+			a.joined = true
+			a.cfg.Log.Info().Str("client", c).Str("algo", hr.Algo).Uint64("round", hr.Round).Str("run", hr.Run).Msg("joined")
 		}
 		// The server announces its open round again after a join, with the
 		// model to start from.

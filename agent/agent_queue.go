@@ -12,8 +12,12 @@ import (
 // behind can see that newer rounds are waiting.
 
 func (a *Agent) enqueue(m bus.Msg) {
+	stop, isStop := a.stopNotice(m)
 	a.mu.Lock()
 	a.queue = append(a.queue, m)
+	if isStop && a.interrupt != nil {
+		a.interrupt(stop)
+	}
 	a.mu.Unlock()
 	select {
 	case a.notify <- struct{}{}:
@@ -56,7 +60,12 @@ func (a *Agent) newerRoundQueued(r uint64) bool {
 		if err != nil || env.Kind != bus.KindRound || env.Round <= r || env.Job != a.cfg.Job || env.From != bus.AggregatorID {
 			continue
 		}
-		if k := a.ep.Keyring(); k == nil || k.Verify(&env) == nil {
+		if k := a.ep.Keyring(); k != nil && k.Verify(&env) != nil {
+			continue
+		}
+		// Nor a round of an earlier run, replayed.
+		var ro bus.RoundOpen
+		if env.UnmarshalBody(&ro) == nil && a.runs.Check(&ro, false) == nil {
 			return true
 		}
 	}

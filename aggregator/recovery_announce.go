@@ -3,8 +3,6 @@ package aggregator
 import (
 	"context"
 	"time"
-
-	"graphfed/bus"
 )
 
 // Core NATS keeps no messages: an announcement lost to a server restart, a
@@ -39,7 +37,9 @@ func (s *Server) reannounce(ctx context.Context) error {
 	case m.open:
 		return s.act(ctx, m.openRound())
 	case m.finished:
-		return s.ep.Publish(ctx, bus.Subject(s.cfg.Job, bus.KindDone), bus.KindDone, m.closed, &bus.Done{Rounds: m.closed})
+		// Not through act: done again must not restart the final wait.
+		o := s.cfg.Outbound(Finished{Rounds: m.closed})[0]
+		return s.ep.Publish(ctx, o.Subject, o.Kind, o.Round, o.Body)
 	}
 	return nil
 }

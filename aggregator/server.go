@@ -8,75 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	"graphfed/bus"
 )
-
-// ServerConfig wires a Machine to a transport.
-type ServerConfig struct {
-	Job string
-	// Round is the job's round policy and algorithm: every strategy runs
-	// behind the same server.
-	Round    Config
-	InitSeed uint64          // shared model initialisation seed sent in hello replies
-	Enrol    map[string]bool // clients allowed to join; nil: any valid id
-	// MaxBytes rejects larger messages as "oversized"; 0: bus.DefaultMaxPayload.
-	MaxBytes  int
-	TickEvery time.Duration // how often deadlines are checked; default 20ms
-	// FinalWait bounds how long the server waits for clients' final metrics
-	// after the job is done; default 10s.
-	FinalWait time.Duration
-	Now       func() time.Time // default time.Now
-	Log       zerolog.Logger
-	// OnRound, if set, is called with every close decision (progress
-	// output); a personalizing strategy's mixing is in RoundClosed.Mix.
-	OnRound func(RoundClosed)
-	// Store and Updates, both set, make the server durable (store.go,
-	// recovery.go): updates come from the log instead of core NATS, a
-	// checkpoint is stored after every step before its actions are carried
-	// out, and Run resumes from the latest checkpoint. Both nil: nothing
-	// survives a crash of the server.
-	Store   Store
-	Updates UpdateLog
-	// Reannounce, when positive, publishes the latest model and the open
-	// round again (done, once finished) after this long without news, then
-	// at doubling intervals up to the round timeout. Core NATS keeps no
-	// messages, so an announcement lost to a server restart or a node
-	// failover would otherwise leave the clients idle until the deadline;
-	// clients ignore repeats. 0: never.
-	Reannounce time.Duration
-	// Keyring, when set, requires every received envelope to carry its
-	// sender's valid signature (bus.Schema.Keyring).
-	Keyring *bus.Keyring
-	// Signer, when set, signs every envelope the server sends; it must sign
-	// as bus.AggregatorID, with the key the keyring lists for it.
-	Signer *bus.Signer
-}
-
-// Result is what a finished job reports.
-type Result struct {
-	Rounds   uint64
-	Closes   []RoundClosed
-	Final    map[string]map[string]float64 // client -> final scores
-	PerRound map[uint64]map[string]map[string]float64
-	Rejects  map[string]uint64
-	Dropped  map[string]int // by reason
-	Model    []float32      // the latest global model; nil when the strategy personalizes
-	// Models are the latest models published: the global one, or each
-	// client's latest personalized one (To), sorted by recipient.
-	Models []PublishModel
-	// Mixes are a personalizing strategy's mixing decisions, one per
-	// closed round (RoundClosed.Mix), in order.
-	Mixes []Mixed
-	// Resumed says that a durable server resumed from a checkpoint, in
-	// round ResumedRound (0: before the first round opened).
-	Resumed      bool
-	ResumedRound uint64
-	// Deadlines are the adaptive deadline's changes, in order
-	// (Config.DeadlineFactor); empty when the deadline does not adapt.
-	Deadlines []DeadlineAdapted
-}
 
 // Server is the aggregator's NATS adapter for every strategy: it feeds
 // Machine with events decoded from the transport and carries out its
@@ -95,8 +28,9 @@ type Server struct {
 	doneAt  time.Time
 	finalCh chan struct{}
 
-	dur  durableState // durable servers only
-	news newsTimer    // re-announcement
+	dur    durableState // durable servers only
+	news   newsTimer    // re-announcement
+	hguard *HelloGuard
 }
 
 type queued struct {
@@ -125,11 +59,26 @@ func NewServer(cfg ServerConfig, tr bus.Transport) (*Server, error) {
 	if (cfg.Store == nil) != (cfg.Updates == nil) {
 		return nil, fmt.Errorf("aggregator: job %s: a durable server needs both a store and an update log", cfg.Job)
 	}
+	if cfg.Run == "" {
+		if cfg.Run, err = bus.NewRunID(cfg.Now()); err != nil {
+			return nil, fmt.Errorf("aggregator: job %s: %w", cfg.Job, err)
+		}
+	}
+	start, ok := bus.RunStart(cfg.Run)
+	if !ok {
+		return nil, fmt.Errorf("aggregator: job %s: run id %q is not a bus.NewRunID", cfg.Job, cfg.Run)
+	}
+	if cfg.HelloSkew == 0 {
+		cfg.HelloSkew = DefaultHelloSkew
+	}
+	if cfg.StopWait <= 0 {
+		cfg.StopWait = 2 * time.Second
+	}
 	ep, err := bus.NewEndpoint(cfg.EndpointConfig(), tr)
 	if err != nil {
 		return nil, fmt.Errorf("aggregator: job %s: %w", cfg.Job, err)
 	}
-	return &Server{
+	return &Server{hguard: NewHelloGuard(start, cfg.HelloSkew),
 		cfg: cfg, tr: tr, machine: m, ep: ep,
 		notify: make(chan struct{}, 1),
 		hellos: map[string]bus.Msg{},
@@ -178,7 +127,7 @@ func (s *Server) Run(ctx context.Context) (Result, error) {
 	s.cfg.Log.Info().Str("job", j).Str("algo", s.cfg.Round.Algo).Int("rounds", s.cfg.Round.Rounds).
 		Int("min_clients", s.cfg.Round.MinClients).Dur("round_timeout", s.cfg.Round.RoundTimeout).
 		Float64("deadline_factor", s.cfg.Round.DeadlineFactor).
-		Bool("durable", s.durable()).Bool("resumed", s.result.Resumed).Msg("aggregator ready")
+		Bool("durable", s.durable()).Bool("resumed", s.result.Resumed).Str("run", s.cfg.Run).Msg("aggregator ready")
 	if s.durable() {
 		stop, err := s.startLog(ctx)
 		if err != nil {
@@ -192,7 +141,7 @@ func (s *Server) Run(ctx context.Context) (Result, error) {
 	for {
 		select {
 		case <-ctx.Done():
-			return s.snapshot(), fmt.Errorf("aggregator: run: %w", ctx.Err())
+			return s.stop(ctx)
 		case <-s.notify:
 		case <-tick.C:
 		}
@@ -219,6 +168,7 @@ func (s *Server) snapshot() Result {
 	r := s.result
 	r.Rejects = s.ep.Validator().Rejects()
 	r.Model, _ = s.machine.Model()
+	r.Run = s.cfg.Run
 	r.Models = s.machine.Models()
 	r.Rounds = uint64(len(r.Closes))
 	for _, rc := range r.Closes {
@@ -278,6 +228,11 @@ func (s *Server) handle(ctx context.Context, m bus.Msg) error {
 	now := s.cfg.Now()
 	switch b := body.(type) {
 	case *bus.Hello:
+		if err := s.hguard.Check(env); err != nil {
+			s.ep.Validator().Reject(err)
+			s.cfg.Log.Warn().Str("subject", m.Subject).Str("reason", bus.ReasonOf(err)).Err(err).Msg("rejected message")
+			return nil
+		}
 		s.mu.Lock()
 		s.hellos[env.From] = m
 		s.mu.Unlock()

@@ -24,6 +24,9 @@ type HelloReply struct {
 	Algo     string `msgpack:"algo"`
 	Rounds   int    `msgpack:"rounds"`
 	InitSeed uint64 `msgpack:"seed"` // shared model initialisation seed
+	// Run is the aggregator's run id (NewRunID): the agent takes a done
+	// only from this run, or from a later one it heard of.
+	Run string `msgpack:"run,omitempty"`
 }
 
 // RoundOpen opens round Round on gf.<job>.round.
@@ -32,6 +35,7 @@ type RoundOpen struct {
 	Deadline   int64  `msgpack:"deadline"`    // unix nanoseconds
 	ModelRound uint64 `msgpack:"model_round"` // the round whose model clients should start from; 0: their own init
 	Payload    []byte `msgpack:"payload,omitempty"`
+	Run        string `msgpack:"run,omitempty"` // the aggregator's run id (HelloReply.Run)
 }
 
 // Update is a client's contribution for a round on gf.<job>.update.<client>.
@@ -93,9 +97,16 @@ type Bye struct {
 	Reason string `msgpack:"reason"`
 }
 
-// Done says the aggregator finished the job.
+// Done says the aggregator finished the job, or stopped it (Stopped set)
+// before its last round: then the agents leave without a final evaluation.
 type Done struct {
 	Rounds uint64 `msgpack:"rounds"`
+	// Run is the aggregator's run id: a done of another run is a replay,
+	// rejected by the agents (ReasonReplay).
+	Run string `msgpack:"run,omitempty"`
+	// Stopped, when set, says why the job stopped early (the aggregator
+	// received SIGINT or SIGTERM); the job can be resumed (--resume).
+	Stopped string `msgpack:"stopped,omitempty"`
 }
 
 // LPSFedRound is the strategy payload of an LPSFed RoundOpen (msgpack in

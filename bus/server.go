@@ -19,14 +19,19 @@ const DefaultMaxPayload = 64 << 20
 // ServerOptions configure an embedded nats-server. The zero value is a
 // loopback server on a random port with JetStream in a temporary directory.
 type ServerOptions struct {
-	Host         string        // default 127.0.0.1
-	Port         int           // 0 or -1: a random free port
-	StoreDir     string        // JetStream store; empty: a temporary directory removed on Shutdown
-	MaxPayload   int32         // default DefaultMaxPayload
-	NoJetStream  bool          // JetStream is on unless this is set
-	ReadyTimeout time.Duration // default 10s
-	ConfigFile   string        // optional nats-server configuration file (credentials, cluster); flags above override
-	ServerName   string
+	Host     string // default 127.0.0.1
+	Port     int    // 0 or -1: a random free port
+	StoreDir string // JetStream store; empty: the configuration's, else DefaultStoreDir
+	// DefaultStoreDir is the JetStream store when neither StoreDir nor the
+	// configuration file names one (created 0700 if missing); empty: a
+	// temporary directory removed on Shutdown. `graphfed server` sets a
+	// persistent one, so that a restart keeps the privacy ledger.
+	DefaultStoreDir string
+	MaxPayload      int32         // default DefaultMaxPayload
+	NoJetStream     bool          // JetStream is on unless this is set
+	ReadyTimeout    time.Duration // default 10s
+	ConfigFile      string        // optional nats-server configuration file (credentials, cluster); flags above override
+	ServerName      string
 	// AsyncFsync lets JetStream acknowledge before fsync (the nats-server
 	// default: fsync every ~2 minutes). By default graphfed's embedded server
 	// fsyncs every write before acknowledging it, because the privacy ledger
@@ -41,8 +46,10 @@ type ServerOptions struct {
 
 // Server is a running embedded nats-server.
 type Server struct {
-	ns      *server.Server
-	tempDir string
+	ns       *server.Server
+	tempDir  string
+	storeDir string
+	auth     bool
 }
 
 // StartServer starts an embedded nats-server and waits until it accepts
@@ -93,6 +100,12 @@ func StartServer(o ServerOptions) (*Server, error) {
 		if o.StoreDir != "" {
 			opts.StoreDir = o.StoreDir
 		}
+		if opts.StoreDir == "" && o.DefaultStoreDir != "" {
+			if err := os.MkdirAll(o.DefaultStoreDir, 0o700); err != nil {
+				return nil, fmt.Errorf("bus: start server: jetstream store: %w", err)
+			}
+			opts.StoreDir = o.DefaultStoreDir
+		}
 		if opts.StoreDir == "" {
 			dir, err := os.MkdirTemp("", "graphfed-js-")
 			if err != nil {
@@ -108,6 +121,8 @@ func StartServer(o ServerOptions) (*Server, error) {
 		return nil, fmt.Errorf("bus: start server: %w", err)
 	}
 	s.ns = ns
+	s.storeDir = opts.StoreDir
+	s.auth = len(opts.Nkeys) > 0 || len(opts.Users) > 0 || opts.Username != "" || opts.Authorization != "" || len(opts.TrustedOperators) > 0
 	ns.Start()
 	timeout := o.ReadyTimeout
 	if timeout == 0 {
@@ -123,6 +138,16 @@ func StartServer(o ServerOptions) (*Server, error) {
 
 // ClientURL is the nats:// URL clients connect to.
 func (s *Server) ClientURL() string { return s.ns.ClientURL() }
+
+// StoreDir is the JetStream store directory ("" without JetStream).
+func (s *Server) StoreDir() string { return s.storeDir }
+
+// Temporary says the store is removed on Shutdown.
+func (s *Server) Temporary() bool { return s.tempDir != "" }
+
+// Authenticated says clients must log in (the configuration lists users,
+// NKeys, a token or trusted operators).
+func (s *Server) Authenticated() bool { return s.auth }
 
 // NATS exposes the underlying server for in-process connections and tests.
 func (s *Server) NATS() *server.Server { return s.ns }

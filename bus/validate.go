@@ -127,6 +127,11 @@ func (v *Validator) RejectSummary() string {
 	return s
 }
 
+// Reject counts err, a rejection decided by a party after the message
+// passed Open (a replay of an earlier run, ReasonReplay), with the other
+// rejects; it returns err.
+func (v *Validator) Reject(err error) error { return v.reject(err) }
+
 func (v *Validator) reject(err error) error {
 	reason := ReasonOf(err)
 	if reason == "" {

@@ -42,6 +42,14 @@ type AggregatorOptions struct {
 	// WrapStore, with Durable, wraps the checkpoint store (the recovery
 	// scenarios crash the aggregator at a chosen write).
 	WrapStore func(aggregator.Store) aggregator.Store
+	// Resume continues a job that ran before (rerun.go): a durable job
+	// from its checkpoint, the banks' budgets carried over and stated.
+	// Without it a job id that left ledger entries or a checkpoint is
+	// refused (ErrRerun). With nothing to continue the job starts afresh.
+	Resume bool
+	// HelloSkew is the clock skew allowed to agents' hellos
+	// (aggregator.ServerConfig.HelloSkew); 0: the default.
+	HelloSkew time.Duration
 }
 
 // Validate checks the options without touching the network.
@@ -75,10 +83,12 @@ func (o AggregatorOptions) Validate() error {
 // Aggregator is a job's aggregator party: the round server with its
 // transport and, when durable, its JetStream store.
 type Aggregator struct {
-	srv    *aggregator.Server
-	tr     *bus.NATSTransport
-	ownTr  bool
-	closed bool
+	srv     *aggregator.Server
+	prior   PriorRun
+	carried []Carried
+	tr      *bus.NATSTransport
+	ownTr   bool
+	closed  bool
 }
 
 // NewAggregator validates o, connects, loads the keyring and signer, opens
@@ -123,6 +133,24 @@ func NewAggregator(ctx context.Context, o AggregatorOptions) (_ *Aggregator, err
 			cfg.Store = o.WrapStore(cfg.Store)
 		}
 	}
+	if a.prior, err = findPriorRun(ctx, a.tr, o.Job, cfg.Store); err != nil {
+		return fail(err)
+	}
+	if err := checkRerun(o.Job, a.prior, o.Resume, o.Durable); err != nil {
+		return fail(err)
+	}
+	if a.prior.Any() {
+		l := o.Log.Info().Str("job", o.Job).Uint64("ledger_entries", a.prior.LedgerEntries).Bool("checkpoint", a.prior.Checkpoint)
+		if a.carried, err = carriedBudgets(ctx, a.tr, o.Job); err != nil {
+			o.Log.Warn().Err(err).Str("job", o.Job).Msg("resuming: the budgets spent so far could not be accounted from the ledger (the banks' gates hold them)")
+		}
+		for _, c := range a.carried {
+			l = l.Dict(c.Client, zerolog.Dict().Uint64("releases", c.Releases).Float64("epsilon", c.Epsilon))
+		}
+		l.Msg("resuming the job: budgets carried over from the ledger (RDP, δ=1e-4; the audit has every channel)")
+	} else if o.Resume {
+		o.Log.Info().Str("job", o.Job).Msg("--resume: the job has not run before; starting it")
+	}
 	// The one call that follows the aggregator package's constructor.
 	if a.srv, err = aggregator.NewServer(cfg.ServerConfig, a.tr); err != nil {
 		return fail(err)
@@ -159,7 +187,8 @@ func serverConfig(o AggregatorOptions, ring *bus.Keyring, signer *bus.Signer) se
 		}
 	}
 	cfg := aggregator.ServerConfig{Job: o.Job, Round: o.Round, InitSeed: o.InitSeed, Enrol: enrol,
-		FinalWait: o.FinalWait, MaxBytes: o.MaxBytes, Now: o.Now, Log: o.Log, OnRound: o.OnRound, Keyring: ring, Signer: signer}
+		FinalWait: o.FinalWait, MaxBytes: o.MaxBytes, Now: o.Now, Log: o.Log, OnRound: o.OnRound, Keyring: ring, Signer: signer,
+		HelloSkew: o.HelloSkew}
 	if o.Durable {
 		// Reannouncing only helps a server whose state survives; a plain
 		// one has nothing to announce after a restart.
@@ -170,6 +199,12 @@ func serverConfig(o AggregatorOptions, ring *bus.Keyring, signer *bus.Signer) se
 
 // Run runs the job's rounds until the job is done or ctx ends.
 func (a *Aggregator) Run(ctx context.Context) (aggregator.Result, error) { return a.srv.Run(ctx) }
+
+// Prior is what earlier runs of the job left (nothing unless resumed).
+func (a *Aggregator) Prior() PriorRun { return a.prior }
+
+// Carried are the banks' budgets a resumed job carried over, by client.
+func (a *Aggregator) Carried() []Carried { return a.carried }
 
 // Server is the round server (round scores for progress output).
 func (a *Aggregator) Server() *aggregator.Server { return a.srv }

@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -286,14 +287,31 @@ func TestSecureDurableAggregator(t *testing.T) {
 
 	// A restarted aggregator resumes from the checkpoint: the job is done,
 	// and its model is the one the first life finished with.
-	again, err := NewAggregator(ctx, AggregatorOptions{Job: testJob, Task: TaskNode, Conn: l.Conn(bus.AggregatorID),
+	// Only when told to (--resume): a plain re-run of the job id is refused.
+	ao := AggregatorOptions{Job: testJob, Task: TaskNode, Conn: l.Conn(bus.AggregatorID),
 		Keyring: l.KeyringPath(), Durable: true,
 		Round:    aggregator.Config{Algo: aggregator.AlgoFedAvg, Rounds: rounds, MinClients: len(banks), RoundTimeout: 20 * time.Second},
-		InitSeed: 1, FinalWait: 500 * time.Millisecond, Log: zerolog.Nop()})
+		InitSeed: 1, FinalWait: 500 * time.Millisecond, Log: zerolog.Nop()}
+	if refused, err := NewAggregator(ctx, ao); !errors.Is(err, ErrRerun) || !strings.Contains(err.Error(), "--resume") {
+		if refused != nil {
+			refused.Close()
+		}
+		t.Fatalf("re-running the job without Resume: %v, want ErrRerun naming --resume", err)
+	}
+	ao.Resume = true
+	again, err := NewAggregator(ctx, ao)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer again.Close()
+	if p := again.Prior(); !p.Checkpoint || p.LedgerEntries == 0 || len(again.Carried()) != len(banks) {
+		t.Fatalf("resumed over %+v, carried %+v; want the checkpoint, the ledger and every bank's budget", p, again.Carried())
+	}
+	for _, c := range again.Carried() {
+		if c.Releases == 0 || !(c.Epsilon > 0) {
+			t.Fatalf("carried %+v: no releases or no ε", c)
+		}
+	}
 	res, err := again.Run(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -128,5 +128,8 @@ func Builtin() (*Registry, error) {
 	for _, s := range recoveryScenarios() {
 		errs = append(errs, r.Register(s))
 	}
+	for _, s := range lifecycleScenarios() {
+		errs = append(errs, r.Register(s))
+	}
 	return r, errors.Join(errs...)
 }

@@ -23,7 +23,8 @@ func TestRegistryBuiltin(t *testing.T) {
 		}
 	}
 	want := append(append([]string{"dsim"}, dsim.FaultKinds()...), "slow-bank", "flood", "hostile-agent",
-		"aggregator-kill9", "agent-crash-rejoin", "nats-restart", "cluster-node-loss", "aml-kill-recover", "lpsfed-kill-recover")
+		"aggregator-kill9", "agent-crash-rejoin", "nats-restart", "cluster-node-loss", "aml-kill-recover", "lpsfed-kill-recover",
+		"sigint-aggregator", "replayed-hello", "replayed-done")
 	if !slices.Equal(names, want) {
 		t.Fatalf("builtin scenarios %v, want %v", names, want)
 	}

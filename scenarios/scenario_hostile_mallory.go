@@ -78,7 +78,9 @@ func (m *mallory) seal(kind bus.Kind, from string, round uint64, body any) ([]by
 	m.seq++
 	seq := m.seq
 	m.mu.Unlock()
-	return bus.Seal(bus.Envelope{Job: m.job, Kind: kind, From: from, Round: round, Seq: seq}, body)
+	// Stamped now, as a party's endpoint stamps: a hello from before the
+	// aggregator's run began would be rejected as a replay.
+	return bus.Seal(bus.Envelope{Job: m.job, Kind: kind, From: from, Round: round, Seq: seq, Time: time.Now().UnixNano()}, body)
 }
 
 // send publishes data, expecting the receivers to reject it for reason.

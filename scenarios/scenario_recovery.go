@@ -141,6 +141,7 @@ func (j *recoveryJob) startAggregator() error {
 	party, err := deploy.NewAggregator(ctx, deploy.AggregatorOptions{
 		Job: j.cfg.job, Task: task, Conn: deploy.ConnOptions{URL: j.cfg.urls, Name: "aggregator"},
 		Durable:  true,
+		Resume:   true, // a restart continues the job from its checkpoint
 		Recovery: deploy.DurableOptions{Replicas: j.cfg.replicas, AckWait: time.Second, Reannounce: 500 * time.Millisecond},
 		Round:    round,
 		InitSeed: j.cfg.seed, FinalWait: finalWait, Log: j.cfg.log,

@@ -18,7 +18,7 @@ type agentFlags struct {
 	task, algo, data, client string
 	natsURL, job, creds      string
 	keyring, ledger          string
-	durable                  bool
+	durable, insecure        bool
 	epochs, evalEvery        int
 	plannedRounds            int
 	noiseSeed                uint64
@@ -45,6 +45,9 @@ func newAgentCmd(g *globalFlags) *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			start := time.Now()
+			if err := requireCredentials("agent", a.creds != "", a.insecure, "--creds SEED --keyring keyring.json", g.logger()); err != nil {
+				return err
+			}
 			o := a.options(cmd, priv, g.logger())
 			ag, err := deploy.NewAgent(cmd.Context(), o)
 			if err != nil {
@@ -102,6 +105,7 @@ func (a *agentFlags) register(cmd *cobra.Command) {
 	f.StringVar(&a.data, "data", "", "the organisation's data directory (see above)")
 	f.StringVar(&a.creds, "creds", "", "NATS credentials file; an NKey seed (from graphfed keys) also signs every envelope sent")
 	f.StringVar(&a.keyring, "keyring", "", "keyring.json of the job (graphfed keys): verify every envelope's signature")
+	registerInsecure(cmd, &a.insecure)
 	f.BoolVar(&a.durable, "durable", false, "store updates in the job's JetStream update stream (for an aggregator run with --durable)")
 	f.Uint64Var(&a.noiseSeed, "noise-seed", 0, "seed the privacy noise: reproducible runs for testing only, marked non-private in the ledger")
 	f.StringVar(&a.ledger, "ledger", "", "privacy ledger file (fsynced); default: the job's JetStream ledger stream")

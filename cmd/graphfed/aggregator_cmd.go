@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -63,7 +64,7 @@ func newAggregatorCmd(g *globalFlags) *cobra.Command {
 		deadlineFactor                              float64
 		rec                                         recoveryFlags
 		rf                                          recFlags
-		createLedger                                bool
+		createLedger, insecure, resume              bool
 	)
 	cmd := &cobra.Command{
 		Use:   "aggregator --nats URL --job ID [--algo ALGO] [--config FILE]",
@@ -71,6 +72,13 @@ func newAggregatorCmd(g *globalFlags) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			start := time.Now()
+			if err := requireCredentials("aggregator", creds != "", insecure, "--creds SEED --keyring keyring.json", g.logger()); err != nil {
+				return err
+			}
+			if creds != "" && keyring == "" {
+				l := g.logger()
+				l.Warn().Msg("no --keyring: the envelopes received are not checked for their senders' signatures")
+			}
 			if cfgFile != "" {
 				if err := mergeAggregatorFile(cmd, cfgFile, &fc, &timeout); err != nil {
 					return err
@@ -95,7 +103,7 @@ func newAggregatorCmd(g *globalFlags) *cobra.Command {
 			agg, err := deploy.NewAggregator(cmd.Context(), deploy.AggregatorOptions{
 				Job: job, Task: task, Conn: deploy.ConnOptions{URL: natsURL, Creds: creds}, Keyring: keyring,
 				Durable: rec.durable, Recovery: rec.options(), Round: round, InitSeed: fc.Seed, Enrol: fc.Clients,
-				CreateLedger: createLedger, FinalWait: finalWait, Log: g.logger(),
+				CreateLedger: createLedger, Resume: resume, FinalWait: finalWait, Log: g.logger(),
 				OnRound: func(rc aggregator.RoundClosed) {
 					p.update(int(rc.Round), fmt.Sprintf("%s in=%d late=%d%s", rc.Reason, len(rc.In), len(rc.Late), budgetNote(rc)))
 				},
@@ -106,7 +114,10 @@ func newAggregatorCmd(g *globalFlags) *cobra.Command {
 			defer agg.Close()
 			res, err := agg.Run(cmd.Context())
 			p.finish()
-			if err != nil {
+			// Stopped by a signal: the report so far is written, then the
+			// command fails with the reason.
+			var stopped *aggregator.StoppedError
+			if err != nil && !errors.As(err, &stopped) {
 				return err
 			}
 			metrics := map[string]any{"task": task}
@@ -131,12 +142,24 @@ func newAggregatorCmd(g *globalFlags) *cobra.Command {
 			}
 			maps.Copy(metrics, map[string]any{"test_acc": acc, "test_macro_f1": f1, "clients_reporting": n,
 				"rounds_closed_at_deadline": deadline, "rejects": res.Rejects, "dropped": res.Dropped,
-				"model_sha256": aggregator.ResultDigest(res), "resumed": res.Resumed, "resumed_round": res.ResumedRound})
+				"model_sha256": aggregator.ResultDigest(res), "resumed": res.Resumed, "resumed_round": res.ResumedRound, "run": res.Run})
+			if res.Stopped != "" {
+				metrics["stopped"] = res.Stopped
+			}
+			if c := agg.Carried(); len(c) > 0 {
+				metrics["carried_budgets"] = c
+			}
 			msgs, bytes := agg.Transport().Stats()
-			return g.emit(Report{
+			if err := g.emit(Report{
 				Command: "aggregator", Algo: fc.Algo, Clients: n, Rounds: int(res.Rounds), Seed: int64(fc.Seed),
 				Metrics: metrics, Comm: &CommReport{Bytes: bytes, Messages: msgs},
-			}, start)
+			}, start); err != nil {
+				return err
+			}
+			if stopped != nil {
+				return stopped
+			}
+			return nil
 		},
 	}
 	f := cmd.Flags()
@@ -145,6 +168,8 @@ func newAggregatorCmd(g *globalFlags) *cobra.Command {
 	f.StringVar(&cfgFile, "config", "", "JSON file with the settings below (flags given explicitly win)")
 	f.StringVar(&creds, "creds", "", "NATS credentials file; an NKey seed (from graphfed keys) also signs every envelope sent")
 	f.StringVar(&keyring, "keyring", "", "keyring.json of the job (graphfed keys): verify every envelope's signature")
+	f.BoolVar(&resume, "resume", false, "continue a job id that ran before (a durable job from its checkpoint; the banks' spent budgets carry over and are stated); without it such a job is refused")
+	registerInsecure(cmd, &insecure)
 	f.BoolVar(&createLedger, "create-ledger", false, "create the job's ledger stream before the job starts (in a permissioned deployment only the aggregator may)")
 	rec.register(cmd)
 	f.StringVar(&task, "task", "", "node, aml or rec (default: rec for lpsfed and lpsfed-bpr, node otherwise; checks --algo)")

@@ -140,7 +140,7 @@ func (j *permJob) start(name string, onLine func(string), args ...string) *proc 
 func (j *permJob) aggregator(onLine func(string), extra ...string) *proc {
 	args := append([]string{"aggregator"}, j.signed(bus.AggregatorID)...)
 	args = append(args, "--clients", strings.Join(j.clients, ","), "--min-clients", fmt.Sprint(len(j.clients)),
-		"--durable", "--ack-wait", "1s", "--json", "--log-level", "debug")
+		"--durable", "--resume", "--ack-wait", "1s", "--json", "--log-level", "debug")
 	return j.start(bus.AggregatorID, onLine, append(args, extra...)...)
 }
 

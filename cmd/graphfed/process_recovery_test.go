@@ -48,7 +48,7 @@ func newDurableRun(t *testing.T, dirs []string) *durableRun {
 // returned as a pipe that ends when the process does.
 func (r *durableRun) aggregator(t *testing.T, extra ...string) (*exec.Cmd, *bytes.Buffer, *io.PipeReader) {
 	t.Helper()
-	args := append([]string{"aggregator", "--nats", r.url, "--job", "proc", "--rounds", fmt.Sprint(recRounds),
+	args := append([]string{"aggregator", "--insecure", "--resume", "--nats", r.url, "--job", "proc", "--rounds", fmt.Sprint(recRounds),
 		"--min-clients", fmt.Sprint(len(r.dirs)), "--round-timeout", "60s", "--durable", "--ack-wait", "1s",
 		"--json", "--log-level", "debug"}, extra...)
 	cmd := graphfedCmd(t, args...)
@@ -77,7 +77,7 @@ func (r *durableRun) startAgents(t *testing.T, extra func(i int) []string) {
 func (r *durableRun) startAgentsFor(t *testing.T, job string, extra func(i int) []string) {
 	t.Helper()
 	for i, dir := range r.dirs {
-		args := []string{"agent", "--nats", r.url, "--job", job, "--client", scenarios.ClientID(i), "--data", dir,
+		args := []string{"agent", "--insecure", "--nats", r.url, "--job", job, "--client", scenarios.ClientID(i), "--data", dir,
 			"--local-epochs", "2", "--durable", "--seed", fmt.Sprint(i + 1), "--noise-seed", fmt.Sprint(100 + i),
 			"--json", "--log-level", "warn"}
 		if extra != nil {
@@ -211,7 +211,7 @@ func startClusterProcesses(t *testing.T) []*clusterNode {
 		if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		cmd := graphfedCmd(t, "server", "--config", path, "--host", "127.0.0.1", "--port", fmt.Sprint(ports[i]))
+		cmd := graphfedCmd(t, "server", "--insecure", "--config", path, "--host", "127.0.0.1", "--port", fmt.Sprint(ports[i]))
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -292,7 +292,7 @@ func clusterJob(t *testing.T, nodes []*clusterNode, job string, dirs []string, o
 		time.Sleep(200 * time.Millisecond)
 	}
 	run := &durableRun{url: url, dirs: dirs, agentOut: make([]bytes.Buffer, len(dirs)), agentErrs: make([]bytes.Buffer, len(dirs))}
-	args := []string{"aggregator", "--nats", url, "--job", job, "--rounds", fmt.Sprint(recRounds),
+	args := []string{"aggregator", "--insecure", "--nats", url, "--job", job, "--rounds", fmt.Sprint(recRounds),
 		"--min-clients", fmt.Sprint(len(dirs)), "--round-timeout", "60s", "--durable", "--replicas", "3", "--ack-wait", "1s",
 		"--json", "--log-level", "info"}
 	agg := graphfedCmd(t, args...)

@@ -96,7 +96,7 @@ func startJob(t *testing.T, rounds int, timeout string, dirs []string) *procRun 
 	t.Cleanup(srv.Shutdown)
 	url := srv.ClientURL()
 	p := &procRun{agentErrs: make([]bytes.Buffer, len(dirs))}
-	p.agg = graphfedCmd(t, "aggregator", "--nats", url, "--job", "proc", "--rounds", fmt.Sprint(rounds),
+	p.agg = graphfedCmd(t, "aggregator", "--insecure", "--nats", url, "--job", "proc", "--rounds", fmt.Sprint(rounds),
 		"--min-clients", fmt.Sprint(len(dirs)), "--round-timeout", timeout, "--json", "--log-level", "info")
 	p.agg.Stdout = &p.aggOut
 	pr, pw := io.Pipe()
@@ -107,7 +107,7 @@ func startJob(t *testing.T, rounds int, timeout string, dirs []string) *procRun 
 	}
 	t.Cleanup(func() { p.agg.Process.Kill(); pw.Close() })
 	for i, dir := range dirs {
-		a := graphfedCmd(t, "agent", "--nats", url, "--job", "proc", "--client", scenarios.ClientID(i), "--data", dir,
+		a := graphfedCmd(t, "agent", "--insecure", "--nats", url, "--job", "proc", "--client", scenarios.ClientID(i), "--data", dir,
 			"--local-epochs", "2", "--json", "--log-level", "warn")
 		a.Stderr = &p.agentErrs[i]
 		if err := a.Start(); err != nil {
@@ -275,7 +275,7 @@ func TestProcessSignedRunRejectsForgery(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	agg := graphfedCmd(t, "aggregator", "--nats", url, "--job", job, "--rounds", fmt.Sprint(rounds), "--min-clients", "3",
+	agg := graphfedCmd(t, "aggregator", "--insecure", "--nats", url, "--job", job, "--rounds", fmt.Sprint(rounds), "--min-clients", "3",
 		"--round-timeout", "60s", "--creds", seeds[bus.AggregatorID], "--keyring", keyring, "--json", "--log-level", "warn")
 	var aggOut, aggErr bytes.Buffer
 	agg.Stdout, agg.Stderr = &aggOut, &aggErr
@@ -287,7 +287,7 @@ func TestProcessSignedRunRejectsForgery(t *testing.T) {
 	outs, errs := make([]bytes.Buffer, len(dirs)), make([]bytes.Buffer, len(dirs))
 	for i, dir := range dirs {
 		id := scenarios.ClientID(i)
-		agents[i] = graphfedCmd(t, "agent", "--nats", url, "--job", job, "--client", id, "--data", dir, "--local-epochs", "2",
+		agents[i] = graphfedCmd(t, "agent", "--insecure", "--nats", url, "--job", job, "--client", id, "--data", dir, "--local-epochs", "2",
 			"--creds", seeds[id], "--keyring", keyring, "--json", "--log-level", "warn")
 		agents[i].Stdout, agents[i].Stderr = &outs[i], &errs[i]
 		if err := agents[i].Start(); err != nil {

@@ -1,0 +1,64 @@
+package aggregator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"graphfed/bus"
+)
+
+// StoppedError is what Run returns when its context ended before the job
+// finished: the result so far comes with it, and the agents were told
+// (a done with Stopped set) unless Notified is false.
+type StoppedError struct {
+	Job, Reason string
+	Rounds      uint64 // rounds closed
+	Notified    bool
+	Err         error // the notice's failure, when not Notified
+}
+
+func (e *StoppedError) Error() string {
+	s := fmt.Sprintf("aggregator: job %s stopped after %d rounds: %s", e.Job, e.Rounds, e.Reason)
+	if !e.Notified {
+		s += fmt.Sprintf(" (the agents were not told: %v)", e.Err)
+	}
+	return s
+}
+
+func (e *StoppedError) Unwrap() error { return e.Err }
+
+// StopReason is why ctx ended: its cause (the signal the CLI received)
+// when one was given, else its error.
+func StopReason(ctx context.Context) string {
+	if c := context.Cause(ctx); c != nil {
+		return c.Error()
+	}
+	return "stopped"
+}
+
+// stop ends a run whose context ended: it tells the agents that the job
+// stopped, with the reason, in a done of this run signed like every other
+// envelope, so that they exit at once instead of waiting for rounds that
+// will not come. A durable server's checkpoint is left as it is (the done
+// goes through no machine step): the job can be resumed. The notice is
+// sent under a fresh bound (StopWait), ctx being over.
+func (s *Server) stop(ctx context.Context) (Result, error) {
+	reason := StopReason(ctx)
+	rounds := s.machine.closed
+	e := &StoppedError{Job: s.cfg.Job, Reason: reason, Rounds: rounds}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.StopWait)
+	defer cancel()
+	if !s.machine.Finished() {
+		done := &bus.Done{Rounds: rounds, Run: s.cfg.Run, Stopped: reason}
+		e.Err = errors.Join(s.ep.Publish(sctx, bus.Subject(s.cfg.Job, bus.KindDone), bus.KindDone, rounds, done), s.tr.Flush(sctx))
+		e.Notified = e.Err == nil
+	} else {
+		e.Notified = true // they had the job's done already
+	}
+	s.cfg.Log.Warn().Str("job", s.cfg.Job).Str("reason", reason).Uint64("rounds", rounds).Bool("agents_told", e.Notified).
+		Err(e.Err).Msg("aggregator stopping: the report so far follows")
+	res := s.snapshot()
+	res.Stopped = reason
+	return res, e
+}
