@@ -67,10 +67,7 @@ func randOverrides(rng *rand.Rand, b *EdgeBatch, hidden int) []EmbeddingOverride
 		ovs = append(ovs,
 			EmbeddingOverride{Layer: l, Rows: []int32{1, int32(n - 1)}, Values: randTensor(rng, 2, hidden)},
 			EmbeddingOverride{Layer: l, Rows: []int32{2}, Values: randTensor(rng, 1, hidden), Keep: 0.3, Pre: l > 0},
-			EmbeddingOverride{Layer: l, Rows: []int32{3}, Values: randTensor(rng, 1, hidden), Keep: 0.6},
-			// A remote account's released pre-activation (the AML learner's
-			// per-layer CE-FedGNN estimates): replaced, then activated.
-			EmbeddingOverride{Layer: l, Rows: []int32{0}, Values: randTensor(rng, 1, hidden), Pre: l > 0})
+			EmbeddingOverride{Layer: l, Rows: []int32{3}, Values: randTensor(rng, 1, hidden), Keep: 0.6})
 	}
 	return ovs
 }
