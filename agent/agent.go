@@ -160,6 +160,10 @@ func (a *Agent) step(ctx context.Context, ev MachineEvent) (res Result, done boo
 	for len(pending) > 0 {
 		ev := pending[0]
 		pending = pending[1:]
+		// The round's time on this side, as the aggregator's adaptive
+		// deadline wants it (bus.Update.TrainNanos): from taking the
+		// event up to sending the update, a slow bank's delays included.
+		began := time.Now()
 		// A slow bank's fixed delay falls before the training, so that a
 		// crash during it finds nothing released and the round retrained.
 		if ro, ok := ev.(RoundOpened); ok && a.cfg.Slowdown > 0 && a.m.Trains(ro) {
@@ -168,12 +172,12 @@ func (a *Agent) step(ctx context.Context, ev MachineEvent) (res Result, done boo
 				return a.result(nil), true, fmt.Errorf("agent %s: %w", a.cfg.Client, err)
 			}
 		}
-		began := time.Now()
+		stepped := time.Now()
 		acts, err := a.m.Step(ctx, ev)
 		if err != nil {
 			return a.result(nil), true, err
 		}
-		slow := a.slowWait(time.Since(began))
+		slow := a.slowWait(time.Since(stepped))
 		for _, act := range acts {
 			switch x := act.(type) {
 			case SendHello:
@@ -192,6 +196,7 @@ func (a *Agent) step(ctx context.Context, ev MachineEvent) (res Result, done boo
 				}
 			case PublishUpdate:
 				if err = a.sleep(ctx, &slow); err == nil {
+					x.Update.TrainNanos = max(1, time.Since(began).Nanoseconds())
 					err = a.send(ctx, x)
 				}
 			case BudgetSpent:

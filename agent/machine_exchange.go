@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"graphfed/bus"
@@ -15,6 +16,10 @@ type exchangeState struct {
 	lastReleased []float32
 	dim          int
 	calib        *privacy.Calibration
+	// heldCalib is the calibration the gate held lastReleased's release
+	// at (node budget only); heldIsLatest: it is also the latest recorded.
+	heldCalib    *privacy.Calibration
+	heldIsLatest bool
 }
 
 // exchange releases the boundary embeddings each neighbouring client needs,
@@ -65,17 +70,43 @@ func (m *Machine) exchange(ctx context.Context, up *PublishUpdate, out []Machine
 		}
 		shares = append(shares, sh)
 	}
-	m.exch.lastReleased = m.exch.lastReleased[:0]
-	if len(ids) == 0 {
+	if len(ids) == 0 || m.withheld[privacy.ChannelEmb] {
 		return out, nil
 	}
+	// Calibrate before releasing, on the very embeddings about to go out
+	// (their normalized inputs; see calibrate): a node budget held at a
+	// measured percentile (privacy.Budget.NodeQ) then checks this release
+	// at its own ρ, and chooses its σ0 from it (privacy/target.go). Such
+	// a budget gets the exact calibration up to 20,000 embeddings, which
+	// stays the one the audit reads; otherwise a cheaper one from a sample
+	// of query embeddings once there are more than 2,000, and the final
+	// one is exact.
+	held := m.gate.NodeBudget().NodeQ > 0
+	opt := privacy.CalibrateOptions{MaxExact: 2000, Samples: 500, Seed: round}
+	if held {
+		opt = privacy.CalibrateOptions{Seed: round}
+	}
+	out = append(out, m.calibrateRows(ctx, round, flat, dim, opt)...)
+	m.exch.heldIsLatest = false
+	sigma := m.cfg.EmbSigma
+	if s, ok, err := m.gate.NodeSigma(); errors.Is(err, privacy.ErrBudgetExceeded) {
+		m.withheld[privacy.ChannelEmb] = true
+		return append(out, BudgetSpent{Round: round, Channel: privacy.ChannelEmb, Err: err}), nil
+	} else if err != nil {
+		return nil, fmt.Errorf("agent %s: σ0 for the node budget: %w", m.cfg.Client, err)
+	} else if ok {
+		sigma = s
+	}
 	rel, out, ok, err := m.release(ctx, privacy.Request{Channel: privacy.ChannelEmb, Round: round, Flat: flat, Dim: dim,
-		NodeIDs: ids, Sigma: m.cfg.EmbSigma, Clip: 1}, out)
+		NodeIDs: ids, Sigma: sigma, Clip: 1}, out)
 	if err != nil || !ok {
 		return out, err
 	}
-	m.exch.lastReleased = append(m.exch.lastReleased, flat...) // Calibrate normalizes
+	m.exch.lastReleased = append(m.exch.lastReleased[:0], flat...) // Calibrate normalizes
 	m.exch.dim = dim
+	if held {
+		m.exch.heldCalib, m.exch.heldIsLatest = m.exch.calib, true
+	}
 	for _, sh := range shares {
 		part, err := rel.Select(sh.rows)
 		if err != nil {
@@ -84,10 +115,7 @@ func (m *Machine) exchange(ctx context.Context, up *PublishUpdate, out []Machine
 		out = append(out, PublishEmbeddings{To: sh.to, Releases: []privacy.Entry{rel.Entry()},
 			Embeddings: bus.Embeddings{Round: round, Layer: 1, Dim: dim, NodeIDs: part.NodeIDs(), Data: bus.FromReleased(part)}})
 	}
-	// A cheaper calibration after each exchange, from a sample of query
-	// embeddings once there are more than 2,000, so that the per-round ε
-	// the job reports rests on a measured ρ; the final one is exact.
-	return append(out, m.calibrate(ctx, round, privacy.CalibrateOptions{MaxExact: 2000, Samples: 500, Seed: round})...), nil
+	return out, nil
 }
 
 // receive hands a neighbour's released embeddings to the learner.
@@ -110,16 +138,38 @@ func (m *Machine) receive(e EmbeddingsIn) []MachineAction {
 // outputs grow as σ0·sqrt(2·dim) whatever the data, which would make ρ/σ0
 // — and ε — a constant no amount of noise could lower. Failures are noted,
 // not fatal: the audit then falls back to its own ρ.
+//
+// Under a node budget held at a measured percentile the last release's
+// embeddings were calibrated just before it went out, at the distance the
+// gate held its budget at: that calibration stays (or becomes again, when
+// a later exchange was refused) the latest one, so that the audit
+// evaluates the nodes at the ρ their budget was held at.
 func (m *Machine) calibrate(ctx context.Context, round uint64, opt privacy.CalibrateOptions) []MachineAction {
 	x := &m.exch
-	if x.dim == 0 || len(x.lastReleased) == 0 {
+	if x.heldCalib != nil && m.gate.NodeBudget().NodeQ > 0 {
+		if x.heldIsLatest {
+			return nil
+		}
+		if _, err := m.gate.RecordCalibration(ctx, round, *x.heldCalib); err != nil {
+			return []MachineAction{Note{Warn: true, Round: round, Msg: "calibration not recorded", Err: err}}
+		}
+		x.calib, x.heldIsLatest = x.heldCalib, true
 		return nil
 	}
-	opt.K = min(50, len(x.lastReleased)/x.dim-1)
+	return m.calibrateRows(ctx, round, x.lastReleased, x.dim, opt)
+}
+
+// calibrateRows records the calibration of the rows flat (dim wide).
+func (m *Machine) calibrateRows(ctx context.Context, round uint64, flat []float32, dim int, opt privacy.CalibrateOptions) []MachineAction {
+	x := &m.exch
+	if dim == 0 || len(flat) == 0 {
+		return nil
+	}
+	opt.K = min(50, len(flat)/dim-1)
 	if opt.K < 1 {
 		return nil
 	}
-	c, err := privacy.Calibrate(x.lastReleased, x.dim, opt)
+	c, err := privacy.Calibrate(flat, dim, opt)
 	if err != nil {
 		return []MachineAction{Note{Warn: true, Round: round, Msg: "calibration skipped", Err: err}}
 	}

@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
 
@@ -137,5 +138,71 @@ func TestMachineRestartDoesNotReleaseEmbeddingsTwice(t *testing.T) {
 	}
 	if es, _ := ledger.Entries(ctx); es[len(es)-1].Seq != last.Seq {
 		t.Fatalf("the restart charged the ledger again: %+v", es[len(es)-1])
+	}
+}
+
+// Under a planned node budget held at the measured 90th percentile, the
+// machine calibrates each exchange's embeddings before releasing them,
+// draws σ0 from the gate, and when the planned releases are made it
+// withholds the embedding channel (BudgetSpent) while training and model
+// updates go on; the calibration the gate held the last release at stays
+// the latest in the ledger, so the audit's node ε is the gate's.
+func TestMachineNodeTargetWithholdsEmbeddings(t *testing.T) {
+	ctx := context.Background()
+	el := &exchangeLearner{LogisticLearner: newLogistic(t, 3), got: map[string][]int64{}}
+	ledger := privacy.NewMemLedger()
+	const target = 8.0
+	m, err := agent.NewMachine(agent.MachineConfig{Job: "j", Client: "bank-1", EvalEvery: -1,
+		Privacy: privacy.Config{Delta: 1e-4, Accountant: privacy.Exact,
+			Budget: privacy.Budget{NodeEpsilon: target, NodeRho: 2, NodeQ: 90, NodeReleases: 2}}, Ledger: ledger}, el)
+	if err != nil {
+		t.Fatal(err)
+	}
+	step(t, m, agent.Start{Now: mat(0)})
+	step(t, m, agent.JoinReply{Accepted: true, Algo: "cefedgnn", Now: mat(1)})
+	var spent []agent.BudgetSpent
+	for r := uint64(1); r <= 7; r++ { // exchanges due in rounds 1, 3, 5, 7
+		acts := step(t, m, agent.RoundOpened{Round: r, Now: mat(1 + float64(r))})
+		up := only[agent.PublishUpdate](t, acts)
+		if up.Update.Params.Len() == 0 {
+			t.Fatalf("round %d: no parameters in the update after the embedding channel closed", r)
+		}
+		for _, a := range acts {
+			switch x := a.(type) {
+			case agent.BudgetSpent:
+				spent = append(spent, x)
+			case agent.PublishEmbeddings:
+				if r > 3 {
+					t.Fatalf("round %d released embeddings beyond the 2 planned", r)
+				}
+			}
+		}
+	}
+	if len(spent) != 1 || spent[0].Round != 5 || spent[0].Channel != privacy.ChannelEmb || !errors.Is(spent[0].Err, privacy.ErrBudgetExceeded) {
+		t.Fatalf("budget notices %+v, want one for the embedding channel in round 5", spent)
+	}
+	only[agent.Finished](t, step(t, m, agent.JobDone{Now: mat(20)}))
+	es, _ := ledger.Entries(ctx)
+	var emb []privacy.Entry
+	for _, e := range es {
+		if e.Channel == privacy.ChannelEmb {
+			emb = append(emb, e)
+		}
+	}
+	if len(emb) != 2 || emb[0].Round != 1 || emb[1].Round != 3 {
+		t.Fatalf("embedding releases %+v, want rounds 1 and 3", emb)
+	}
+	rep, err := privacy.Audit(es, privacy.AuditOptions{Kind: privacy.Exact, Delta: 1e-4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := rep.Calibrations[0]
+	if last.Round != 3 && last.Round != 7 {
+		t.Fatalf("latest calibration of round %d", last.Round)
+	}
+	for _, p := range rep.Percentiles {
+		if p.Q == 90 && (p.WorstEpsilon > target || p.WorstEpsilon < target*(1-1e-6)) {
+			t.Fatalf("audit: node ε at p90 = %v, want the target %v spent exactly", p.WorstEpsilon, target)
+		}
 	}
 }

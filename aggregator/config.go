@@ -53,6 +53,16 @@ type Config struct {
 	FreezeRounds int
 	// LPSFed is the reference graph of an lpsfed or lpsfed-bpr job.
 	LPSFed LPSFedConfig
+	// DeadlineFactor, when positive, adapts each round's deadline to the
+	// measured update times (deadline.go): DeadlineFactor × their median
+	// over the latest DeadlineWindow updates (0: 32), never below
+	// RoundTimeout (the floor) nor above DeadlineCap (0: 20 floors); a
+	// round with nothing in at its deadline is extended while live clients
+	// remain, up to the cap. 0: every round closes at RoundTimeout, as
+	// without adaptation.
+	DeadlineFactor float64       `json:",omitempty"`
+	DeadlineCap    time.Duration `json:",omitempty"`
+	DeadlineWindow int           `json:",omitempty"`
 }
 
 // Validate checks the configuration.
@@ -95,6 +105,9 @@ func (c Config) Validate() error {
 	}
 	if c.RoundTimeout <= 0 {
 		return fmt.Errorf("aggregator: config: round timeout %v must be positive", c.RoundTimeout)
+	}
+	if err := c.validateDeadline(); err != nil {
+		return err
 	}
 	return c.Staleness.Validate()
 }

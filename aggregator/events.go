@@ -38,7 +38,10 @@ type UpdateIn struct {
 	RhoVersion uint64
 	Margin     float64
 	HasMargin  bool
-	Now        time.Time
+	// Took is how long the client says its round's work took (bus.Update
+	// TrainNanos); 0: not reported. It feeds the adaptive deadline only.
+	Took time.Duration
+	Now  time.Time
 }
 
 // Leave is a client's clean exit.
@@ -111,6 +114,26 @@ type RoundClosed struct {
 	// Mix is a personalizing strategy's mixing decision (LPSFed); nil for
 	// the others.
 	Mix *Mixed `json:",omitempty"`
+	// Budget is how long the round was allowed to stay open (its final
+	// deadline after its opening) and Extensions how many times it was
+	// extended for being empty, when the deadline adapts
+	// (Config.DeadlineFactor); zero otherwise.
+	Budget     time.Duration `json:",omitempty"`
+	Extensions int           `json:",omitempty"`
+}
+
+// DeadlineAdapted records a change of the open round's deadline by the
+// adaptive policy (Config.DeadlineFactor, deadline.go); the adapter logs
+// it. Reason is AdaptMeasured (Factor × Median of Samples measured update
+// times) or AdaptEmpty (nothing in at the deadline while live clients
+// remain: extended by a floor, up to the cap).
+type DeadlineAdapted struct {
+	Round    uint64
+	Deadline time.Time
+	Budget   time.Duration // Deadline minus the round's opening
+	Reason   string
+	Median   time.Duration
+	Samples  int
 }
 
 // Mixed records a personalizing strategy's mixing decision for a round:
@@ -135,9 +158,10 @@ type Dropped struct {
 // Finished says the job is over; the adapter publishes done and stops.
 type Finished struct{ Rounds uint64 }
 
-func (ReplyJoin) isAction()    {}
-func (OpenRound) isAction()    {}
-func (PublishModel) isAction() {}
-func (RoundClosed) isAction()  {}
-func (Dropped) isAction()      {}
-func (Finished) isAction()     {}
+func (ReplyJoin) isAction()       {}
+func (OpenRound) isAction()       {}
+func (PublishModel) isAction()    {}
+func (RoundClosed) isAction()     {}
+func (Dropped) isAction()         {}
+func (Finished) isAction()        {}
+func (DeadlineAdapted) isAction() {}

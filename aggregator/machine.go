@@ -44,6 +44,13 @@ type Machine struct {
 	staleBy map[string]bool         // "client/round" already folded in
 
 	finished bool
+
+	// dl sizes the rounds' deadlines when they adapt (deadline.go);
+	// extensions counts the open round's extensions for being empty;
+	// starved: a round closed empty at its cap and no update came since.
+	dl         deadlinePolicy
+	extensions int
+	starved    bool
 }
 
 // NewMachine returns a machine waiting for cfg.MinClients joins.
@@ -64,6 +71,7 @@ func NewMachine(cfg Config) (*Machine, error) {
 		clients:  map[string]*clientState{},
 		pending:  map[string]Contribution{},
 		staleBy:  map[string]bool{},
+		dl:       newDeadlinePolicy(cfg),
 	}, nil
 }
 
@@ -161,6 +169,7 @@ func (m *Machine) join(e Join, out []Action) []Action {
 		m.clients[e.Client] = c
 	}
 	c.weight, c.live, c.left, c.missed = e.Weight, true, false, 0
+	m.starved = false // a client (back) at work: empty rounds may wait for it
 	out = append(out, ReplyJoin{Client: e.Client, Accepted: true, Round: m.round})
 	// A late joiner or a restarted client resynchronizes from the latest
 	// model it is due: the global one, or its own personalized one.
@@ -206,6 +215,9 @@ func (m *Machine) update(e UpdateIn, out []Action) []Action {
 	if !ct.HasMargin {
 		ct.Margin = 0
 	}
+	// A valid update, on time or not, shows a client at work: empty rounds
+	// may be extended again (deadline.go).
+	m.starved = false
 	if e.Withheld {
 		// Present, but nothing to average; a ρ_c released beside it
 		// still counts.
@@ -219,9 +231,15 @@ func (m *Machine) update(e UpdateIn, out []Action) []Action {
 		m.pending[e.Client] = ct
 		c.missed = 0
 		revive()
+		out = m.measured(max(e.Now.Sub(m.openedAt), e.Took), out)
 		return m.maybeCloseOnQuorum(e.Now, out)
 	case e.Round < m.round:
 		key := fmt.Sprintf("%s/%d", e.Client, e.Round)
+		if !m.staleBy[key] {
+			// Too late for its round, but it says how long a round's
+			// work takes: the next deadlines should fit it.
+			out = m.measured(e.Took, out)
+		}
 		f := m.cfg.Staleness.Weight(m.round - e.Round)
 		if f == 0 || m.round-e.Round > m.maxStaleness() || m.staleBy[key] || !m.strategy.FoldsLate() {
 			return append(out, Dropped{Client: e.Client, Round: e.Round, Reason: "late"})
@@ -281,10 +299,38 @@ func (m *Machine) maybeCloseOnQuorum(now time.Time, out []Action) []Action {
 }
 
 func (m *Machine) checkDeadline(now time.Time, out []Action) []Action {
-	if m.open && !now.Before(m.deadline) {
+	if !m.open || now.Before(m.deadline) {
+		return out
+	}
+	next, ok := m.dl.extension(roundView{openedAt: m.openedAt, deadline: m.deadline, now: now,
+		in: len(m.pending) + len(m.stale), live: len(m.liveClients()), starved: m.starved})
+	if !ok {
 		return m.close("deadline", now, out)
 	}
+	m.deadline = next
+	m.extensions++
+	return append(out, m.adapted(AdaptEmpty))
+}
+
+// measured feeds one update's time to the adaptive deadline, and lets the
+// open round stay open longer if the new budget says so (a round's
+// deadline only ever moves later: clients were told it).
+func (m *Machine) measured(took time.Duration, out []Action) []Action {
+	if !m.dl.on() || took <= 0 {
+		return out
+	}
+	m.dl.observe(took)
+	if want := m.openedAt.Add(m.dl.budget()); m.open && want.After(m.deadline) {
+		m.deadline = want
+		out = append(out, m.adapted(AdaptMeasured))
+	}
 	return out
+}
+
+// adapted records a change of the open round's deadline.
+func (m *Machine) adapted(reason string) DeadlineAdapted {
+	return DeadlineAdapted{Round: m.round, Deadline: m.deadline, Budget: m.deadline.Sub(m.openedAt), Reason: reason,
+		Median: m.dl.median(), Samples: len(m.dl.samples)}
 }
 
 func (m *Machine) close(reason string, now time.Time, out []Action) []Action {
@@ -317,6 +363,14 @@ func (m *Machine) close(reason string, now time.Time, out []Action) []Action {
 		in.Stale = append(in.Stale, c)
 	}
 	rc.Live = len(m.liveClients())
+	if m.dl.on() {
+		rc.Budget, rc.Extensions = m.deadline.Sub(m.openedAt), m.extensions
+		if len(rc.In)+len(rc.Stale) == 0 && rc.Live+len(rc.Dead) > 0 {
+			// Closing empty with clients to wait for: the cap was reached
+			// (or already was). No more extensions until an update comes.
+			m.starved = true
+		}
+	}
 	final := m.closed+1 >= uint64(m.cfg.Rounds)
 	res := m.strategy.Close(in)
 	rc.Weight, rc.Mix, rc.Frozen = res.Weight, res.Mix, in.Frozen
@@ -376,7 +430,12 @@ func (m *Machine) openNext(now time.Time, out []Action) []Action {
 	}
 	m.open = true
 	m.openedAt = now
-	m.deadline = now.Add(m.cfg.RoundTimeout)
+	m.extensions = 0
+	budget := m.dl.budget()
+	m.deadline = now.Add(budget)
+	if budget != m.cfg.RoundTimeout {
+		out = append(out, m.adapted(AdaptMeasured))
+	}
 	return append(out, m.openRound())
 }
 

@@ -59,11 +59,9 @@ func (c *lpClient) run(ctx context.Context, tr bus.Transport) error {
 		return err
 	}
 	defer sub.Unsubscribe()
-	for {
-		rctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
-		reply, err := c.ep.Request(rctx, bus.Subject(lpJob, bus.KindHello, c.id), bus.KindHello,
+	for { // tr is a serverLives client: a hello fails only when its server dies
+		reply, err := c.ep.Request(ctx, bus.Subject(lpJob, bus.KindHello, c.id), bus.KindHello,
 			&bus.Hello{SchemaHash: "lp", NumParams: 2, TrainSize: 10 * (c.idx + 1), Users: 5 + c.idx, Items: 7, Edges: 20 + 3*c.idx})
-		cancel()
 		if err == nil {
 			var hr bus.HelloReply
 			if _, err := c.ep.OpenFrom(reply, bus.KindHello, bus.AggregatorID, &hr); err != nil || !hr.Accepted {
@@ -135,14 +133,14 @@ func lpReference(s aggregator.ReferenceStats, phi int, seed uint64) ([]float64, 
 	return k, nil
 }
 
-func lpServer(t *testing.T, e *recEnv, store aggregator.Store) (*aggregator.Server, *bus.InmemTransport) {
+func lpServer(t *testing.T, e *recEnv, store aggregator.Store, lives *serverLives, life context.Context) (*aggregator.Server, *bus.InmemTransport) {
 	t.Helper()
 	tr := e.net.Transport()
 	srv, err := aggregator.NewServer(aggregator.ServerConfig{
 		Job: lpJob, FinalWait: time.Second, Log: zerolog.Nop(), Store: store, Updates: e.log,
 		Round: aggregator.Config{Algo: aggregator.AlgoLPSFed, Rounds: lpRounds, MinClients: recClients, RoundTimeout: time.Minute,
 			FreezeRounds: 1, LPSFed: aggregator.LPSFedConfig{Phi: lpPhi, RefEvery: 2, Seed: 3, Reference: lpReference}},
-	}, tr)
+	}, lives.server(tr, life))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,11 +159,12 @@ func runLPSFedDurable(t *testing.T, at int, save bool) (aggregator.Result, *recE
 	e := &recEnv{net: net, store: aggregator.NewMemStore(), log: log}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
+	lives := newServerLives(ctx)
 	errs := make([]error, recClients)
 	var wg sync.WaitGroup
 	for i := range recClients {
 		id := fmt.Sprintf("c%d", i)
-		tr := net.Transport()
+		tr := lives.client(net.Transport())
 		ep, err := bus.NewEndpoint(bus.EndpointConfig{Job: lpJob, ID: id, Schema: bus.Schema{NumParams: 2}}, tr)
 		if err != nil {
 			t.Fatal(err)
@@ -179,14 +178,14 @@ func runLPSFedDurable(t *testing.T, at int, save bool) (aggregator.Result, *recE
 	if at > 0 {
 		store = &crashingStore{MemStore: e.store, at: at, save: save, crash: kill}
 	}
-	srv, tr := lpServer(t, e, store)
+	srv, tr := lpServer(t, e, store, lives, sctx)
 	res, err := srv.Run(sctx)
 	tr.Close()
 	if at > 0 {
 		if !errors.Is(err, errCrashed) {
 			t.Fatalf("crash at checkpoint %d: the first server ended with %v", at, err)
 		}
-		srv, _ = lpServer(t, e, e.store)
+		srv, _ = lpServer(t, e, e.store, lives, ctx)
 		if res, err = srv.Run(ctx); err != nil {
 			t.Fatalf("resumed server: %v", err)
 		}

@@ -41,13 +41,15 @@ func newRecEnv(t *testing.T) *recEnv {
 	return &recEnv{net: net, store: aggregator.NewMemStore(), log: log}
 }
 
-func (e *recEnv) server(t *testing.T, store aggregator.Store) (*aggregator.Server, *bus.InmemTransport) {
+// server builds a server that lives as long as life and that the clients
+// of lives say hello to once it listens.
+func (e *recEnv) server(t *testing.T, store aggregator.Store, lives *serverLives, life context.Context) (*aggregator.Server, *bus.InmemTransport) {
 	t.Helper()
 	tr := e.net.Transport()
 	srv, err := aggregator.NewServer(aggregator.ServerConfig{
 		Job: recJob, InitSeed: 5, FinalWait: time.Second, Log: zerolog.Nop(), Store: store, Updates: e.log,
 		Round: aggregator.Config{Algo: aggregator.AlgoFedAvg, Rounds: recRounds, MinClients: recClients, RoundTimeout: time.Minute},
-	}, tr)
+	}, lives.server(tr, life))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,8 +57,9 @@ func (e *recEnv) server(t *testing.T, store aggregator.Store) (*aggregator.Serve
 }
 
 // startAgents runs deterministic agents (seeded data, seeded gate noise)
-// until the job is done or ctx ends.
-func (e *recEnv) startAgents(ctx context.Context, t *testing.T) func() []error {
+// until the job is done or ctx ends; their hellos go to the servers of
+// lives.
+func (e *recEnv) startAgents(ctx context.Context, t *testing.T, lives *serverLives) func() []error {
 	t.Helper()
 	errs := make([]error, recClients)
 	var wg sync.WaitGroup
@@ -72,7 +75,7 @@ func (e *recEnv) startAgents(ctx context.Context, t *testing.T) func() []error {
 			t.Fatal(err)
 		}
 		a, err := agent.New(agent.Config{Job: recJob, Client: id, HelloRetry: 50 * time.Millisecond, ModelSigma: 0.01, ModelClip: 10,
-			Log: zerolog.Nop()}, e.net.Transport(), l, gate)
+			Log: zerolog.Nop()}, lives.client(e.net.Transport()), l, gate)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -118,21 +121,22 @@ func runDurable(t *testing.T, at int, save bool) (aggregator.Result, *recEnv) {
 	e := newRecEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	wait := e.startAgents(ctx, t)
+	lives := newServerLives(ctx)
+	wait := e.startAgents(ctx, t, lives)
 	sctx, kill := context.WithCancel(ctx)
 	defer kill()
 	var store aggregator.Store = e.store
 	if at > 0 {
 		store = &crashingStore{MemStore: e.store, at: at, save: save, crash: kill}
 	}
-	srv, tr := e.server(t, store)
+	srv, tr := e.server(t, store, lives, sctx)
 	res, err := srv.Run(sctx)
 	tr.Close()
 	if at > 0 {
 		if !errors.Is(err, errCrashed) {
 			t.Fatalf("crash at checkpoint %d: the first server ended with %v", at, err)
 		}
-		srv, _ = e.server(t, e.store)
+		srv, _ = e.server(t, e.store, lives, ctx)
 		if res, err = srv.Run(ctx); err != nil {
 			t.Fatalf("resumed server: %v", err)
 		}

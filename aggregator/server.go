@@ -73,6 +73,9 @@ type Result struct {
 	// round ResumedRound (0: before the first round opened).
 	Resumed      bool
 	ResumedRound uint64
+	// Deadlines are the adaptive deadline's changes, in order
+	// (Config.DeadlineFactor); empty when the deadline does not adapt.
+	Deadlines []DeadlineAdapted
 }
 
 // Server is the aggregator's NATS adapter for every strategy: it feeds
@@ -174,6 +177,7 @@ func (s *Server) Run(ctx context.Context) (Result, error) {
 	}
 	s.cfg.Log.Info().Str("job", j).Str("algo", s.cfg.Round.Algo).Int("rounds", s.cfg.Round.Rounds).
 		Int("min_clients", s.cfg.Round.MinClients).Dur("round_timeout", s.cfg.Round.RoundTimeout).
+		Float64("deadline_factor", s.cfg.Round.DeadlineFactor).
 		Bool("durable", s.durable()).Bool("resumed", s.result.Resumed).Msg("aggregator ready")
 	if s.durable() {
 		stop, err := s.startLog(ctx)
@@ -350,6 +354,8 @@ func (s *Server) account(acts []Action) {
 			s.result.Closes = append(s.result.Closes, x)
 		case Dropped:
 			s.result.Dropped[x.Reason]++
+		case DeadlineAdapted:
+			s.result.Deadlines = append(s.result.Deadlines, x)
 		}
 	}
 }
@@ -359,6 +365,9 @@ func (s *Server) account(acts []Action) {
 func updateEvent(from string, b *bus.Update, now time.Time) (UpdateIn, error) {
 	ev := UpdateIn{Client: from, Round: b.Round, BaseRound: b.BaseRound, Weight: b.Weight,
 		Params: b.Params.Floats(), Grad: b.Grad.Floats(), Withheld: b.Withheld, RhoVersion: b.RhoVersion, Now: now}
+	if b.TrainNanos > 0 {
+		ev.Took = time.Duration(b.TrainNanos)
+	}
 	var ok bool
 	if ev.Rho, ev.HasRho, ok = scalar(b.Rho); !ok {
 		return UpdateIn{}, fmt.Errorf("update of round %d: rho of %d values is not one finite value", b.Round, b.Rho.Len())
@@ -404,6 +413,9 @@ func (s *Server) act(ctx context.Context, a Action) error {
 		if s.cfg.OnRound != nil {
 			s.cfg.OnRound(x)
 		}
+	case DeadlineAdapted:
+		s.cfg.Log.Info().Uint64("round", x.Round).Str("reason", x.Reason).Dur("budget", x.Budget).
+			Time("deadline", x.Deadline).Dur("median", x.Median).Int("samples", x.Samples).Msg("round deadline adapted")
 	case Dropped:
 		s.cfg.Log.Debug().Str("client", x.Client).Uint64("round", x.Round).Str("reason", x.Reason).Msg("update dropped")
 	case Finished:

@@ -11,7 +11,9 @@ import (
 // SnapshotVersion is the layout of Snapshot this build writes and reads.
 //
 // Version 2 holds every strategy: the latest models as a list (one global
-// model, or one per client) and the strategy's own state.
+// model, or one per client) and the strategy's own state. The adaptive
+// deadline's state (DeadlinePolicy) was added to it compatibly: a
+// snapshot without it restores a machine with nothing measured.
 const SnapshotVersion = 2
 
 // Snapshot is the whole durable state of a Machine: what an adapter persists
@@ -47,6 +49,9 @@ type Snapshot struct {
 	Stale    []Contribution `json:"stale,omitempty"`
 	StaleBy  []string       `json:"stale_by,omitempty"`
 	Finished bool           `json:"finished"`
+	// DeadlinePolicy is the adaptive deadline's state (deadline.go), nil
+	// when the deadline does not adapt.
+	DeadlinePolicy *DeadlineSnapshot `json:"deadline_policy,omitempty"`
 }
 
 // ClientSnapshot is one client's standing with the aggregator.
@@ -117,6 +122,9 @@ func (m *Machine) Snapshot() Snapshot {
 		s.StaleBy = append(s.StaleBy, k)
 	}
 	sort.Strings(s.StaleBy)
+	if m.dl.on() {
+		s.DeadlinePolicy = &DeadlineSnapshot{Samples: slices.Clone(m.dl.samples), Extensions: m.extensions, Starved: m.starved}
+	}
 	return s
 }
 
@@ -185,6 +193,12 @@ func Restore(s Snapshot) (*Machine, error) {
 	m.round, m.open, m.openedAt, m.deadline, m.closed = s.Round, s.Open, s.OpenedAt, s.Deadline, s.Closed
 	m.modelRound = s.ModelRound
 	m.finished = s.Finished
+	if d := s.DeadlinePolicy; d != nil {
+		if err := m.dl.restore(*d); err != nil {
+			return nil, fmt.Errorf("%s: %w", op, err)
+		}
+		m.extensions, m.starved = d.Extensions, d.Starved
+	}
 	return m, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // snapshotCase drives a machine into a state a crash can interrupt; then is
@@ -30,6 +31,14 @@ func snapshotCases() []snapshotCase {
 		{"gradient estimators", Config{Algo: AlgoCEFedGNN}, []Event{join("a", 0), join("b", 0),
 			UpdateIn{Client: "a", Round: 1, Weight: 1, Params: []float32{1, 1}, Grad: []float32{0.1, -3e-7}, Now: at(1)}},
 			[]Event{UpdateIn{Client: "b", Round: 1, Weight: 3, Params: []float32{5, 5}, Grad: []float32{6, 4}, Now: at(1)}, join("c", 2)}},
+		// The adaptive deadline's samples, extensions and starvation survive
+		// a restart: the restored machine sizes and extends rounds alike.
+		{"adaptive deadline: extended empty round", adaptiveConfig(), []Event{join("a", 0), join("b", 0), Tick{at(1)}, Tick{at(2)}},
+			[]Event{Tick{at(3)}, UpdateIn{Client: "a", Round: 1, Weight: 1, Params: []float32{1, 1}, Took: 2 * time.Second, Now: at(3.5)},
+				Tick{at(9)}, UpdateIn{Client: "b", Round: 1, Weight: 1, Params: []float32{2, 2}, Now: at(9.5)}, Tick{at(40)}}},
+		{"adaptive deadline: measured and starved", adaptiveRounds(5), []Event{join("a", 0), join("b", 0),
+			upd("a", 1, 4, 1, 1, 1), upd("b", 1, 5, 1, 1, 1), Tick{at(30)}, Tick{at(50)}},
+			[]Event{Tick{at(60)}, upd("a", 3, 61, 1, 1, 1), Tick{at(70)}, Tick{at(100)}}},
 		{"finished", Config{Rounds: 1}, []Event{join("a", 0), join("b", 0), upd("a", 1, 1, 1, 1, 1), upd("b", 1, 1, 1, 1, 1)},
 			[]Event{upd("a", 2, 2, 1, 1, 1), join("c", 3)}},
 	}
@@ -108,8 +117,26 @@ func TestSnapshotRestoreRefusesInconsistentState(t *testing.T) {
 		{"two pending of one client", func(s *Snapshot) { s.Pending = append(s.Pending, s.Pending[0]) }, "two pending"},
 		{"round 0 open", func(s *Snapshot) { s.Round = 0; s.Closed = 0 }, "round 0"},
 		{"more closed than opened", func(s *Snapshot) { s.Closed = 5 }, "closed"},
+		{"deadline samples with adaptation off", func(s *Snapshot) {
+			s.DeadlinePolicy = &DeadlineSnapshot{Samples: []time.Duration{time.Second}}
+		}, "adaptation off"},
 	}
 	checkRestoreRefusals(t, good, tests)
+	adaptive := func() Snapshot {
+		m := newTestMachine(t, adaptiveConfig())
+		m.Step(join("a", 0))
+		m.Step(join("b", 0))
+		m.Step(upd("a", 1, 2, 1, 1, 1))
+		return m.Snapshot()
+	}
+	checkRestoreRefusals(t, adaptive, []restoreRefusal{
+		{"a sample beyond the cap", func(s *Snapshot) { s.DeadlinePolicy.Samples[0] = time.Hour }, "outside"},
+		{"a negative sample", func(s *Snapshot) { s.DeadlinePolicy.Samples[0] = -1 }, "outside"},
+		{"more samples than the window", func(s *Snapshot) {
+			s.DeadlinePolicy.Samples = make([]time.Duration, DefaultDeadlineWindow+1)
+		}, "window"},
+		{"negative extensions", func(s *Snapshot) { s.DeadlinePolicy.Extensions = -1 }, "extensions"},
+	})
 	if _, err := DecodeSnapshot([]byte("{")); err == nil {
 		t.Fatal("decoded a truncated snapshot")
 	}
@@ -137,4 +164,42 @@ func checkRestoreRefusals(t *testing.T, good func() Snapshot, tests []restoreRef
 			}
 		})
 	}
+}
+
+// TestSnapshotWithoutDeadlinePolicyRestores: a version 2 checkpoint written
+// before the adaptive deadline existed restores with nothing measured.
+func TestSnapshotWithoutDeadlinePolicyRestores(t *testing.T) {
+	m := newTestMachine(t, adaptiveConfig())
+	m.Step(join("a", 0))
+	m.Step(join("b", 0))
+	m.Step(upd("a", 1, 2, 1, 1, 1))
+	snap := m.Snapshot()
+	if snap.DeadlinePolicy == nil || len(snap.DeadlinePolicy.Samples) != 1 {
+		t.Fatalf("snapshot policy %+v, want one sample", snap.DeadlinePolicy)
+	}
+	b, err := snap.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := strings.Replace(string(b), `,"deadline_policy":{"samples":[2000000000]}`, "", 1)
+	if old == string(b) {
+		t.Fatalf("no deadline policy in %s", b)
+	}
+	dec, err := DecodeSnapshot([]byte(old))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Restore(dec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Snapshot().DeadlinePolicy; got == nil || len(got.Samples) != 0 {
+		t.Fatalf("restored policy %+v, want nothing measured", got)
+	}
+}
+
+func adaptiveRounds(n int) Config {
+	c := adaptiveConfig()
+	c.Rounds = n
+	return c
 }

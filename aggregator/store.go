@@ -195,3 +195,22 @@ func ModelDigest(params []float32) string {
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
+
+// ResultDigest is the digest of a job's final model(s): the global model's
+// (ModelDigest), or, when the strategy personalizes and there is no global
+// model, one digest over every client's latest model — recipient, round,
+// parameters and margin — so that runs of LPSFed compare bit for bit too.
+func ResultDigest(res Result) string {
+	if res.Model != nil || len(res.Models) == 0 {
+		return ModelDigest(res.Model)
+	}
+	h := sha256.New()
+	var b [8]byte
+	for _, m := range res.Models { // sorted by recipient
+		fmt.Fprintf(h, "%s\x00%d\x00%d\x00", m.To, m.Round, len(m.Params))
+		h.Write([]byte(ModelDigest(m.Params)))
+		binary.LittleEndian.PutUint64(b[:], math.Float64bits(m.Margin))
+		h.Write(b[:])
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}

@@ -52,6 +52,11 @@ type Update struct {
 	Rho        Sensitive `msgpack:"rho,omitempty"`
 	RhoVersion uint64    `msgpack:"rhov,omitempty"`
 	Margin     Sensitive `msgpack:"margin,omitempty"`
+	// TrainNanos is how long the client's round took on its side, from
+	// the round's opening to this update (training, scoring, releases), in
+	// nanoseconds of its wall clock; 0: not measured. The aggregator sizes
+	// adaptive deadlines from it (aggregator.Config.DeadlineFactor).
+	TrainNanos int64 `msgpack:"train_ns,omitempty"`
 }
 
 // Model is a global (gf.<job>.model.all) or personalized

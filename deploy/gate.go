@@ -53,7 +53,7 @@ func Gate(ctx context.Context, job, client string, p PrivacyOptions, ledger priv
 	}
 	kind, _ := p.accountant()
 	g, err := privacy.NewGate(context.WithoutCancel(ctx), privacy.Config{Job: job, Client: client, Delta: p.Delta,
-		Budget: privacy.Budget{Epsilon: p.BudgetEpsilon}, Accountant: kind, Seed: p.NoiseSeed}, ledger, clock)
+		Budget: p.Budget(), Accountant: kind, Seed: p.NoiseSeed}, ledger, clock)
 	if err != nil {
 		return nil, fmt.Errorf("deploy: gate of %s: %w", client, err)
 	}

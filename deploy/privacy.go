@@ -22,6 +22,13 @@ type PrivacyOptions struct {
 	ModelClip     float64 // L2 clip of released model parameters (and gradient estimators)
 	GradSigma     float64 // σ2 on gradient estimators (cefedgnn, fedgnn-st)
 	EmbSigma      float64 // σ0 on normalized boundary embeddings (cefedgnn, fedgnn-st)
+	// NodeTarget, when positive, is a per-node ε target for boundary
+	// embeddings at the NodeTargetQ-th percentile metric distance: the
+	// gate holds it at the distance measured before each release and
+	// chooses σ0 (replacing EmbSigma) to spend it over EmbReleases planned
+	// releases (privacy/target.go). Zero: no node budget, σ0 = EmbSigma.
+	NodeTarget  float64
+	EmbReleases int
 	// NoiseSeed fixes this party's noise (reproducible runs, marked
 	// non-private in the ledger); nil draws it from crypto/rand. A job of
 	// several parties gives each its own with PartySeed.
@@ -30,6 +37,14 @@ type PrivacyOptions struct {
 	// ledger stream on the party's connection.
 	LedgerPath string
 }
+
+// NodeTargetQ is the percentile of the metric distance a node target is
+// stated and held at (CE-FedGNN's headline 90th).
+const NodeTargetQ = 90
+
+// DefaultAMLNodeTarget is the AML main job's per-node ε target (δ =
+// DefaultDelta, exact accountant): private by default.
+const DefaultAMLNodeTarget = 8
 
 // DefaultPrivacy is CE-FedGNN's σ1, σ2 and σ0, graphfed's model clip, RDP
 // accounting at δ = DefaultDelta, no budget cap, noise from crypto/rand and
@@ -62,6 +77,12 @@ func (p PrivacyOptions) Validate() error {
 	if math.IsNaN(p.BudgetEpsilon) || math.IsInf(p.BudgetEpsilon, 0) || p.BudgetEpsilon < 0 {
 		errs = append(errs, fmt.Errorf("ε budget (--budget-eps) is %g; it must be 0 (no cap) or positive", p.BudgetEpsilon))
 	}
+	switch {
+	case math.IsNaN(p.NodeTarget) || math.IsInf(p.NodeTarget, 0) || p.NodeTarget < 0:
+		errs = append(errs, fmt.Errorf("node ε target (--target-epsilon) is %g; it must be 0 (none) or positive", p.NodeTarget))
+	case p.NodeTarget > 0 && p.EmbReleases < 1:
+		errs = append(errs, fmt.Errorf("a node ε target needs the planned embedding releases, got %d", p.EmbReleases))
+	}
 	if _, err := p.accountant(); err != nil {
 		errs = append(errs, fmt.Errorf("accountant (--accountant) %q is unknown; want rdp or exact", p.Accountant))
 	}
@@ -80,6 +101,17 @@ func (p PrivacyOptions) Validate() error {
 		return fmt.Errorf("deploy: privacy options: %w", err)
 	}
 	return nil
+}
+
+// Budget is the gate's budget: BudgetEpsilon per client and, with a node
+// target, a per-node budget held at the measured NodeTargetQ-th percentile
+// distance, at the worst case ρ = 2 until the first calibration.
+func (p PrivacyOptions) Budget() privacy.Budget {
+	b := privacy.Budget{Epsilon: p.BudgetEpsilon}
+	if p.NodeTarget > 0 {
+		b.NodeEpsilon, b.NodeRho, b.NodeQ, b.NodeReleases = p.NodeTarget, 2, NodeTargetQ, p.EmbReleases
+	}
+	return b
 }
 
 // accountant parses the accountant's name; empty is RDP.

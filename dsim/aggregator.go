@@ -29,7 +29,11 @@ func (a *simAgg) up() bool { return a.m != nil }
 
 func newSimAgg(cfg Config, now func() time.Time) (*simAgg, error) {
 	rc := aggregator.Config{Algo: cfg.Algo, Rounds: cfg.Rounds, MinClients: cfg.MinClients, Quorum: cfg.Quorum,
-		Buffer: cfg.Buffer, RoundTimeout: cfg.RoundTimeout, Staleness: cfg.Staleness, FreezeRounds: cfg.FreezeRounds}
+		Buffer: cfg.Buffer, RoundTimeout: cfg.RoundTimeout, Staleness: cfg.Staleness, FreezeRounds: cfg.FreezeRounds,
+		DeadlineFactor: cfg.DeadlineFactor, DeadlineCap: cfg.DeadlineCap}
+	if cfg.fixedDeadlines {
+		rc.DeadlineFactor, rc.DeadlineCap = 0, 0
+	}
 	if cfg.Phi > 0 {
 		rc.LPSFed = aggregator.LPSFedConfig{Phi: cfg.Phi, RefEvery: cfg.RefEvery, Seed: cfg.Seed, Reference: referenceKernel}
 	}
@@ -134,6 +138,8 @@ func (s *sim) stepAgg(ev aggregator.Event) *Violation {
 			s.counters.Closes[x.Reason]++
 		case aggregator.Dropped:
 			s.counters.Rejected[x.Reason]++
+		case aggregator.DeadlineAdapted:
+			s.counters.Adapted[x.Reason]++
 		}
 		for _, o := range a.scfg.Outbound(x) {
 			if v := s.check.aggOutgoing(x, o); v != nil {

@@ -52,6 +52,11 @@ const (
 	// InvMisrouted: a personalized model went to another client than its
 	// own, or a personalizing job published a global model.
 	InvMisrouted = "model-misrouted"
+	// InvClosedEmpty: with adaptive deadlines, a round closed with nothing
+	// in while clients were live, before its cap, and although an update
+	// had come since the last round that closed empty (the aggregator must
+	// extend such a round rather than waste it).
+	InvClosedEmpty = "round-closed-empty"
 )
 
 // Violation is a broken invariant: its name, what broke it, and where.
@@ -94,9 +99,12 @@ type checker struct {
 	round    uint64 // the aggregator's round and whether it is open
 	open     bool
 	deadline time.Time
-	cur      map[string]accepted // accepted for the open round, by client
-	stale    []accepted          // accepted late, to be folded into the open round
-	counted  map[updKey]int      // times each update entered an aggregate
+	// starved: with adaptive deadlines, a round closed empty and no valid
+	// update has reached the aggregator since.
+	starved bool
+	cur     map[string]accepted // accepted for the open round, by client
+	stale   []accepted          // accepted late, to be folded into the open round
+	counted map[updKey]int      // times each update entered an aggregate
 
 	acct       *privacy.Accountant // every agent's ledger, replayed
 	seen       map[string]int      // ledger entries replayed, per agent
@@ -131,6 +139,12 @@ func (c *checker) aggStep(ev aggregator.Event, acts []aggregator.Action, post ag
 	if u, ok := ev.(aggregator.UpdateIn); ok {
 		if v := c.accept(u, acts); v != nil {
 			return v
+		}
+		c.starved = c.starved && !validUpdate(u, acts)
+	}
+	for _, a := range acts {
+		if j, ok := a.(aggregator.ReplyJoin); ok && j.Accepted {
+			c.starved = false
 		}
 	}
 	var closed *aggregator.RoundClosed
@@ -217,10 +231,42 @@ func (c *checker) closeRound(rc aggregator.RoundClosed) *Violation {
 	case !rc.Aggregate && total > 0 && !rc.Frozen:
 		return violation(InvUpdateLost, "round %d closed without an aggregate although updates of weight %v were accepted", rc.Round, total)
 	}
+	if v := c.emptyClose(rc); v != nil {
+		return v
+	}
 	clear(c.cur)
 	c.stale = c.stale[:0]
 	c.open = false
 	return nil
+}
+
+// emptyClose checks, with adaptive deadlines, that a round closed with
+// nothing in had nobody to wait for, reached its cap, or followed an empty
+// round with no valid update since.
+func (c *checker) emptyClose(rc aggregator.RoundClosed) *Violation {
+	if c.cfg.DeadlineFactor <= 0 || len(rc.In)+len(rc.Stale) > 0 {
+		return nil
+	}
+	live := rc.Live + len(rc.Dead) // live before the close declared some dead
+	if live > 0 && !c.starved && rc.Duration < c.cfg.deadlineCap() {
+		return violation(InvClosedEmpty, "round %d closed empty after %v (cap %v) with %d live clients", rc.Round, rc.Duration, c.cfg.deadlineCap(), live)
+	}
+	if live > 0 {
+		c.starved = true
+	}
+	return nil
+}
+
+// validUpdate reports whether the aggregator took u as a valid update:
+// counted, or dropped only for its timing (late, a duplicate, a future
+// round), not for what it carries or who sent it.
+func validUpdate(u aggregator.UpdateIn, acts []aggregator.Action) bool {
+	for _, a := range acts {
+		if d, ok := a.(aggregator.Dropped); ok && d.Client == u.Client && d.Round == u.Round {
+			return d.Reason == "late" || d.Reason == "duplicate" || d.Reason == "future"
+		}
+	}
+	return true
 }
 
 // compare matches a close decision's list of clients against the accepted

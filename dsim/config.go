@@ -34,15 +34,19 @@ type Config struct {
 	Buffer       int // FedBuff when positive
 	Staleness    aggregator.Staleness
 	RoundTimeout time.Duration
-	HelloRetry   time.Duration
-	LocalEpochs  int
-	Dim, Samples int // the agents' logistic regression
-	ModelSigma   float64
-	ModelClip    float64
-	GradSigma    float64        // CE-FedGNN's gradient estimator
-	MarginSigma  float64        // LPSFed's scalars
-	Budget       privacy.Budget // per-client budget; zero: none
-	Delta        float64
+	// DeadlineFactor and DeadlineCap adapt the rounds' deadlines
+	// (aggregator.Config.DeadlineFactor); 0: fixed at RoundTimeout.
+	DeadlineFactor float64
+	DeadlineCap    time.Duration
+	HelloRetry     time.Duration
+	LocalEpochs    int
+	Dim, Samples   int // the agents' logistic regression
+	ModelSigma     float64
+	ModelClip      float64
+	GradSigma      float64        // CE-FedGNN's gradient estimator
+	MarginSigma    float64        // LPSFed's scalars
+	Budget         privacy.Budget // per-client budget; zero: none
+	Delta          float64
 	// CE-FedGNN: Links are the pairs of agents (by index) whose graphs
 	// share edges, so that they exchange boundary embeddings of width
 	// EmbDim at noise EmbSigma.
@@ -77,6 +81,9 @@ type Config struct {
 	mutateAgent func([]agent.MachineAction) []agent.MachineAction
 	// mutateReject rewrites the reason the aggregator's validator gives.
 	mutateReject func(reason string) string
+	// fixedDeadlines, set only by tests, runs the aggregator with fixed
+	// deadlines while the checker expects adaptive ones.
+	fixedDeadlines bool
 }
 
 // Strategy is the family of the configured algorithm (lpsfed-bpr is
@@ -266,9 +273,32 @@ func (c *Config) validate() error {
 		// Faults strike within the horizon and heal within an outage; then
 		// every round closes by its deadline. Twice that is generous.
 		perRound := c.RoundTimeout + c.Faults.Latency + c.Faults.Jitter + c.Faults.ReorderBy
+		if c.DeadlineFactor > 0 {
+			perRound += c.deadlineCap() // a round may wait up to its cap
+		}
 		c.MaxSimTime = 2*(c.horizon()+c.Faults.MaxOutage+time.Duration(c.Rounds+2)*perRound) + time.Minute
 	}
 	return nil
+}
+
+// deadlineCap is the longest a round may stay open when deadlines adapt.
+func (c *Config) deadlineCap() time.Duration {
+	if c.DeadlineCap > 0 {
+		return c.DeadlineCap
+	}
+	return aggregator.DefaultDeadlineCapX * c.RoundTimeout
+}
+
+// AdaptiveConfig is RandomConfig with adaptive deadlines (factor 3, a cap
+// of six floors) on a network slow enough that most updates miss the
+// floor: rounds must be extended and sized by what was measured rather
+// than close empty.
+func AdaptiveConfig(seed uint64) Config {
+	c := RandomConfig(seed)
+	c.DeadlineFactor, c.DeadlineCap = 3, 6*c.RoundTimeout
+	c.Faults.Latency = c.RoundTimeout * 3 / 4
+	c.Faults.Jitter = c.RoundTimeout
+	return c
 }
 
 // horizon is the span within which faults are scheduled: about the job's

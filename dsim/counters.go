@@ -38,6 +38,7 @@ type Counters struct {
 	Accepted, StaleFolded       int // updates the aggregator counted
 	Rejected                    map[string]int
 	Closes                      map[string]int // by reason
+	Adapted                     map[string]int // deadline adaptations, by reason
 	Withheld, BudgetRefusals    int
 	LedgerEntries, ReleasesSent int
 	Flooded                     int // flood messages that reached the aggregator
@@ -80,6 +81,7 @@ func (c *Counters) Add(o Counters) {
 	c.Refused = addCounts(c.Refused, o.Refused)
 	c.Rejected = addCounts(c.Rejected, o.Rejected)
 	c.Closes = addCounts(c.Closes, o.Closes)
+	c.Adapted = addCounts(c.Adapted, o.Adapted)
 }
 
 func addCounts(dst, src map[string]int) map[string]int {

@@ -63,6 +63,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		s.tr.header(cfg)
 	}
 	s.counters.Rejected, s.counters.Closes, s.counters.Refused = map[string]int{}, map[string]int{}, map[string]int{}
+	s.counters.Adapted = map[string]int{}
 	s.net = simNet{rng: s.rng, faults: cfg.Faults, slow: cfg.RoundTimeout, sent: map[link]uint64{},
 		seen: map[link]uint64{}, counters: &s.counters}
 	for i := range cfg.Agents {

@@ -68,6 +68,14 @@ type Budget struct {
 	// typically the calibrated 90th percentile, CE-FedGNN's headline).
 	NodeEpsilon float64
 	NodeRho     float64
+	// NodeQ, when set (in (0, 100]), makes the node cap follow the
+	// measured distance: every calibration the gate records replaces
+	// NodeRho with its ρ at percentile NodeQ (target.go). NodeRho is then
+	// the distance held until the first calibration.
+	NodeQ float64
+	// NodeReleases is the number of embedding releases per node the run
+	// plans; with NodeEpsilon it lets the gate choose σ0 (Gate.NodeSigma).
+	NodeReleases int
 }
 
 // Stat is the sufficient statistic of a composition of Gaussian releases:
@@ -127,6 +135,8 @@ func NewAccountant(kind AccountantKind, delta float64, b Budget) (*Accountant, e
 		return nil, errorf(op, ErrInvalid, fmt.Sprintf("budget epsilon %v node epsilon %v", b.Epsilon, b.NodeEpsilon))
 	case b.NodeEpsilon > 0 && !(b.NodeRho > 0 && b.NodeRho <= 2):
 		return nil, errorf(op, ErrInvalid, fmt.Sprintf("node budget needs a distance in (0, 2], got %v", b.NodeRho))
+	case b.NodeQ != 0 && !(b.NodeQ > 0 && b.NodeQ <= 100), b.NodeReleases < 0:
+		return nil, errorf(op, ErrInvalid, fmt.Sprintf("node budget percentile %v, planned releases %d", b.NodeQ, b.NodeReleases))
 	}
 	a := &Accountant{
 		kind: kind, delta: delta, budget: b,
@@ -142,6 +152,17 @@ func NewAccountant(kind AccountantKind, delta float64, b Budget) (*Accountant, e
 		a.nodeCap = kind.maxMu2(b.NodeEpsilon, delta) / (b.NodeRho * b.NodeRho)
 	}
 	return a, nil
+}
+
+// setNodeRho moves the node cap to distance rho (in (0, 2]): Budget.NodeQ's
+// measured distance. It changes no spending, only what the next check
+// allows.
+func (a *Accountant) setNodeRho(rho float64) {
+	if a.budget.NodeEpsilon <= 0 || !(rho > 0 && rho <= 2) {
+		return
+	}
+	a.budget.NodeRho = rho
+	a.nodeCap = a.kind.maxMu2(a.budget.NodeEpsilon, a.delta) / (rho * rho)
 }
 
 // Kind, Delta and Budget report the accountant's configuration.

@@ -14,10 +14,14 @@ import (
 //
 // Where ρ comes from: Gate.RecordCalibration writes the distances measured
 // by Calibrate into the ledger as ChannelCalibration entries. The audit
-// takes the latest calibration of each client (highest Seq) and, for each
-// percentile q, the largest ρ_q over clients: one job-wide distance per
-// percentile, conservative when clients' embeddings differ. AuditOptions.Rho
-// overrides them (for example to evaluate the paper's ρ values).
+// takes the latest calibration of each client (highest Seq) and evaluates
+// each node at its own client's ρ_q: the distance was measured among that
+// client's released embeddings, and it is the distance the client's gate
+// held a node budget at (Budget.NodeQ). Nodes of a client without a
+// calibration are evaluated at the largest ρ_q over clients, which is
+// also the distance the report lists per percentile. AuditOptions.Rho
+// overrides them all with one distance per percentile (for example to
+// evaluate the paper's ρ values).
 
 // RhoAt is the metric-DP distance ρ at percentile Q.
 type RhoAt struct {
@@ -40,7 +44,7 @@ type Report struct {
 	Releases int  // of which releases
 	Seeded   bool // some release used a fixed seed: no privacy claim holds
 	// RhoSource says where the node distances came from: "given",
-	// "ledger calibration" or "none".
+	// "ledger calibration" (each client's nodes at its own ρ) or "none".
 	RhoSource    string
 	Calibrations []CalibrationRecord // the latest per client
 	Channels     []ChannelEpsilon    // per client channel
@@ -137,12 +141,14 @@ func Audit(entries []Entry, opt AuditOptions) (Report, error) {
 		return cmp.Or(cmp.Compare(a.Job, b.Job), cmp.Compare(a.Client, b.Client))
 	})
 	rho := opt.Rho
+	var own clientRho
 	switch {
 	case rho != nil:
 		rep.RhoSource = "given"
 	case len(rep.Calibrations) > 0:
 		rep.RhoSource = "ledger calibration"
 		rho = jobRho(rep.Calibrations)
+		own = ownRho(rep.Calibrations)
 	default:
 		rep.RhoSource = "none"
 	}
@@ -156,7 +162,7 @@ func Audit(entries []Entry, opt AuditOptions) (Report, error) {
 				return Report{}, wrapErr(op, ErrCorrupt, "", err)
 			}
 		}
-		rep.Rounds = append(rep.Rounds, roundSnapshot(acct, r, rho))
+		rep.Rounds = append(rep.Rounds, roundSnapshot(acct, r, rho, own))
 	}
 
 	for _, c := range acct.ChannelStats() {
@@ -167,18 +173,55 @@ func Audit(entries []Entry, opt AuditOptions) (Report, error) {
 	for _, c := range acct.ClientStats() {
 		rep.Clients = append(rep.Clients, ClientEpsilon{c.Key.Job, c.Key.Client, c.Releases, acct.Epsilon(c.Stat, 1)})
 	}
-	nodes := acct.NodeMu2()
-	rep.Nodes = len(nodes)
-	_, worst, _ := acct.WorstNode()
+	rep.Nodes = len(acct.nodes)
 	for _, r := range rho {
-		p := PercentileEpsilon{Q: r.Q, Rho: r.Rho, WorstReleases: worst.Releases}
-		if len(nodes) > 0 {
-			p.WorstEpsilon = acct.Epsilon(worst, r.Rho)
-			p.MedianEpsilon = acct.Epsilon(Stat{Mu2: Percentile(nodes, 50)}, r.Rho)
+		p := PercentileEpsilon{Q: r.Q, Rho: r.Rho}
+		if rep.Nodes > 0 {
+			scaled := make([]float64, 0, rep.Nodes)
+			var worst Stat
+			worstMu2 := -1.0
+			for k, st := range acct.nodes {
+				m := st.Mu2 * sq(own.at(ClientKey{k.Job, k.Client}, r))
+				scaled = append(scaled, m)
+				if m > worstMu2 {
+					worstMu2, worst = m, st
+				}
+			}
+			slices.Sort(scaled)
+			p.WorstEpsilon = acct.Epsilon(Stat{Mu2: worstMu2}, 1)
+			p.MedianEpsilon = acct.Epsilon(Stat{Mu2: Percentile(scaled, 50)}, 1)
+			p.WorstReleases = worst.Releases
 		}
 		rep.Percentiles = append(rep.Percentiles, p)
 	}
 	return rep, nil
+}
+
+func sq(x float64) float64 { return x * x }
+
+// clientRho is each client's calibrated distance per percentile.
+type clientRho map[ClientKey]map[float64]float64
+
+// ownRho is the latest calibration's distances of each client.
+func ownRho(cals []CalibrationRecord) clientRho {
+	out := clientRho{}
+	for _, c := range cals {
+		m := map[float64]float64{}
+		for i, q := range c.Calibration.Q {
+			m[q] = c.Calibration.Rho[i]
+		}
+		out[ClientKey{c.Job, c.Client}] = m
+	}
+	return out
+}
+
+// at is the distance client k's nodes are evaluated at for percentile
+// r.Q: its own calibration's, else the job-wide r.Rho.
+func (c clientRho) at(k ClientKey, r RhoAt) float64 {
+	if rho, ok := c[k][r.Q]; ok {
+		return rho
+	}
+	return r.Rho
 }
 
 // jobRho is, per percentile, the largest distance over the clients'
@@ -198,7 +241,7 @@ func jobRho(cals []CalibrationRecord) []RhoAt {
 	return out
 }
 
-func roundSnapshot(acct *Accountant, round uint64, rho []RhoAt) RoundEpsilon {
+func roundSnapshot(acct *Accountant, round uint64, rho []RhoAt, own clientRho) RoundEpsilon {
 	s := RoundEpsilon{Round: round, Channels: map[Channel]float64{}}
 	worst := map[Channel]Stat{}
 	for _, c := range acct.ChannelStats() {
@@ -211,7 +254,15 @@ func roundSnapshot(acct *Accountant, round uint64, rho []RhoAt) RoundEpsilon {
 	}
 	if _, st, ok := acct.WorstNode(); ok {
 		for _, r := range rho {
-			s.Nodes = append(s.Nodes, acct.Epsilon(st, r.Rho))
+			if own == nil {
+				s.Nodes = append(s.Nodes, acct.Epsilon(st, r.Rho))
+				continue
+			}
+			worst := 0.0
+			for k, st := range acct.nodes {
+				worst = math.Max(worst, st.Mu2*sq(own.at(ClientKey{k.Job, k.Client}, r)))
+			}
+			s.Nodes = append(s.Nodes, acct.Epsilon(Stat{Mu2: worst}, 1))
 		}
 	}
 	return s

@@ -94,6 +94,9 @@ func NewGate(ctx context.Context, cfg Config, l Ledger, clock func() time.Time) 
 			return nil, wrapErr(op, ErrCorrupt, "replaying ledger", err)
 		}
 		g.seq = max(g.seq, e.Seq)
+		if e.Channel == ChannelCalibration {
+			g.noteCalibration(e.clone().Calibration)
+		}
 		if e.Channel.releases() {
 			g.streams[streamKey{e.Channel, e.Round, 0}]++
 		}
@@ -193,8 +196,65 @@ func (g *Gate) RecordCalibration(ctx context.Context, round uint64, c Calibratio
 	if err := g.ledger.Append(ctx, e.clone()); err != nil {
 		return Entry{}, wrapErr("record calibration", ErrLedger, fmt.Sprintf("append seq %d", e.Seq), err)
 	}
-	g.calib = e.Calibration
+	g.noteCalibration(e.Calibration)
 	return e, nil
+}
+
+// noteCalibration keeps c as the latest calibration and, under a node
+// budget held at a measured percentile (Budget.NodeQ), moves the node cap
+// to c's distance at that percentile: the next release is checked at the
+// ρ of the embeddings it releases, not at a planned one.
+func (g *Gate) noteCalibration(c *Calibration) {
+	g.calib = c
+	if q := g.cfg.Budget.NodeQ; q > 0 {
+		for i, x := range c.Q {
+			if x == q {
+				g.acct.setNodeRho(c.Rho[i])
+			}
+		}
+	}
+}
+
+// NodeSigma is σ0 for the next embedding release under a planned node
+// budget (Budget.NodeEpsilon with NodeReleases): the σ that spreads what
+// is left of the node budget, at the distance the cap is held at now (the
+// latest calibration's ρ at NodeQ, else NodeRho), evenly over the planned
+// releases not yet made by the most-released node,
+//
+//	σ = sqrt(left / (μ*²/ρ² − Σ 1/σ_i²)),
+//
+// so a run whose ρ never changes releases R times at
+// SigmaForEpsilon(NodeEpsilon, δ, ρ, R), and one whose ρ grows spends its
+// budget exactly by its last planned release instead of running out early.
+// The release it is used for then fits the cap at that ρ. ok is false
+// without a planned node budget; the error wraps ErrBudgetExceeded when
+// the planned releases are made or nothing is left at the current ρ.
+func (g *Gate) NodeSigma() (sigma float64, ok bool, err error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	b := g.acct.Budget()
+	if b.NodeEpsilon <= 0 || b.NodeReleases <= 0 {
+		return 0, false, nil
+	}
+	_, worst, _ := g.acct.WorstNode()
+	left := b.NodeReleases - int(worst.Releases)
+	room := g.acct.nodeCap - worst.Mu2
+	if left <= 0 || !(room > 0) {
+		return 0, true, errorf("node sigma", ErrBudgetExceeded, fmt.Sprintf(
+			"for client %s channel emb: %d of %d planned releases made; node budget ε=%g at ρ=%g (δ=%g), μ² room %.3g",
+			g.cfg.Client, worst.Releases, b.NodeReleases, b.NodeEpsilon, b.NodeRho, g.cfg.Delta, max(room, 0)))
+	}
+	// A hair above the exact solution, so that rounding in the sum of the
+	// increments 1/σ² cannot refuse the release it was chosen for.
+	return math.Sqrt(float64(left)/room) * (1 + 1e-9), true, nil
+}
+
+// NodeBudget is the node budget as currently held: NodeRho is the
+// distance of the latest calibration at NodeQ when NodeQ is set.
+func (g *Gate) NodeBudget() Budget {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.acct.Budget()
 }
 
 // Entries returns the ledger's entries of the gate's job and client, in

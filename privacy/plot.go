@@ -14,10 +14,25 @@ import (
 // channel (its worst client) and per node percentile (the worst node at
 // ρ_q), on a logarithmic ε axis, and saves it to path (the format follows
 // the extension: .png, .svg, .pdf).
-func WritePNG(r Report, path string) error {
+func WritePNG(r Report, path string) error { return WritePNGWith(r, path, PlotOptions{}) }
+
+// PlotOptions tune WritePNGWith.
+type PlotOptions struct {
+	// Omit leaves these channels out: a channel whose ε (10^11 for a model
+	// at σ1 = 1e-3) is no guarantee would squash the node curves on one
+	// axis. Note, if set, is added to the title (say what was left out).
+	Omit []Channel
+	Note string
+}
+
+// WritePNGWith is WritePNG with options.
+func WritePNGWith(r Report, path string, opt PlotOptions) error {
 	const op = "plot"
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("privacy spent (%s accountant, δ=%g)", r.Kind, r.Delta)
+	if opt.Note != "" {
+		p.Title.Text += "\n" + opt.Note
+	}
 	p.X.Label.Text = "round"
 	p.Y.Label.Text = "ε (cumulative)"
 	p.Y.Scale = plot.LogScale{}
@@ -31,7 +46,9 @@ func WritePNG(r Report, path string) error {
 	var all []series
 	var channels []Channel
 	for ch := range r.ChannelMax {
-		channels = append(channels, ch)
+		if !slices.Contains(opt.Omit, ch) {
+			channels = append(channels, ch)
+		}
 	}
 	slices.Sort(channels)
 	for _, ch := range channels {

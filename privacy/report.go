@@ -31,7 +31,11 @@ func (r Report) WriteText(w io.Writer) error {
 		}
 		tw.Flush()
 	}
-	fmt.Fprintf(&b, "\nper node (embeddings): %d nodes released; distances: %s\n", r.Nodes, r.RhoSource)
+	src := r.RhoSource
+	if src == "ledger calibration" {
+		src += " (each client's nodes at its own ρ; column ρ: the largest)"
+	}
+	fmt.Fprintf(&b, "\nper node (embeddings): %d nodes released; distances: %s\n", r.Nodes, src)
 	for _, c := range r.Calibrations {
 		mode := "exact"
 		if c.Calibration.Sampled > 0 {

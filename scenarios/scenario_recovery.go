@@ -31,6 +31,32 @@ type recoveryConfig struct {
 	replicas int           // of every stream, bucket and consumer: 3 on a 3-node cluster
 	pace     time.Duration // each bank's pause per round: quiet spells to strike in
 	log      zerolog.Logger
+	// parties, when set, replaces the logistic FedAvg banks with another
+	// task's parties (recovery_algos.go).
+	parties *partySpec
+}
+
+// partySpec is a recovery job's task, round configuration and agents when
+// they are not the logistic FedAvg banks.
+type partySpec struct {
+	task string
+	// round is the aggregator's configuration; Rounds and MinClients are
+	// the job's.
+	round aggregator.Config
+	ids   []string
+	// agent is client i's options beyond the job, id, task, algorithm,
+	// connection and durability: its data, privacy and epochs. It is
+	// called for every start, so a restarted client builds a fresh learner.
+	agent     func(i int) deploy.AgentOptions
+	finalWait time.Duration
+}
+
+// id names client i of the job.
+func (c recoveryConfig) id(i int) string {
+	if c.parties != nil {
+		return c.parties.ids[i]
+	}
+	return ClientID(i)
 }
 
 // recoveryJob is a running durable job.
@@ -107,13 +133,17 @@ func (j *recoveryJob) createLedger() error {
 func (j *recoveryJob) startAggregator() error {
 	ctx, cancel := context.WithCancel(j.ctx)
 	a := &runningAggregator{cancel: cancel, done: make(chan struct{})}
+	task, round, finalWait := deploy.TaskNode, aggregator.Config{Algo: aggregator.AlgoFedAvg, RoundTimeout: 30 * time.Second}, 3*time.Second
+	if p := j.cfg.parties; p != nil {
+		task, round, finalWait = p.task, p.round, p.finalWait
+	}
+	round.Rounds, round.MinClients = j.cfg.rounds, j.cfg.banks
 	party, err := deploy.NewAggregator(ctx, deploy.AggregatorOptions{
-		Job: j.cfg.job, Task: deploy.TaskNode, Conn: deploy.ConnOptions{URL: j.cfg.urls, Name: "aggregator"},
+		Job: j.cfg.job, Task: task, Conn: deploy.ConnOptions{URL: j.cfg.urls, Name: "aggregator"},
 		Durable:  true,
 		Recovery: deploy.DurableOptions{Replicas: j.cfg.replicas, AckWait: time.Second, Reannounce: 500 * time.Millisecond},
-		Round: aggregator.Config{Algo: aggregator.AlgoFedAvg, Rounds: j.cfg.rounds, MinClients: j.cfg.banks,
-			RoundTimeout: 30 * time.Second},
-		InitSeed: j.cfg.seed, FinalWait: 3 * time.Second, Log: j.cfg.log,
+		Round:    round,
+		InitSeed: j.cfg.seed, FinalWait: finalWait, Log: j.cfg.log,
 		OnRound: func(rc aggregator.RoundClosed) {
 			select {
 			case j.closes <- rc:
@@ -155,16 +185,15 @@ func (j *recoveryJob) killAggregator() {
 // bank's ledger, so a restarted bank keeps its spent budget), updates
 // stored through the update stream.
 func (j *recoveryJob) startAgent(i int) error {
-	id := ClientID(i)
-	l, err := agent.NewLogisticLearner(agent.LogisticConfig{Dim: 4, Samples: 64, TaskSeed: j.cfg.seed, DataSeed: j.cfg.seed*31 + uint64(i)})
+	id := j.cfg.id(i)
+	o, err := j.agentOptions(i)
 	if err != nil {
 		return fmt.Errorf("scenarios: %s: %s: %w", j.cfg.job, id, err)
 	}
 	ctx, cancel := context.WithCancel(j.ctx)
-	party, err := deploy.NewAgent(ctx, deploy.AgentOptions{Job: j.cfg.job, ID: id, Task: deploy.TaskNode,
-		Algo: aggregator.AlgoFedAvg, Conn: deploy.ConnOptions{URL: j.cfg.urls, Name: id}, Durable: true,
-		Privacy: logisticPrivacy(j.cfg.seed, i), Learner: l, HelloRetry: 200 * time.Millisecond, Slowdown: j.cfg.pace,
-		Log: j.cfg.log})
+	o.Job, o.ID, o.Conn, o.Durable = j.cfg.job, id, deploy.ConnOptions{URL: j.cfg.urls, Name: id}, true
+	o.HelloRetry, o.Log = 200*time.Millisecond, j.cfg.log
+	party, err := deploy.NewAgent(ctx, o)
 	if err != nil {
 		cancel()
 		return fmt.Errorf("scenarios: %s: %s: %w", j.cfg.job, id, err)
@@ -178,6 +207,22 @@ func (j *recoveryJob) startAgent(i int) error {
 	j.agents[i] = ra
 	j.mu.Unlock()
 	return nil
+}
+
+// agentOptions are client i's task, algorithm, learner and privacy: the
+// job's parties', or a logistic FedAvg bank paced by cfg.pace.
+func (j *recoveryJob) agentOptions(i int) (deploy.AgentOptions, error) {
+	if p := j.cfg.parties; p != nil {
+		o := p.agent(i)
+		o.Task, o.Algo = p.task, p.round.Algo
+		return o, nil
+	}
+	l, err := agent.NewLogisticLearner(agent.LogisticConfig{Dim: 4, Samples: 64, TaskSeed: j.cfg.seed, DataSeed: j.cfg.seed*31 + uint64(i)})
+	if err != nil {
+		return deploy.AgentOptions{}, err
+	}
+	return deploy.AgentOptions{Task: deploy.TaskNode, Algo: aggregator.AlgoFedAvg, Privacy: logisticPrivacy(j.cfg.seed, i),
+		Learner: l, Slowdown: j.cfg.pace}, nil
 }
 
 // logisticPrivacy is bank i's gate in the scenarios' logistic jobs: little
@@ -237,10 +282,10 @@ func (j *recoveryJob) finish(timeout time.Duration) (aggregator.Result, error) {
 		select {
 		case <-ra.done:
 			if ra.err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", ClientID(i), ra.err))
+				errs = append(errs, fmt.Errorf("%s: %w", j.cfg.id(i), ra.err))
 			}
 		case <-time.After(10 * time.Second):
-			errs = append(errs, fmt.Errorf("%s did not finish", ClientID(i)))
+			errs = append(errs, fmt.Errorf("%s did not finish", j.cfg.id(i)))
 		}
 	}
 	return a.res, errors.Join(errs...)

@@ -24,7 +24,8 @@ const (
 
 // recoveryScenarios are the recovery scenarios, in registration order.
 func recoveryScenarios() []Scenario {
-	return []Scenario{aggregatorKill9Scenario(), agentCrashRejoinScenario(), natsRestartScenario(), clusterNodeLossScenario()}
+	return []Scenario{aggregatorKill9Scenario(), agentCrashRejoinScenario(), natsRestartScenario(), clusterNodeLossScenario(),
+		amlKillRecoverScenario(), lpsfedKillRecoverScenario()}
 }
 
 func recoveryConfigFor(job string, o ScenarioOptions, urls string, replicas int) recoveryConfig {

@@ -36,6 +36,11 @@ type SimConfig struct {
 	// 0: every round; negative: the final model only.
 	EvalEvery    int
 	RoundTimeout time.Duration
+	// DeadlineFactor and DeadlineCap adapt the rounds' deadlines to the
+	// measured update times (aggregator.Config.DeadlineFactor), with
+	// RoundTimeout as the floor; 0: fixed deadlines.
+	DeadlineFactor float64
+	DeadlineCap    time.Duration
 	// FinalWait bounds the aggregator's wait for the final scores; 0: 10s.
 	FinalWait time.Duration
 	Quorum    int
@@ -147,7 +152,8 @@ func simJobOptions(cfg SimConfig, learners []agent.Learner, ids []string) (deplo
 		task = deploy.TaskNode
 	}
 	round := aggregator.Config{Algo: cfg.Algo, Rounds: cfg.Rounds, MinClients: len(learners), Quorum: cfg.Quorum,
-		RoundTimeout: cfg.RoundTimeout, Staleness: cfg.Staleness, Buffer: cfg.Buffer, FreezeRounds: cfg.FreezeRounds}
+		RoundTimeout: cfg.RoundTimeout, Staleness: cfg.Staleness, Buffer: cfg.Buffer, FreezeRounds: cfg.FreezeRounds,
+		DeadlineFactor: cfg.DeadlineFactor, DeadlineCap: cfg.DeadlineCap}
 	if round.Personalizes() {
 		round.LPSFed = cfg.LPSFed
 	}

@@ -17,12 +17,17 @@ import (
 // a σ's.
 type SimPrivacy struct {
 	Delta      float64
-	Budget     privacy.Budget         // Epsilon only: a per-node cap is not a deployment option
+	Budget     privacy.Budget         // Epsilon only: a per-node cap is NodeTarget's
 	Accountant privacy.AccountantKind // 0: RDP
 	ModelSigma float64
 	ModelClip  float64
 	GradSigma  float64 // σ2 on gradient estimators (CE-FedGNN)
 	EmbSigma   float64 // σ0 on normalized embeddings (cefedgnn, fedgnn-st); must be positive when set
+	// NodeTarget, when positive, is every client's per-node ε target for
+	// boundary embeddings over EmbReleases planned releases
+	// (deploy.PrivacyOptions.NodeTarget): σ0 is derived, EmbSigma unused.
+	NodeTarget  float64
+	EmbReleases int
 	// NoiseSeed fixes the noise for a reproducible simulation and marks every
 	// ledger entry non-private; nil draws noise from crypto/rand. Each
 	// client gets its own stream (deploy.PartySeed).
@@ -43,6 +48,7 @@ func (p SimPrivacy) options(i int) (deploy.PrivacyOptions, error) {
 		o.Accountant = p.Accountant.String()
 	}
 	o.BudgetEpsilon = p.Budget.Epsilon
+	o.NodeTarget, o.EmbReleases = p.NodeTarget, p.EmbReleases
 	for _, f := range []struct{ dst, v *float64 }{
 		{&o.Delta, &p.Delta}, {&o.ModelSigma, &p.ModelSigma}, {&o.ModelClip, &p.ModelClip},
 		{&o.GradSigma, &p.GradSigma}, {&o.EmbSigma, &p.EmbSigma},

@@ -5,22 +5,28 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
 
 	"graphfed/agent"
 	"graphfed/aggregator"
+	"graphfed/bus"
 )
 
 // paceLearner pulls its parameters towards a target and spends a fixed wall
 // time per local step, standing in for a bank's compute: SlowFactor then
-// makes one bank slower in proportion to its work.
+// makes one bank slower in proportion to its work. Its training may also
+// wait on the job's events (gate), so that what the test checks does not
+// rest on wall-clock speeds.
 type paceLearner struct {
 	target []float32
 	params []float32
 	step   time.Duration
+	gate   func() // called before each training; nil: none
 }
 
 func (l *paceLearner) SchemaHash() string { return "pace-v1" }
@@ -36,6 +42,9 @@ func (l *paceLearner) SetParams(p []float32) error {
 	return nil
 }
 func (l *paceLearner) Train(steps int) float64 {
+	if l.gate != nil {
+		l.gate()
+	}
 	for range steps {
 		time.Sleep(l.step)
 		for i := range l.params {
@@ -45,6 +54,64 @@ func (l *paceLearner) Train(steps int) float64 {
 	return 0
 }
 func (l *paceLearner) Evaluate() map[string]float64 { return map[string]float64{"test_acc": 1} }
+
+// slowJob orders a slow-bank job by its events rather than by wall-clock
+// speeds, which a loaded machine upsets (the SlowFactor wait multiplies a
+// stall of the slow bank's first round, and the fast banks could finish
+// every round before its first update). The slow bank finishes a round's
+// training only after that round closed, so its update is always late and
+// the fast banks alone make every quorum; the fast banks train round
+// gateRound and later only once an update of the slow bank is on the wire,
+// so that one arrives before the job ends, at most gateRound rounds stale.
+type slowJob struct {
+	mu       sync.Mutex
+	changed  *sync.Cond
+	closes   int  // rounds closed
+	slowSent bool // an update of the slow bank was published
+	rounds   int
+}
+
+func newSlowJob(rounds int) *slowJob {
+	j := &slowJob{rounds: rounds}
+	j.changed = sync.NewCond(&j.mu)
+	return j
+}
+
+func (j *slowJob) closed() {
+	j.mu.Lock()
+	j.closes++
+	j.mu.Unlock()
+	j.changed.Broadcast()
+}
+
+func (j *slowJob) sent() {
+	j.mu.Lock()
+	j.slowSent = true
+	j.mu.Unlock()
+	j.changed.Broadcast()
+}
+
+// slowGate waits until the round the slow bank trains has closed: two
+// closes after the one it saw last (the close that opened its round may
+// not have been counted yet), or the end of the job.
+func (j *slowJob) slowGate() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	target := j.closes + 2
+	for j.closes < target && j.closes < j.rounds {
+		j.changed.Wait()
+	}
+}
+
+// fastGate holds a fast bank's training of round gateRound or later (at
+// least gateRound-1 closes counted) until the slow bank's update is out.
+func (j *slowJob) fastGate(gateRound int) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for j.closes >= gateRound-1 && !j.slowSent {
+		j.changed.Wait()
+	}
+}
 
 // A bank 5x slower than the others never holds a round up: with a quorum of
 // the fast banks every round closes at quorum (or buffer) long before the
@@ -59,6 +126,10 @@ func TestSlowBankEachPolicy(t *testing.T) {
 		slow   = 3
 		rounds = 12
 		weight = 10 // paceLearner.TrainSize
+		// gateRound is the first round the fast banks train only once the
+		// slow bank's update is out: rounds up to gateRound can be open
+		// when it comes, a staleness within the default maximum age (10).
+		gateRound = 10
 	)
 	tests := []struct {
 		name      string
@@ -79,18 +150,47 @@ func TestSlowBankEachPolicy(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			job := "slow-" + tc.name
+			srv, err := bus.StartServer(bus.ServerOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer srv.Shutdown()
+			events := newSlowJob(rounds)
+			watch, err := bus.Connect(srv.ClientURL(), bus.ConnectOptions{Name: "slow-watch"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer watch.Close()
+			// The aggregator's copy of the slow bank's update is queued
+			// before this one is delivered, so it comes before any update
+			// a fast bank publishes after the gate opens.
+			if _, err := watch.Subscribe(bus.Subject(job, bus.KindUpdate, ClientID(slow)), func(*nats.Msg) { events.sent() }); err != nil {
+				t.Fatal(err)
+			}
+			if err := watch.Flush(); err != nil {
+				t.Fatal(err)
+			}
 			learners := make([]agent.Learner, banks)
 			for i := range learners {
-				learners[i] = &paceLearner{target: []float32{float32(i), 1}, step: 60 * time.Millisecond}
+				pl := &paceLearner{target: []float32{float32(i), 1}, step: 60 * time.Millisecond,
+					gate: func() { events.fastGate(gateRound) }}
+				if i == slow {
+					pl.gate = events.slowGate
+				}
+				learners[i] = pl
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			var closes []aggregator.RoundClosed
 			res, err := RunSim(ctx, SimConfig{
-				Job: "slow-" + tc.name, Algo: aggregator.AlgoFedAvg, Learners: learners, Rounds: rounds, LocalEpochs: 2,
+				Job: job, Algo: aggregator.AlgoFedAvg, Learners: learners, Rounds: rounds, LocalEpochs: 2,
 				RoundTimeout: time.Minute, Quorum: banks - 1, Staleness: tc.staleness, Buffer: tc.buffer, Seed: 1,
-				SlowFactor: map[int]float64{slow: 5}, Log: zerolog.Nop(),
-				OnRound: func(rc aggregator.RoundClosed, _ map[string]map[string]float64) { closes = append(closes, rc) },
+				SlowFactor: map[int]float64{slow: 5}, NATSURL: srv.ClientURL(), Log: zerolog.Nop(),
+				OnRound: func(rc aggregator.RoundClosed, _ map[string]map[string]float64) {
+					closes = append(closes, rc)
+					events.closed()
+				},
 			})
 			if err != nil {
 				t.Fatal(err)

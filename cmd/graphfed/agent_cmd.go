@@ -9,6 +9,8 @@ import (
 
 	"graphfed/agent"
 	"graphfed/deploy"
+	"graphfed/privacy"
+	"graphfed/scenarios"
 )
 
 // agentFlags are `graphfed agent`'s settings beyond the privacy flags.
@@ -18,6 +20,7 @@ type agentFlags struct {
 	keyring, ledger          string
 	durable                  bool
 	epochs, evalEvery        int
+	plannedRounds            int
 	noiseSeed                uint64
 	gradSigma, embSigma      float64
 	learn                    deploy.LearnerOptions
@@ -64,9 +67,20 @@ func newAgentCmd(g *globalFlags) *cobra.Command {
 				m[k] = v
 			}
 			sp := ag.Gate().Spent(math.NaN())
+			pr := map[string]any{"delta": sp.Delta, "epsilon_client": sp.Client, "accountant": priv.accountant}
+			if o.Privacy.NodeTarget > 0 {
+				pr["target_epsilon"], pr["emb_releases_planned"] = o.Privacy.NodeTarget, o.Privacy.EmbReleases
+			}
+			if es, err := ag.Gate().Entries(cmd.Context()); err == nil {
+				kind, _ := privacy.ParseAccountantKind(priv.accountant)
+				if rep, err := privacy.Audit(es, privacy.AuditOptions{Kind: kind, Delta: sp.Delta}); err == nil {
+					pr["channels"], pr["dp_channels"], pr["no_dp_channels"] = claimsMap(channelClaims(rep, scenarios.SimPrivacy{
+						Delta: sp.Delta, Accountant: kind, Budget: privacy.Budget{Epsilon: o.Privacy.BudgetEpsilon},
+						ModelSigma: o.Privacy.ModelSigma, GradSigma: o.Privacy.GradSigma, NodeTarget: o.Privacy.NodeTarget}))
+				}
+			}
 			return g.emit(Report{Command: "agent", Algo: o.Algo, Dataset: a.data, Clients: 1, Rounds: res.Rounds, Seed: int64(a.learn.Seed),
-				Metrics: m, Comm: &CommReport{Bytes: bytes, Messages: msgs},
-				Privacy: map[string]any{"delta": sp.Delta, "epsilon_client": sp.Client, "accountant": priv.accountant}}, start)
+				Metrics: m, Comm: &CommReport{Bytes: bytes, Messages: msgs}, Privacy: pr}, start)
 		},
 	}
 	a.register(cmd)
@@ -112,6 +126,7 @@ func (a *agentFlags) register(cmd *cobra.Command) {
 	f.Float64Var(&l.AML.Eta, "aml-eta", l.AML.Eta, "aml (--aml-opt cefed): step size η")
 	f.IntSliceVar(&l.AML.FanOut, "fanout", l.AML.FanOut, "aml: neighbours sampled per node at each layer")
 	f.IntVar(&l.AML.ExchangeEvery, "emb-every", l.AML.ExchangeEvery, "aml (cefedgnn, fedgnn-st): release boundary embeddings every this many rounds")
+	f.IntVar(&a.plannedRounds, "planned-rounds", amlDefaultRounds, "aml under --target-epsilon: the job's rounds (the aggregator's --rounds), to plan the embedding releases the target is spread over; releases beyond the plan are refused")
 	f.Float64Var(&l.AML.Gamma, "gamma", l.AML.Gamma, "aml (cefedgnn): moving-average rate γ of the per-layer boundary embedding estimators (fedgnn-st: 1)")
 	// rec, as `graphfed sim --lightgcn`
 	r := &l.Rec
@@ -153,6 +168,9 @@ func (a *agentFlags) options(cmd *cobra.Command, priv privacyFlags, log zerolog.
 		p.NoiseSeed = &seed
 	}
 	p.LedgerPath = a.ledger
+	if priv.target > 0 {
+		p.NodeTarget, p.EmbReleases = priv.target, privacy.PlannedReleases(a.plannedRounds, a.learn.AML.ExchangeEvery)
+	}
 	learn := a.learn
 	learn.Dir = a.data
 	return deploy.AgentOptions{Job: a.job, ID: a.client, Task: a.task, Algo: algo,

@@ -1,17 +1,14 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"maps"
-	"math"
 	"os"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"graphfed/aggregator"
 	"graphfed/bus"
@@ -32,7 +29,8 @@ type aggregatorFile struct {
 	Clients      []string `json:"clients"`
 }
 
-// recFlags are the aggregator's settings of a recommendation job.
+// recFlags are the aggregator's settings of a recommendation job: the
+// one definition `aggregator` and `sim --lightgcn` share.
 type recFlags struct {
 	phi, freeze, refEvery    int
 	strict                   bool
@@ -40,11 +38,29 @@ type recFlags struct {
 	strictEdges              int
 }
 
+// registerReference adds the reference-graph and freezing flags (Φ is
+// registered by each command: its help differs).
+func (rf *recFlags) registerReference(f *pflag.FlagSet) {
+	f.IntVar(&rf.freeze, "freeze-rounds", 2, "rec: first rounds in which nothing is distributed")
+	f.IntVar(&rf.refEvery, "ref-every", 0, "rec: rebuild the GNMK reference every N rounds (0: once)")
+	f.BoolVar(&rf.strict, "strict", false, "rec: build the reference from the assumed counts below, clients send none")
+	f.IntVar(&rf.strictUsers, "strict-users", 5000, "rec strict mode: assumed users per client")
+	f.IntVar(&rf.strictItems, "strict-items", 5000, "rec strict mode: assumed items per client")
+	f.IntVar(&rf.strictEdges, "strict-edges", 100000, "rec strict mode: assumed interactions per client")
+}
+
+// config is the LPSFed strategy's configuration from the flags.
+func (rf *recFlags) config(seed uint64) aggregator.LPSFedConfig {
+	return aggregator.LPSFedConfig{Phi: rf.phi, Strict: rf.strict, RefEvery: rf.refEvery, Seed: seed,
+		StrictStats: aggregator.ReferenceStats{Users: rf.strictUsers, Items: rf.strictItems, Edges: rf.strictEdges}}
+}
+
 func newAggregatorCmd(g *globalFlags) *cobra.Command {
 	var (
 		natsURL, job, cfgFile, creds, keyring, task string
 		fc                                          aggregatorFile
-		timeout, finalWait                          time.Duration
+		timeout, finalWait, deadlineCap             time.Duration
+		deadlineFactor                              float64
 		rec                                         recoveryFlags
 		rf                                          recFlags
 		createLedger                                bool
@@ -67,13 +83,13 @@ func newAggregatorCmd(g *globalFlags) *cobra.Command {
 				}
 			}
 			round := aggregator.Config{Algo: fc.Algo, Rounds: fc.Rounds, MinClients: fc.MinClients, Quorum: fc.Quorum,
-				RoundTimeout: timeout, Staleness: aggregator.Staleness{Policy: fc.Staleness, Factor: fc.StaleFactor, A: fc.StaleA}}
+				RoundTimeout: timeout, Staleness: aggregator.Staleness{Policy: fc.Staleness, Factor: fc.StaleFactor, A: fc.StaleA},
+				DeadlineFactor: deadlineFactor, DeadlineCap: deadlineCap}
 			if task == deploy.TaskRec {
 				round.FreezeRounds = rf.freeze
 			}
 			if round.Personalizes() {
-				round.LPSFed = aggregator.LPSFedConfig{Phi: rf.phi, Strict: rf.strict, RefEvery: rf.refEvery, Seed: fc.Seed,
-					StrictStats: aggregator.ReferenceStats{Users: rf.strictUsers, Items: rf.strictItems, Edges: rf.strictEdges}}
+				round.LPSFed = rf.config(fc.Seed)
 			}
 			p := newProgress("aggregator "+job, fc.Rounds)
 			agg, err := deploy.NewAggregator(cmd.Context(), deploy.AggregatorOptions{
@@ -81,7 +97,7 @@ func newAggregatorCmd(g *globalFlags) *cobra.Command {
 				Durable: rec.durable, Recovery: rec.options(), Round: round, InitSeed: fc.Seed, Enrol: fc.Clients,
 				CreateLedger: createLedger, FinalWait: finalWait, Log: g.logger(),
 				OnRound: func(rc aggregator.RoundClosed) {
-					p.update(int(rc.Round), fmt.Sprintf("%s in=%d late=%d", rc.Reason, len(rc.In), len(rc.Late)))
+					p.update(int(rc.Round), fmt.Sprintf("%s in=%d late=%d%s", rc.Reason, len(rc.In), len(rc.Late), budgetNote(rc)))
 				},
 			})
 			if err != nil {
@@ -115,7 +131,7 @@ func newAggregatorCmd(g *globalFlags) *cobra.Command {
 			}
 			maps.Copy(metrics, map[string]any{"test_acc": acc, "test_macro_f1": f1, "clients_reporting": n,
 				"rounds_closed_at_deadline": deadline, "rejects": res.Rejects, "dropped": res.Dropped,
-				"model_sha256": finalModelDigest(res), "resumed": res.Resumed, "resumed_round": res.ResumedRound})
+				"model_sha256": aggregator.ResultDigest(res), "resumed": res.Resumed, "resumed_round": res.ResumedRound})
 			msgs, bytes := agg.Transport().Stats()
 			return g.emit(Report{
 				Command: "aggregator", Algo: fc.Algo, Clients: n, Rounds: int(res.Rounds), Seed: int64(fc.Seed),
@@ -136,7 +152,8 @@ func newAggregatorCmd(g *globalFlags) *cobra.Command {
 	f.IntVar(&fc.Rounds, "rounds", 100, "rounds")
 	f.IntVar(&fc.MinClients, "min-clients", 1, "clients that must join before round 1")
 	f.IntVar(&fc.Quorum, "quorum", 0, "updates that close a round; 0: every live client")
-	f.DurationVar(&timeout, "round-timeout", 30*time.Second, "round deadline")
+	f.DurationVar(&timeout, "round-timeout", 30*time.Second, "round deadline; with --deadline-factor, its floor")
+	registerDeadlineFlags(cmd, &deadlineFactor, &deadlineCap)
 	f.DurationVar(&finalWait, "final-wait", 0, "bound on waiting for the clients' final scores (0: 10s)")
 	f.StringVar(&fc.Staleness, "staleness", "drop", "late updates: drop, constant or polynomial")
 	f.Float64Var(&fc.StaleFactor, "stale-factor", 0.5, "constant staleness weight")
@@ -144,12 +161,7 @@ func newAggregatorCmd(g *globalFlags) *cobra.Command {
 	f.Uint64Var(&fc.Seed, "seed", 1, "shared model initialisation seed (and the rec reference graph's)")
 	f.StringSliceVar(&fc.Clients, "clients", nil, "client ids allowed to join (default: any)")
 	f.IntVar(&rf.phi, "phi", 128, "rec (lpsfed, lpsfed-bpr): kernel length Φ, the agents' --phi")
-	f.IntVar(&rf.freeze, "freeze-rounds", 2, "rec: first rounds in which nothing is distributed")
-	f.IntVar(&rf.refEvery, "ref-every", 0, "rec: rebuild the GNMK reference every N rounds (0: once)")
-	f.BoolVar(&rf.strict, "strict", false, "rec: build the reference from the assumed counts below, clients send none")
-	f.IntVar(&rf.strictUsers, "strict-users", 5000, "rec strict mode: assumed users per client")
-	f.IntVar(&rf.strictItems, "strict-items", 5000, "rec strict mode: assumed items per client")
-	f.IntVar(&rf.strictEdges, "strict-edges", 100000, "rec strict mode: assumed interactions per client")
+	rf.registerReference(f)
 	cmd.MarkFlagRequired("job")
 	return cmd
 }
@@ -230,23 +242,4 @@ func (r *recoveryFlags) options() deploy.DurableOptions {
 		o.Reannounce = -1 // --reannounce 0: never
 	}
 	return o
-}
-
-// finalModelDigest is the report's model_sha256: the global model's digest
-// (aggregator.ModelDigest), or, when the strategy personalizes and there is
-// no global model, one digest over every client's latest model — recipient,
-// round, parameters and margin — so that runs of LPSFed compare too.
-func finalModelDigest(res aggregator.Result) string {
-	if res.Model != nil || len(res.Models) == 0 {
-		return aggregator.ModelDigest(res.Model)
-	}
-	h := sha256.New()
-	var b [8]byte
-	for _, m := range res.Models { // sorted by recipient
-		fmt.Fprintf(h, "%s\x00%d\x00%d\x00", m.To, m.Round, len(m.Params))
-		h.Write([]byte(aggregator.ModelDigest(m.Params)))
-		binary.LittleEndian.PutUint64(b[:], math.Float64bits(m.Margin))
-		h.Write(b[:])
-	}
-	return hex.EncodeToString(h.Sum(nil))
 }

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -33,6 +37,8 @@ type amlFlags struct {
 	fanOut    []int
 	evalEvery int
 	embEvery  int
+	trans     string // an AMLworld *_Trans.csv to run on instead of generating a world
+	acctFile  string // its accounts file (default: the sibling of trans, if present)
 }
 
 // AML defaults of flags shared with node simulations: the main job runs
@@ -56,11 +62,14 @@ func (a *amlFlags) register(cmd *cobra.Command) {
 	f.Float64Var(&a.lr, "aml-lr", 5e-3, "AML: Adam learning rate")
 	f.IntSliceVar(&a.fanOut, "fanout", []int{5, 5}, "AML: neighbours sampled per node at each layer")
 	f.IntVar(&a.embEvery, "emb-every", 1, "AML (cefedgnn, fedgnn-st): banks release boundary embeddings every this many rounds; fewer releases allow less noise for the same ε")
+	f.StringVar(&a.trans, "trans", "", "AML: run on this AMLworld *_Trans.csv (generated or downloaded) instead of generating a world; the banks are the file's")
+	f.StringVar(&a.acctFile, "accounts", "", "AML (--trans): the world's accounts file (default: <name>_accounts.csv beside --trans, if present)")
 	f.IntVar(&a.evalEvery, "eval-every", 1, "AML: banks score the model every this many rounds (the final model always)")
 }
 
-// runAMLSim generates an AML world, gives each bank an agent and runs the
-// job: the main job of `make demo`.
+// runAMLSim generates an AML world (or loads --trans), splits it into bank
+// views on the generated worlds' temporal split, gives each bank an agent
+// and runs the job: the main job of `make demo`.
 func runAMLSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Time) error {
 	log := g.logger()
 	fl := cmd.Flags()
@@ -77,42 +86,12 @@ func runAMLSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Time) 
 	if err != nil {
 		return fmt.Errorf("sim: %w", err)
 	}
-	size, err := aml.ParseSize(s.aml.size)
+	w, accts, dataset, cleanup, err := s.aml.world(cmd, g, s.seed, s.out)
 	if err != nil {
 		return fmt.Errorf("sim: %w", err)
 	}
-	wcfg, err := aml.Preset(size, aml.HI, s.seed)
-	if err != nil {
-		return fmt.Errorf("sim: %w", err)
-	}
-	wcfg.Banks = s.aml.banks
-	if s.aml.worldRows > 0 {
-		wcfg.Transactions = int64(s.aml.worldRows)
-	}
-	if s.aml.accounts > 0 {
-		wcfg.Accounts = s.aml.accounts
-	}
-	if s.aml.ratio > 0 {
-		wcfg.IllicitRatio = s.aml.ratio
-	}
-	dir := filepath.Join(s.out, "world")
-	if s.out == "" {
-		if dir, err = os.MkdirTemp("", "graphfed-aml-"); err != nil {
-			return fmt.Errorf("sim: %w", err)
-		}
-		defer os.RemoveAll(dir)
-	}
-	gp := newProgress("gen aml", int(wcfg.Transactions))
-	sum, err := aml.Generate(wcfg, dir, func(done, total int64) { gp.update(int(done), "rows") })
-	gp.finish()
-	if err != nil {
-		return fmt.Errorf("sim: %w", err)
-	}
-	w, _, err := graph.LoadAMLTrans(sum.TransPath, graph.AMLOptions{})
-	if err != nil {
-		return fmt.Errorf("sim: %w", err)
-	}
-	views, err := aml.SplitBanks(w, nil)
+	defer cleanup()
+	views, err := aml.SplitBanks(w, accts)
 	if err != nil {
 		return fmt.Errorf("sim: %w", err)
 	}
@@ -134,6 +113,12 @@ func runAMLSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Time) 
 		learners[i], ids[i] = l, v.ID
 	}
 	priv.EmbSigma = s.embSigma
+	if s.priv.target > 0 {
+		priv.NodeTarget, priv.EmbReleases = s.priv.target, privacy.PlannedReleases(s.rounds, s.aml.embEvery)
+		if err := printNodeTarget(g.humanOut(), priv); err != nil {
+			return fmt.Errorf("sim: %w", err)
+		}
+	}
 	slow, err := s.async.slowFactors(len(views))
 	if err != nil {
 		return fmt.Errorf("sim: %w", err)
@@ -153,8 +138,8 @@ func runAMLSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Time) 
 	sc.OnProgress = func(rc aggregator.RoundClosed, pr scenarios.Progress) {
 		r := &rows[len(rows)-1]
 		r.prog = pr
-		p.update(int(rc.Round), fmt.Sprintf("%s in=%d late=%d val_f1(start)=%.4f %s ε_p90=%.3g",
-			rc.Reason, len(rc.In), len(rc.Late), r.acc, humanBytes(pr.Bytes), pr.NodeEpsilonP90))
+		p.update(int(rc.Round), fmt.Sprintf("%s in=%d late=%d val_f1(start)=%.4f %s %s",
+			rc.Reason, len(rc.In), len(rc.Late), r.acc, humanBytes(pr.Bytes), progressClaims(pr.NodeEpsilonP90, pr.ClientEpsilon, priv)))
 	}
 	res, err := scenarios.RunSim(cmd.Context(), sc)
 	p.finish()
@@ -165,7 +150,7 @@ func runAMLSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Time) 
 	vf1, _, _ := pooledF1(res.Agg.Final, "val_")
 	tf1, _, _ := pooledF1(res.Agg.Final, "test_tuned_")
 	rep := Report{
-		Command: "sim", Algo: s.algo, Dataset: "aml-" + s.aml.size, Clients: len(views), Rounds: int(res.Agg.Rounds), Seed: int64(s.seed),
+		Command: "sim", Algo: s.algo, Dataset: dataset, Clients: len(views), Rounds: int(res.Agg.Rounds), Seed: int64(s.seed),
 		Metrics: map[string]any{"test_f1_illicit": f1, "test_precision_illicit": prec, "test_recall_illicit": rec,
 			"val_f1_illicit": vf1, "test_f1_illicit_tuned": tf1, "rows": worldRows, "gnn": s.aml.kind, "k": s.localEpochs, "rejects": res.Agg.Rejects},
 		Comm:    &CommReport{Bytes: res.Bytes, Messages: res.Messages},
@@ -177,6 +162,108 @@ func runAMLSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Time) 
 		}
 	}
 	return g.emit(rep, start)
+}
+
+// world returns the transactions the job runs on, the world's accounts
+// (nil when there is no accounts file), the report's dataset name and a
+// cleanup: the --trans file with its accounts, or else a world generated
+// from the flags into out/world (a temporary directory without --out).
+func (a *amlFlags) world(cmd *cobra.Command, g *globalFlags, seed uint64, out string) (*graph.AMLGraph, []graph.AMLAccount, string, func(), error) {
+	nop := func() {}
+	if a.trans != "" {
+		w, accts, err := a.load(cmd, g)
+		return w, accts, a.trans, nop, err
+	}
+	if cmd.Flags().Changed("accounts") {
+		return nil, nil, "", nop, fmt.Errorf("--accounts needs --trans")
+	}
+	size, err := aml.ParseSize(a.size)
+	if err != nil {
+		return nil, nil, "", nop, err
+	}
+	wcfg, err := aml.Preset(size, aml.HI, seed)
+	if err != nil {
+		return nil, nil, "", nop, err
+	}
+	wcfg.Banks = a.banks
+	if a.worldRows > 0 {
+		wcfg.Transactions = int64(a.worldRows)
+	}
+	if a.accounts > 0 {
+		wcfg.Accounts = a.accounts
+	}
+	if a.ratio > 0 {
+		wcfg.IllicitRatio = a.ratio
+	}
+	dir, cleanup := filepath.Join(out, "world"), nop
+	if out == "" {
+		if dir, err = os.MkdirTemp("", "graphfed-aml-"); err != nil {
+			return nil, nil, "", nop, err
+		}
+		cleanup = func() { os.RemoveAll(dir) }
+	}
+	gp := newProgress("gen aml", int(wcfg.Transactions))
+	sum, err := aml.Generate(wcfg, dir, func(done, total int64) { gp.update(int(done), "rows") })
+	gp.finish()
+	if err != nil {
+		cleanup()
+		return nil, nil, "", nop, err
+	}
+	w, _, err := graph.LoadAMLTrans(sum.TransPath, graph.AMLOptions{})
+	if err != nil {
+		cleanup()
+		return nil, nil, "", nop, err
+	}
+	return w, nil, "aml-" + a.size, cleanup, nil
+}
+
+// load reads the --trans file and its accounts. The world's shape comes
+// from the file, so the flags that shape a generated world are refused
+// rather than silently ignored. Malformed rows fail the run with their line
+// (graph's strict policy): a model trained on a silently thinned file would
+// not be the file's.
+func (a *amlFlags) load(cmd *cobra.Command, g *globalFlags) (*graph.AMLGraph, []graph.AMLAccount, error) {
+	for _, name := range []string{"banks", "size", "world-rows", "world-accounts", "illicit-ratio"} {
+		if cmd.Flags().Changed(name) {
+			return nil, nil, fmt.Errorf("--%s shapes a generated world; with --trans the world is the file's", name)
+		}
+	}
+	st, err := os.Stat(a.trans)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--trans: %w", err)
+	}
+	lp := newProgress("load "+filepath.Base(a.trans), int(st.Size()))
+	w, iss, err := graph.LoadAMLTrans(a.trans, graph.AMLOptions{Progress: func(done, _ int64) { lp.update(int(done), "bytes") }})
+	lp.finish()
+	if err != nil {
+		return nil, nil, fmt.Errorf("--trans: %w", err)
+	}
+	logIssues(g, iss)
+	if w.NumEdges() == 0 {
+		return nil, nil, fmt.Errorf("--trans %s: no transactions", a.trans)
+	}
+	if w.NumBanks() < 2 {
+		return nil, nil, fmt.Errorf("--trans %s: %d bank, a federated job needs at least 2", a.trans, w.NumBanks())
+	}
+	path := a.acctFile
+	if path == "" {
+		sib, err := graph.AMLSiblingPath(a.trans, "accounts")
+		if err != nil {
+			return w, nil, nil // a file named otherwise has no siblings
+		}
+		if _, err := os.Stat(sib); errors.Is(err, fs.ErrNotExist) {
+			return w, nil, nil
+		} else if err != nil {
+			return nil, nil, fmt.Errorf("--accounts: %w", err)
+		}
+		path = sib
+	}
+	accts, iss, err := graph.LoadAMLAccounts(path, graph.AMLOptions{})
+	if err != nil {
+		return nil, nil, fmt.Errorf("--accounts: %w", err)
+	}
+	logIssues(g, iss)
+	return w, accts, nil
 }
 
 // writeAMLRun writes the run directory: summary, rounds, F1 and ε plots and
@@ -203,8 +290,51 @@ func writeAMLRun(dir string, rep Report, rows []roundRow, ledger []privacy.Entry
 		return err
 	}
 	defer f.Close()
+	claims := channelClaims(audit, p)
+	if err := writeClaims(f, claims, audit.Seeded); err != nil {
+		return err
+	}
 	if err := audit.WriteText(f); err != nil {
 		return err
 	}
-	return privacy.WritePNG(audit, filepath.Join(dir, "epsilon.png"))
+	// Channels without a guarantee (the model's ε of 10^11) would squash
+	// the node curves: the plot leaves them out and says so.
+	var omit []privacy.Channel
+	var names []string
+	for _, c := range claims {
+		if !c.DP && c.Channel != privacy.ChannelEmb {
+			omit, names = append(omit, c.Channel), append(names, string(c.Channel))
+		}
+	}
+	opt := privacy.PlotOptions{Omit: omit}
+	if len(names) > 0 {
+		opt.Note = "not shown, no DP guarantee: " + strings.Join(names, ", ") + " (see audit.txt)"
+	}
+	return privacy.WritePNGWith(audit, filepath.Join(dir, "epsilon.png"), opt)
+}
+
+// printNodeTarget states the node target and the σ0 it implies before the
+// run: σ0 depends on ρ_p90, which each bank measures on the embeddings of
+// each exchange before releasing them (privacy/target.go).
+func printNodeTarget(w io.Writer, p scenarios.SimPrivacy) error {
+	mu := privacy.MaxMu(p.NodeTarget, p.Delta, p.Accountant)
+	var ex []string
+	for _, rho := range []float64{0.4, 0.7} {
+		s, err := privacy.SigmaForEpsilon(p.NodeTarget, p.Delta, rho, p.EmbReleases, p.Accountant)
+		if err != nil {
+			return err
+		}
+		ex = append(ex, fmt.Sprintf("%.3g at ρ=%g", s, rho))
+	}
+	_, err := fmt.Fprintf(w, "privacy: emb target ε ≤ %g per node at p90 ρ (δ=%g, %s accountant) over %d planned releases: μ* = %.4g, "+
+		"σ0 = ρ_p90·sqrt(R)/μ* (%s); each bank derives σ0 before each release from the ρ_p90 it measures and the budget left, and its gate refuses what would overspend. "+
+		"model, grad: no target (σ1 = %g)\n", p.NodeTarget, p.Delta, p.Accountant, p.EmbReleases, mu, strings.Join(ex, ", "), pickSigma(p.ModelSigma))
+	return err
+}
+
+func pickSigma(v float64) float64 {
+	if v == 0 {
+		return agent.DefaultModelSigma
+	}
+	return v
 }

@@ -22,15 +22,13 @@ type lpsfedFlags struct {
 	dir                        string
 	phi, dim, batch, negatives int
 	poolHidden, predHidden     int
-	freeze, refEvery           int
 	evalUsers, evalEvery       int
 	maxUsers                   int
 	lr, tau, omega, gamma      float64
 	edgeVariation              float64
 	validation                 float64
-	strict, marginFallback     bool
-	strictUsers, strictItems   int
-	strictEdges                int
+	marginFallback             bool
+	ref                        recFlags // Φ lives in phi above
 }
 
 func (l *lpsfedFlags) register(cmd *cobra.Command) {
@@ -48,12 +46,7 @@ func (l *lpsfedFlags) register(cmd *cobra.Command) {
 	f.Float64Var(&l.omega, "omega", d.Omega, "LPSFed: weight ω of the server's margin (Eq. 15)")
 	f.Float64Var(&l.gamma, "margin-gamma", d.Gamma, "LPSFed: margin strength γ (Eq. 8)")
 	f.BoolVar(&l.marginFallback, "margin-fallback", d.MarginFallback, "LPSFed: where Eq. 8's guard π − R̂ binds (no gradient), use ArcFace's fallback logit cos R̂ − M̃·sin M̃")
-	f.IntVar(&l.freeze, "freeze-rounds", 2, "LPSFed: first rounds in which nothing is distributed")
-	f.IntVar(&l.refEvery, "ref-every", 0, "LPSFed: rebuild the GNMK reference every N rounds (0: once)")
-	f.BoolVar(&l.strict, "strict", false, "LPSFed: build the reference from fixed assumptions, clients send no counts")
-	f.IntVar(&l.strictUsers, "strict-users", 5000, "LPSFed strict mode: assumed users per client")
-	f.IntVar(&l.strictItems, "strict-items", 5000, "LPSFed strict mode: assumed items per client")
-	f.IntVar(&l.strictEdges, "strict-edges", 100000, "LPSFed strict mode: assumed interactions per client")
+	l.ref.registerReference(f)
 	f.IntVar(&l.evalUsers, "eval-users", 0, "recommendation: test users ranked per client, a fixed seeded sample (0: all)")
 	f.IntVar(&l.evalEvery, "rec-eval-every", 0, "recommendation: evaluate every N rounds too (0: final model only)")
 	f.IntVar(&l.maxUsers, "max-users", 0, "recommendation: keep only the first N users of the dataset (0: all)")
@@ -111,7 +104,7 @@ func runLPSFedSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Tim
 	var rows []roundRow
 	p := newProgress("sim "+s.algo, s.rounds)
 	trainStart := time.Now()
-	learners, ids, err := scenarios.LPSFedLearners(clients, s.algo, mc, l.strict, s.seed, log)
+	learners, ids, err := scenarios.LPSFedLearners(clients, s.algo, mc, l.ref.strict, s.seed, log)
 	if err != nil {
 		return fmt.Errorf("sim: %w", err)
 	}
@@ -120,10 +113,10 @@ func runLPSFedSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Tim
 		evalEvery = -1 // --rec-eval-every 0: the final model only
 	}
 	sc := s.simConfig(deploy.TaskRec, log, priv)
-	sc.Learners, sc.IDs, sc.EvalEvery, sc.FreezeRounds = learners, ids, evalEvery, l.freeze
-	sc.LPSFed = aggregator.LPSFedConfig{Phi: l.phi, Strict: l.strict, RefEvery: l.refEvery, Seed: s.seed,
-		StrictStats: aggregator.ReferenceStats{Users: l.strictUsers, Items: l.strictItems, Edges: l.strictEdges},
-		Reference:   aggregator.GNMKReference}
+	sc.Learners, sc.IDs, sc.EvalEvery, sc.FreezeRounds = learners, ids, evalEvery, l.ref.freeze
+	l.ref.phi = l.phi
+	sc.LPSFed = l.ref.config(s.seed)
+	sc.LPSFed.Reference = aggregator.GNMKReference
 	// A final full ranking on a large client takes as long as a local
 	// epoch: the final scores get a round's time.
 	sc.FinalWait = s.roundTimeout
@@ -186,7 +179,7 @@ func recMetrics(res scenarios.SimResult, prep scenarios.LPSFedPrepStats, l lpsfe
 		"prep_seconds": prep.PartitionSeconds + prep.EigenSeconds, "train_seconds": trainSec,
 		"config": map[string]any{"dim": mc.Dim, "phi": l.phi, "layers": mc.Layers, "local_epochs": s.localEpochs,
 			"batch": mc.BatchSize, "negatives": mc.Negatives, "lr": mc.LR, "optimizer": "rmsprop", "tau": mc.Tau,
-			"omega": mc.Omega, "gamma": mc.Gamma, "margin_fallback": mc.MarginFallback, "freeze_rounds": l.freeze, "strict": l.strict, "max_users": l.maxUsers,
+			"omega": mc.Omega, "gamma": mc.Gamma, "margin_fallback": mc.MarginFallback, "freeze_rounds": l.ref.freeze, "strict": l.ref.strict, "max_users": l.maxUsers,
 			"pool_hidden": mc.PoolHidden, "pred_hidden": mc.PredHidden, "edge_variation": l.edgeVariation},
 		"rejects": res.Agg.Rejects,
 	}

@@ -17,6 +17,9 @@ import (
 type privacyFlags struct {
 	delta, budgetEps, modelSigma, modelClip float64
 	accountant                              string
+	// targetEps is --target-epsilon as given; target the effective node
+	// target after resolve (0: none).
+	targetEps, target float64
 }
 
 func (p *privacyFlags) register(cmd *cobra.Command) {
@@ -25,10 +28,16 @@ func (p *privacyFlags) register(cmd *cobra.Command) {
 	f.Float64Var(&p.budgetEps, "budget-eps", 0, "per-client ε budget for model updates; 0: none")
 	f.Float64Var(&p.modelSigma, "model-sigma", agent.DefaultModelSigma, "Gaussian noise σ1 on model updates")
 	f.Float64Var(&p.modelClip, "model-clip", agent.DefaultModelClip, "L2 clip norm of released model parameters (a binding clip is logged)")
-	f.StringVar(&p.accountant, "accountant", "rdp", "privacy accountant: rdp or exact")
+	f.StringVar(&p.accountant, "accountant", "rdp", "privacy accountant: rdp or exact (exact by default under --target-epsilon)")
+	f.Float64Var(&p.targetEps, "target-epsilon", deploy.DefaultAMLNodeTarget, "aml with cefedgnn or fedgnn-st: per-node ε target for boundary embeddings at the 90th-percentile metric distance ρ "+
+		"(δ = --delta, exact accountant, over the run's planned releases); σ0 is derived from it and the gate refuses releases that would overspend. "+
+		"0 or negative: no target, σ0 from --emb-sigma (the default when --emb-sigma is given)")
 	// Bad settings fail before any data is loaded or any server started.
 	prev := cmd.PreRunE
 	cmd.PreRunE = func(cmd *cobra.Command, args []string) error {
+		if err := p.resolve(cmd); err != nil {
+			return fmt.Errorf("%s: %w", cmd.Name(), err)
+		}
 		if err := p.validate(cmd); err != nil {
 			return fmt.Errorf("%s: %w", cmd.Name(), err)
 		}
@@ -37,6 +46,42 @@ func (p *privacyFlags) register(cmd *cobra.Command) {
 		}
 		return nil
 	}
+}
+
+// resolve decides the node target: --target-epsilon for an AML job whose
+// algorithm exchanges embeddings, unless --emb-sigma was chosen instead;
+// under a target the accountant is exact unless --accountant says
+// otherwise.
+func (p *privacyFlags) resolve(cmd *cobra.Command) error {
+	fl := cmd.Flags()
+	p.target = 0
+	algo, _ := fl.GetString("algo")
+	task := simTask(cmd)
+	if task == deploy.TaskAML && !fl.Changed("algo") {
+		algo = amlDefaultAlgo
+	}
+	if algo == "" {
+		algo = deploy.DefaultAlgo(task)
+	}
+	set := fl.Changed("target-epsilon")
+	switch {
+	case task != deploy.TaskAML || !deploy.ExchangesEmbeddings(algo):
+		if set && p.targetEps > 0 {
+			return fmt.Errorf("--target-epsilon applies to AML jobs with cefedgnn or fedgnn-st (embedding releases), not %s/%s", task, algo)
+		}
+		return nil
+	case math.IsNaN(p.targetEps) || math.IsInf(p.targetEps, 0):
+		return fmt.Errorf("--target-epsilon is %v; want a finite number (0: none)", p.targetEps)
+	case fl.Changed("emb-sigma") && set && p.targetEps > 0:
+		return fmt.Errorf("--emb-sigma and --target-epsilon %g both choose σ0: give one (--target-epsilon 0 for a fixed σ0)", p.targetEps)
+	case fl.Changed("emb-sigma") && !set:
+		return nil // an explicit σ0 instead of the default target
+	}
+	p.target = max(p.targetEps, 0)
+	if p.target > 0 && !fl.Changed("accountant") {
+		p.accountant = privacy.Exact.String()
+	}
+	return nil
 }
 
 // options turns the flags into deploy's privacy options; σ0 comes from
@@ -141,6 +186,20 @@ func privacyReport(final map[string]map[string]float64, ledger []privacy.Entry, 
 				out["releases_worst_node"] = pe.WorstReleases
 			}
 		}
+		// Which channels carry a DP guarantee, in words and as lists.
+		out["channels"], out["dp_channels"], out["no_dp_channels"] = claimsMap(channelClaims(rep, p))
+	}
+	if p.NodeTarget > 0 {
+		out["target_epsilon"], out["emb_releases_planned"] = p.NodeTarget, p.EmbReleases
+	}
+	lo, hi := math.Inf(1), 0.0
+	for _, e := range ledger {
+		if e.Channel == privacy.ChannelEmb {
+			lo, hi = math.Min(lo, e.Sigma), math.Max(hi, e.Sigma)
+		}
+	}
+	if hi > 0 {
+		out["emb_sigma_min"], out["emb_sigma_max"] = lo, hi
 	}
 	if seeded {
 		out["note"] = "noise seeded with --seed: reproducible simulation, not a privacy claim"

@@ -22,6 +22,10 @@ func TestPrivacyFlagsRejectBadInput(t *testing.T) {
 		{[]string{"sim", "--scenario", "aml", "--algo", "lpsfed-bpr"}, `task aml has no algorithm "lpsfed-bpr"`},
 		{[]string{"sim", "--lightgcn", "/nonexistent", "--algo", "cefedgnn"}, `task rec has no algorithm "cefedgnn"`},
 		{[]string{"agent", "--job", "j", "--client", "c", "--data", "/nonexistent", "--model-clip", "-3"}, "model clip (--model-clip) is -3"},
+		{[]string{"sim", "--scenario", "aml", "--emb-sigma", "0.5", "--target-epsilon", "8"}, "--emb-sigma and --target-epsilon 8 both choose σ0"},
+		{[]string{"sim", "--scenario", "csbm", "--algo", "cefedgnn", "--target-epsilon", "8"}, "--target-epsilon applies to AML jobs"},
+		{[]string{"sim", "--scenario", "aml", "--algo", "fedavg", "--target-epsilon", "8"}, "--target-epsilon applies to AML jobs"},
+		{[]string{"sim", "--scenario", "aml", "--target-epsilon", "NaN"}, "--target-epsilon is NaN"},
 	} {
 		root := newRootCmd()
 		root.SetArgs(append(tc.args, "--json"))

@@ -20,7 +20,8 @@ type simFlags struct {
 	dir, scenario, algo, partition, natsURL, out, job string
 	clients, rounds, localEpochs, quorum              int
 	seed                                              uint64
-	roundTimeout                                      time.Duration
+	roundTimeout, deadlineCap                         time.Duration
+	deadlineFactor                                    float64
 	staleness                                         string
 	staleFactor, staleA                               float64
 	node                                              agent.NodeConfig
@@ -57,7 +58,8 @@ func newSimCmd(g *globalFlags) *cobra.Command {
 	f.BoolVar(&s.secure, "secure", false, "fresh keys, keyring and per-party permissions for the job in a temporary directory; every party signs and verifies (not with --nats)")
 	f.StringVar(&s.out, "out", "", "run directory for the JSON summary and per-round CSV")
 	f.StringVar(&s.job, "job", "sim", "job id")
-	f.DurationVar(&s.roundTimeout, "round-timeout", 30*time.Second, "round deadline")
+	f.DurationVar(&s.roundTimeout, "round-timeout", 30*time.Second, "round deadline; with --deadline-factor, its floor")
+	registerDeadlineFlags(cmd, &s.deadlineFactor, &s.deadlineCap)
 	f.IntVar(&s.quorum, "quorum", 0, "updates that close a round; 0: every live client")
 	f.StringVar(&s.staleness, "staleness", "drop", "late updates: drop, constant or polynomial")
 	f.Float64Var(&s.staleFactor, "stale-factor", 0.5, "constant staleness weight")
@@ -159,7 +161,7 @@ func runSim(cmd *cobra.Command, g *globalFlags, s simFlags) error {
 	sc.OnRound = func(rc aggregator.RoundClosed, scores map[string]map[string]float64) {
 		acc, _ := meanScore(scores, "test_acc")
 		rows = append(rows, roundRow{rc: rc, acc: acc})
-		p.update(int(rc.Round), fmt.Sprintf("%s in=%d late=%d test_acc(start)=%.4f", rc.Reason, len(rc.In), len(rc.Late), acc))
+		p.update(int(rc.Round), fmt.Sprintf("%s in=%d late=%d test_acc(start)=%.4f%s", rc.Reason, len(rc.In), len(rc.Late), acc, budgetNote(rc)))
 	}
 	sc.OnProgress = func(_ aggregator.RoundClosed, pr scenarios.Progress) { rows[len(rows)-1].prog = pr }
 	res, err := scenarios.RunSim(cmd.Context(), sc)
@@ -192,7 +194,8 @@ func runSim(cmd *cobra.Command, g *globalFlags, s simFlags) error {
 // options; each task's runner adds its learners and progress callbacks.
 func (s simFlags) simConfig(task string, log zerolog.Logger, priv scenarios.SimPrivacy) scenarios.SimConfig {
 	return scenarios.SimConfig{Job: s.job, Task: task, Algo: s.algo, Rounds: s.rounds, LocalEpochs: s.localEpochs,
-		RoundTimeout: s.roundTimeout, Quorum: s.quorum, Buffer: s.async.buffer, Seed: s.seed,
+		RoundTimeout: s.roundTimeout, DeadlineFactor: s.deadlineFactor, DeadlineCap: s.deadlineCap,
+		Quorum: s.quorum, Buffer: s.async.buffer, Seed: s.seed,
 		Staleness: aggregator.Staleness{Policy: s.staleness, Factor: s.staleFactor, A: s.staleA},
 		NATSURL:   s.natsURL, Secure: s.secure, Durable: s.durable, Privacy: priv, Log: log}
 }
