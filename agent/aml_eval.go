@@ -64,7 +64,7 @@ func (l *AMLLearner) score(seeds []int32, done func(n int)) ([]float32, []int32)
 		if chunkLabels, err = l.evalSt.Batch(&b, chunk, chunkLabels, rng); err != nil {
 			panic(fmt.Sprintf("agent: aml learner: sampling evaluation seeds: %v", err))
 		}
-		chunkMargins = gnn.EdgeMargins(l.model.Forward(&b, l.overrides(&b), false, nil), chunkMargins)
+		chunkMargins = gnn.EdgeMargins(l.model.Forward(&b, l.layerOverrides(&b, false), false, nil), chunkMargins)
 		for i := range chunkMargins {
 			chunkMargins[i] += l.shift
 		}

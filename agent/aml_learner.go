@@ -38,13 +38,24 @@ type AMLData struct {
 
 // AMLConfig configures an AMLLearner.
 type AMLConfig struct {
-	Kind      string  // gnn.KindGIN (default), KindSAGE or KindGCN
-	Hidden    int     // default 64
-	LR        float64 // Adam, default 1e-3
-	BatchSize int     // seed transactions per step, default 512
-	FanOut    []int   // default [10 10]
-	// Gamma is the moving-average rate of the released boundary embeddings
-	// (CE-FedGNN's γ); 1 releases the latest value (FedGNN-ST).
+	Kind   string  // gnn.KindGIN (default), KindSAGE or KindGCN
+	Hidden int     // default 64
+	LR     float64 // Adam, default 1e-3
+	// Opt is OptAdam (default) or OptCEFed: Eq. 9's G ← (1−β)G + β∇ and
+	// W ← W − ηG, with Beta (default DefaultAMLBeta) and Eta (default
+	// DefaultAMLEta).
+	Opt       string
+	Beta, Eta float64
+	GradClip  float64 // OptCEFed: ‖∇‖ bound before Eq. 9, default DefaultAMLGradClip
+	// ShareGrad shares G with the aggregator (GradSharer) under OptCEFed:
+	// set for the algorithms that average it (cefedgnn, fedgnn-st), never
+	// for FedAvg, whose strategy would otherwise average it too.
+	ShareGrad bool
+	BatchSize int   // seed transactions per step, default 512
+	FanOut    []int // default [10 10]
+	// Gamma is the moving-average rate of the per-layer boundary embedding
+	// estimators (CE-FedGNN's γ, Eq. 5; aml_cefed.go); 1 keeps and releases
+	// the latest value (FedGNN-ST).
 	Gamma float64
 	// ExchangeEvery releases boundary embeddings every this many rounds
 	// (1, 1+E, ...); default 1.
@@ -68,10 +79,12 @@ type AMLConfig struct {
 }
 
 // AMLLearner trains a bank's transaction classifier. Cross-bank
-// neighbours' last-layer embeddings come from the latest release of their
-// bank (rescaled to this bank's mean embedding norm, since releases are on
-// the unit sphere) and receive no gradient: each bank back-propagates only
-// through its own endpoint.
+// neighbours' embeddings at every layer come from the latest release of
+// their bank's moving-average estimators (rescaled to this bank's mean norm
+// per layer, since releases are on the unit sphere) and receive no
+// gradient: each bank back-propagates only through its own endpoint. The
+// estimators, the release layout and the optimizer are CE-FedGNN's
+// (aml_cefed.go).
 type AMLLearner struct {
 	cfg       AMLConfig
 	d         AMLData
@@ -93,10 +106,11 @@ type AMLLearner struct {
 	dLogits   *gnn.Tensor
 
 	byID    map[int64]int32     // global id -> foreign account of d.Graph
-	remote  map[int32][]float32 // received embeddings of foreign accounts
-	own     map[int32][]float32 // moving average of our boundary accounts' embeddings
+	remote  map[int32][]float32 // received per-layer estimates of foreign accounts, L·H, unit scale
+	own     map[int32]*estimate // H̃^1..H̃^L of our boundary accounts
 	facing  map[int32]bool      // our accounts facing some neighbour
-	meanOwn float64             // mean norm of our last-layer embeddings
+	meanPre []float64           // per layer: mean norm of our accounts' pre-activations
+	est     []float32           // G (OptCEFed)
 }
 
 var _ ExchangeScheduler = (*AMLLearner)(nil)
@@ -136,8 +150,31 @@ func NewAMLLearner(d AMLData, cfg AMLConfig) (*AMLLearner, error) {
 	if cfg.EvalSample == 0 {
 		cfg.EvalSample = DefaultAMLEvalSample
 	}
-	if !(cfg.Gamma > 0 && cfg.Gamma <= 1) {
+	if cfg.Opt == "" {
+		cfg.Opt = OptAdam
+	}
+	if cfg.Beta == 0 {
+		cfg.Beta = DefaultAMLBeta
+	}
+	if cfg.Eta == 0 {
+		cfg.Eta = DefaultAMLEta
+	}
+	if cfg.GradClip == 0 {
+		cfg.GradClip = DefaultAMLGradClip
+	}
+	switch {
+	case !(cfg.Gamma > 0 && cfg.Gamma <= 1):
 		return nil, fmt.Errorf("agent: aml learner: γ %v outside (0,1]", cfg.Gamma)
+	case !(cfg.Beta > 0 && cfg.Beta <= 1):
+		return nil, fmt.Errorf("agent: aml learner: β %v outside (0,1]", cfg.Beta)
+	case !(cfg.Eta > 0) || math.IsInf(cfg.Eta, 0):
+		return nil, fmt.Errorf("agent: aml learner: η %v, want finite and positive", cfg.Eta)
+	case !(cfg.GradClip > 0):
+		return nil, fmt.Errorf("agent: aml learner: gradient clip %v, want positive", cfg.GradClip)
+	case cfg.Opt != OptAdam && cfg.Opt != OptCEFed:
+		return nil, fmt.Errorf("agent: aml learner: optimizer %q, want %s or %s", cfg.Opt, OptAdam, OptCEFed)
+	case len(cfg.FanOut) < 1 || len(cfg.FanOut) > 31:
+		return nil, fmt.Errorf("agent: aml learner: %d layers of fan-out, want 1 to 31", len(cfg.FanOut))
 	}
 	if d.Graph == nil {
 		return nil, fmt.Errorf("agent: aml learner: no graph")
@@ -154,7 +191,7 @@ func NewAMLLearner(d AMLData, cfg AMLConfig) (*AMLLearner, error) {
 		return nil, fmt.Errorf("agent: aml learner: time range [%d, %d] reversed", d.First, d.Last)
 	}
 	l := &AMLLearner{cfg: cfg, d: d, rng: rand.New(rand.NewPCG(cfg.Seed, 0xa31)), byID: make(map[int64]int32, len(d.Remote)),
-		remote: map[int32][]float32{}, own: map[int32][]float32{}, facing: map[int32]bool{}}
+		remote: map[int32][]float32{}, own: map[int32]*estimate{}, facing: map[int32]bool{}, meanPre: make([]float64, len(cfg.FanOut))}
 	for a := range d.Remote {
 		if a < 0 || int(a) >= n || d.Owned[a] {
 			return nil, fmt.Errorf("agent: aml learner: remote account %d is not a foreign account of the graph", a)
@@ -242,6 +279,7 @@ func (l *AMLLearner) Init(seed uint64) {
 		panic(fmt.Sprintf("agent: aml learner: validated config refused: %v", err))
 	}
 	l.model, l.opt = m, gnn.NewAdam(m.Params(), l.cfg.LR)
+	l.est = make([]float32, gnn.NumParams(m.Params()))
 }
 
 // Params implements Learner.
@@ -249,68 +287,6 @@ func (l *AMLLearner) Params() []float32 { return gnn.Flatten(l.model.Params()) }
 
 // SetParams implements Learner.
 func (l *AMLLearner) SetParams(p []float32) error { return gnn.Unflatten(l.model.Params(), p) }
-
-// overrides supplies the received embeddings of foreign accounts at the
-// last layer, scaled to this bank's own embedding norm.
-func (l *AMLLearner) overrides(b *gnn.EdgeBatch) []gnn.EmbeddingOverride {
-	L := b.Layers()
-	rows := b.Rows(L, func(v int32) bool { _, ok := l.remote[v]; return ok && !l.d.Owned[v] })
-	if len(rows) == 0 {
-		return nil
-	}
-	scale := float32(l.meanOwn)
-	if scale == 0 {
-		scale = 1
-	}
-	vals := gnn.New(len(rows), l.cfg.Hidden)
-	for i, r := range rows {
-		src := l.remote[b.Nodes[r]]
-		dst := vals.Row(i)
-		for j, x := range src {
-			dst[j] = x * scale
-		}
-	}
-	return []gnn.EmbeddingOverride{{Layer: L, Rows: rows, Values: vals}}
-}
-
-// record folds the fresh last-layer embeddings of our boundary accounts into
-// their moving averages and tracks the mean norm of our embeddings.
-func (l *AMLLearner) record(b *gnn.EdgeBatch) {
-	L := b.Layers()
-	h := l.model.NodeEmbeddings(L)
-	var sum float64
-	n := 0
-	for r, v := range b.Nodes[:b.NumNodes[L]] {
-		if !l.d.Owned[v] {
-			continue
-		}
-		row := h.Row(r)
-		var ss float64
-		for _, x := range row {
-			ss += float64(x) * float64(x)
-		}
-		sum += math.Sqrt(ss)
-		n++
-		if !l.facing[v] {
-			continue
-		}
-		prev, ok := l.own[v]
-		if !ok {
-			l.own[v] = slices.Clone(row)
-			continue
-		}
-		g := float32(l.cfg.Gamma)
-		for j, x := range row {
-			prev[j] = (1-g)*prev[j] + g*x
-		}
-	}
-	if n > 0 {
-		l.meanOwn = 0.9*l.meanOwn + 0.1*sum/float64(n)
-		if l.meanOwn == 0 {
-			l.meanOwn = sum / float64(n)
-		}
-	}
-}
 
 // Train implements Learner: steps mini-batches of training transactions.
 func (l *AMLLearner) Train(steps int) float64 {
@@ -323,7 +299,7 @@ func (l *AMLLearner) Train(steps int) float64 {
 		}
 		params := l.model.Params()
 		gnn.ZeroGrad(params)
-		logits := l.model.Forward(&l.batch, l.overrides(&l.batch), true, l.rng)
+		logits := l.model.Forward(&l.batch, l.layerOverrides(&l.batch, true), true, l.rng)
 		if l.dLogits == nil || l.dLogits.Rows != logits.Rows {
 			l.dLogits = gnn.New(logits.Rows, logits.Cols)
 		}
@@ -333,8 +309,12 @@ func (l *AMLLearner) Train(steps int) float64 {
 		}
 		loss = gnn.SoftmaxCrossEntropy(logits, l.labels, nil, w, l.dLogits)
 		l.model.Backward(l.dLogits)
-		l.opt.Step()
-		l.record(&l.batch)
+		if l.cfg.Opt == OptCEFed {
+			l.sgdStep()
+		} else {
+			l.opt.Step()
+		}
+		l.recordLayers(&l.batch)
 	}
 	return loss
 }
@@ -350,47 +330,39 @@ func (l *AMLLearner) Neighbours() []string {
 }
 
 // Boundary implements Exchanger: the global ids of our accounts facing to
-// that have an embedding yet, with their moving averages.
+// that have an estimate at every layer yet, with their H̃^1..H̃^L packed in
+// one row of width L·H (packEstimate: each layer normalized, the row of
+// unit norm).
 func (l *AMLLearner) Boundary(to string) ([]int64, []float32, int) {
+	L, H := len(l.cfg.FanOut), l.cfg.Hidden
 	var ids []int64
 	var rows []float32
 	for _, a := range l.d.Peers[to] {
-		if h, ok := l.own[a]; ok {
+		if e, ok := l.own[a]; ok && e.complete(L) {
 			ids = append(ids, l.d.Global[a])
-			rows = append(rows, h...)
+			rows = packEstimate(rows, e.h, L, H)
 		}
 	}
-	return ids, rows, l.cfg.Hidden
+	return ids, rows, L * H
 }
 
-// Receive implements Exchanger. A release is y = x/‖x‖ + N(0, σ0²I): its
-// expected squared norm is 1 + dim·σ0², so the mean squared norm m of a
-// message's rows estimates how much of it is noise, and scaling every row
-// by 1/m (James–Stein-style shrinkage, post-processing at no privacy cost)
-// keeps a heavily noised release from swamping the classifier: at σ0 = 0.1
-// and width 32 rows keep 76% of their length, at σ0 = 1.4 under 2%.
+// Receive implements Exchanger: a release of packed per-layer estimates
+// (width L·H), unpacked and shrunk per layer by unpackRelease.
 func (l *AMLLearner) Receive(from string, ids []int64, rows []float32, dim int) error {
-	if dim != l.cfg.Hidden || len(rows) != dim*len(ids) {
-		return fmt.Errorf("agent: aml learner: %d values for %d embeddings of width %d (want %d)", len(rows), len(ids), dim, l.cfg.Hidden)
+	L, H := len(l.cfg.FanOut), l.cfg.Hidden
+	if dim != L*H || len(rows) != dim*len(ids) {
+		return fmt.Errorf("agent: aml learner: %d values for %d embeddings of width %d (want %d layers × %d)", len(rows), len(ids), dim, L, H)
 	}
 	if len(ids) == 0 {
 		return nil
 	}
-	var ss float64
-	for _, x := range rows {
-		ss += float64(x) * float64(x)
-	}
-	shrink := float32(1 / max(ss/float64(len(ids)), 1))
+	vals := unpackRelease(rows, len(ids), L, H)
 	for i, id := range ids {
 		a, ok := l.byID[id]
 		if !ok || l.d.Remote[a] != from {
 			continue
 		}
-		dst := make([]float32, dim)
-		for j, x := range rows[i*dim : (i+1)*dim] {
-			dst[j] = x * shrink
-		}
-		l.remote[a] = dst
+		l.remote[a] = vals[i*dim : (i+1)*dim : (i+1)*dim]
 	}
 	return nil
 }

@@ -36,7 +36,10 @@ type ExchangeScheduler interface {
 // Algorithm 1 line 6).
 type GradSharer interface {
 	Learner
-	// Grad returns a copy of the gradient estimator, NumParams long.
+	// Grad returns a copy of the gradient estimator, NumParams long, or
+	// nil when this learner shares none in this job (its optimizer keeps
+	// no estimator, or the algorithm does not average one): nothing is
+	// released then.
 	Grad() []float32
 	// SetGrad loads an averaged gradient estimator.
 	SetGrad(g []float32) error

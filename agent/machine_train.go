@@ -103,7 +103,7 @@ func (m *Machine) releaseModel(ctx context.Context, up *PublishUpdate, out []Mac
 }
 
 // releaseGrad attaches the gated gradient estimator, when the learner
-// shares one. A refusal withholds the parameters too, so that W and G stay
+// shares one (a non-empty Grad). A refusal withholds the parameters too, so that W and G stay
 // a consistent pair at the aggregator.
 func (m *Machine) releaseGrad(ctx context.Context, up *PublishUpdate, out []MachineAction) ([]MachineAction, error) {
 	gs, ok := m.learner.(GradSharer)
@@ -111,6 +111,9 @@ func (m *Machine) releaseGrad(ctx context.Context, up *PublishUpdate, out []Mach
 		return out, nil
 	}
 	g := gs.Grad()
+	if len(g) == 0 {
+		return out, nil // the learner keeps or shares no estimator in this job
+	}
 	rel, out, ok, err := m.release(ctx, privacy.Request{Channel: privacy.ChannelGrad, Round: up.Update.Round, Flat: g, Dim: len(g),
 		Sigma: m.cfg.GradSigma, Clip: m.cfg.ModelClip}, out)
 	if err != nil {

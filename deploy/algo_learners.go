@@ -20,11 +20,23 @@ func CEFedConfigFor(algo string, c agent.CEFedConfig) agent.CEFedConfig {
 	return c
 }
 
-// AMLConfigFor returns c as algo trains it: FedGNN-ST releases the latest
-// boundary embeddings (γ = 1) instead of their moving average.
+// AMLConfigFor returns c as algo trains it. CE-FedGNN and FedGNN-ST
+// train with Algorithm 1's update (G ← (1−β)G + β∇, W ← W − ηG) unless
+// c.Opt says otherwise, and share G with the aggregator; FedGNN-ST keeps no
+// moving averages (γ = β = 1: the latest embeddings and gradient). Every
+// other algorithm shares no G, whatever the optimizer.
 func AMLConfigFor(algo string, c agent.AMLConfig) agent.AMLConfig {
-	if algo == aggregator.AlgoFedGNNST {
-		c.Gamma = 1
+	switch algo {
+	case aggregator.AlgoCEFedGNN, aggregator.AlgoFedGNNST:
+		if c.Opt == "" {
+			c.Opt = agent.OptCEFed
+		}
+		c.ShareGrad = true
+		if algo == aggregator.AlgoFedGNNST {
+			c.Gamma, c.Beta = 1, 1
+		}
+	default:
+		c.ShareGrad = false
 	}
 	return c
 }

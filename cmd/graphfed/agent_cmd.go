@@ -125,10 +125,13 @@ func (a *agentFlags) register(cmd *cobra.Command) {
 	f.IntVar(&l.AML.BatchSize, "batch", l.AML.BatchSize, "aml: seed transactions per local step")
 	f.IntVar(&l.AML.Hidden, "aml-hidden", l.AML.Hidden, "aml: hidden units of the transaction GNN")
 	f.Float64Var(&l.AML.LR, "aml-lr", l.AML.LR, "aml: Adam learning rate")
+	f.StringVar(&l.AML.Opt, "aml-opt", l.AML.Opt, "aml: optimizer, adam or cefed (Algorithm 1: G ← (1−β)G + β∇, W ← W − ηG); default: cefed for cefedgnn and fedgnn-st, adam otherwise")
+	f.Float64Var(&l.AML.Beta, "aml-beta", l.AML.Beta, "aml (--aml-opt cefed): moving-average rate β of the gradient estimator (fedgnn-st: 1)")
+	f.Float64Var(&l.AML.Eta, "aml-eta", l.AML.Eta, "aml (--aml-opt cefed): step size η")
 	f.IntSliceVar(&l.AML.FanOut, "fanout", l.AML.FanOut, "aml: neighbours sampled per node at each layer")
 	f.IntVar(&l.AML.ExchangeEvery, "emb-every", l.AML.ExchangeEvery, "aml (cefedgnn, fedgnn-st): release boundary embeddings every this many rounds")
 	f.IntVar(&a.plannedRounds, "planned-rounds", amlDefaultRounds, "aml under --target-epsilon: the job's rounds (the aggregator's --rounds), to plan the embedding releases the target is spread over; releases beyond the plan are refused")
-	f.Float64Var(&l.AML.Gamma, "gamma", l.AML.Gamma, "aml (cefedgnn): moving-average rate γ of released embeddings (fedgnn-st: 1)")
+	f.Float64Var(&l.AML.Gamma, "gamma", l.AML.Gamma, "aml (cefedgnn): moving-average rate γ of the per-layer boundary embedding estimators (fedgnn-st: 1)")
 	// rec, as `graphfed sim --lightgcn`
 	r := &l.Rec
 	f.IntVar(&r.Phi, "phi", r.Phi, "rec: low-pass cut-off Φ, eigenpairs of the client graph (the aggregator's --phi)")

@@ -37,6 +37,7 @@ type amlFlags struct {
 	fanOut     []int
 	evalEvery  int
 	embEvery   int
+	opt        string // optimizer: "" (the algorithm's), adam or cefed
 	evalSample int
 	posFrac    float64
 	trans      string // an AMLworld *_Trans.csv to run on instead of generating a world
@@ -66,7 +67,8 @@ func (a *amlFlags) register(cmd *cobra.Command) {
 	f.IntVar(&a.embEvery, "emb-every", 1, "AML (cefedgnn, fedgnn-st): banks release boundary embeddings every this many rounds; fewer releases allow less noise for the same ε")
 	f.StringVar(&a.trans, "trans", "", "AML: run on this AMLworld *_Trans.csv (generated or downloaded) instead of generating a world; the banks are the file's")
 	f.StringVar(&a.acctFile, "accounts", "", "AML (--trans): the world's accounts file (default: <name>_accounts.csv beside --trans, if present)")
-	f.Float64Var(&a.posFrac, "pos-fraction", agent.DefaultAMLPosFraction, "AML: share of laundering transactions in each training batch, importance-weighted so the objective stays that of uniform batches (negative: uniform batches)")
+	f.StringVar(&a.opt, "aml-opt", "", "AML: optimizer, adam or cefed (Algorithm 1: G ← (1−β)G + β∇, W ← W − ηG); default: cefed for cefedgnn and fedgnn-st, adam otherwise")
+	f.Float64Var(&a.posFrac, "pos-fraction", agent.DefaultAMLPosFraction, "AML: share of laundering transactions in each training batch, unweighted, with scores shifted back to the class-weighted decision (negative: uniform batches)")
 	f.IntVar(&a.evalSample, "eval-sample", agent.DefaultAMLEvalSample, "AML: per-round evaluation scores every laundering transaction and at most this many legitimate ones per bank and split, weighted back to the split (negative: all); the final model is scored on everything")
 	f.IntVar(&a.evalEvery, "eval-every", 1, "AML: banks score the model every this many rounds (the final model always)")
 }
@@ -118,7 +120,7 @@ func runAMLSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Time) 
 		if attempts != nil {
 			d.Typology, _ = aml.MatchTypologies(v.Graph, attempts)
 		}
-		l, err := agent.NewAMLLearner(d, deploy.AMLConfigFor(s.algo, agent.AMLConfig{Kind: s.aml.kind, BatchSize: s.aml.batch,
+		l, err := agent.NewAMLLearner(d, deploy.AMLConfigFor(s.algo, agent.AMLConfig{Kind: s.aml.kind, Opt: s.aml.opt, BatchSize: s.aml.batch,
 			Gamma: s.cefed.Gamma, Hidden: s.aml.hidden, LR: s.aml.lr, FanOut: s.aml.fanOut, ExchangeEvery: s.aml.embEvery,
 			EvalSample: s.aml.evalSample, PosFraction: s.aml.posFrac, OnFinalScore: fp.bank(i), Seed: s.seed*7919 + uint64(i) + 1}))
 		if err != nil {

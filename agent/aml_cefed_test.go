@@ -1,0 +1,199 @@
+package agent
+
+import (
+	"maps"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"graphfed/gnn"
+)
+
+// amlFirstBank is a learner on the first bank of the small two-bank world.
+func amlFirstBank(t *testing.T, cfg AMLConfig) *AMLLearner {
+	t.Helper()
+	banks := amlBanks(t)
+	cfg.Hidden, cfg.BatchSize, cfg.FanOut, cfg.Seed = 8, 64, []int{3, 3}, 1
+	l, err := NewAMLLearner(banks[slices.Sorted(maps.Keys(banks))[0]], cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// Eq. 5 at every layer: after a training forward pass the stored H̃^1 of a
+// boundary account is (1−γ)·H̃^1 + γ·Z^1 with Z^1 the fresh pre-activation
+// (layer 1 reads only inputs, so Z^1 is exact); an account without a
+// history takes Z^1; γ = 1 keeps no history.
+func TestAMLEstimatorGamma(t *testing.T) {
+	base := amlFirstBank(t, AMLConfig{})
+	for _, gamma := range []float64{0.1, 0.5, 0.9, 1} {
+		l := *base
+		l.cfg.Gamma = gamma
+		l.own = map[int32]*estimate{}
+		var b gnn.EdgeBatch
+		if _, err := l.trainSt.Batch(&b, l.train[:64], nil, rand.New(rand.NewPCG(3, 4))); err != nil {
+			t.Fatal(err)
+		}
+		l.model.Forward(&b, nil, false, nil)
+		H := l.cfg.Hidden
+		fresh := l.model.PreActivations(1).Clone()
+		// Half of the boundary accounts in the batch have a history.
+		prev := map[int32][]float32{}
+		for r, v := range b.Nodes[:b.NumNodes[1]] {
+			if l.facing[v] && r%2 == 0 {
+				h := make([]float32, 2*H)
+				for j := range h {
+					h[j] = float32(j%5) - 2
+				}
+				l.own[v] = &estimate{h: h, seen: 3}
+				prev[v] = slices.Clone(h[:H])
+			}
+		}
+		if len(prev) == 0 {
+			t.Fatal("no boundary account in the batch")
+		}
+		l.model.Forward(&b, l.layerOverrides(&b, true), false, nil)
+		l.recordLayers(&b)
+		checked := 0
+		for r, v := range b.Nodes[:b.NumNodes[1]] {
+			if !l.facing[v] {
+				continue
+			}
+			got := l.own[v].h[:H]
+			for j, z := range fresh.Row(r) {
+				want := z
+				if p, ok := prev[v]; ok {
+					want = float32(1-gamma)*p[j] + float32(gamma)*z
+				}
+				if math.Abs(float64(got[j]-want)) > 1e-5 {
+					t.Fatalf("γ=%v: account %d H̃^1[%d] = %v, want %v", gamma, v, j, got[j], want)
+				}
+			}
+			checked++
+		}
+		if checked == 0 {
+			t.Fatalf("γ=%v: nothing checked", gamma)
+		}
+	}
+}
+
+// Eq. 9 and line 18: G ← (1−β)·G + β·∇, W ← W − η·G, with ∇ scaled to
+// norm at most GradClip.
+func TestAMLEstimatorBeta(t *testing.T) {
+	for _, tc := range []struct{ beta, eta, clip float64 }{{0.9, 0.2, 1e9}, {1, 0.5, 1e9}, {0.3, 0.01, 1e9}, {0.9, 0.2, 1}, {0.5, 0.1, 3}} {
+		l := amlFirstBank(t, AMLConfig{Opt: OptCEFed, Beta: tc.beta, Eta: tc.eta, GradClip: tc.clip})
+		ps := l.model.Params()
+		g0 := make([]float32, len(l.est))
+		for i := range g0 {
+			g0[i] = float32(i%7) - 3
+		}
+		copy(l.est, g0)
+		w0 := gnn.Flatten(ps)
+		off := 0
+		for _, p := range ps {
+			for i := range p.G.Data {
+				p.G.Data[i] = float32((off+i)%3) - 1
+			}
+			off += len(p.G.Data)
+		}
+		grad := make([]float32, 0, len(g0))
+		for _, p := range ps {
+			grad = append(grad, p.G.Data...)
+		}
+		scale := min(1, tc.clip/norm32(grad))
+		if tc.clip < 1e9 && scale == 1 {
+			t.Fatalf("clip %v does not bind on ‖∇‖ = %v", tc.clip, norm32(grad))
+		}
+		l.sgdStep()
+		w1 := gnn.Flatten(ps)
+		for i := range g0 {
+			wantG := float32(1-tc.beta)*g0[i] + float32(tc.beta*scale)*grad[i]
+			if math.Abs(float64(l.est[i]-wantG)) > 1e-6 {
+				t.Fatalf("β=%v: G[%d] = %v, want %v", tc.beta, i, l.est[i], wantG)
+			}
+			if want := w0[i] - float32(tc.eta)*wantG; math.Abs(float64(w1[i]-want)) > 1e-6 {
+				t.Fatalf("β=%v η=%v: W[%d] = %v, want %v", tc.beta, tc.eta, i, w1[i], want)
+			}
+		}
+	}
+}
+
+func TestAMLSetGrad(t *testing.T) {
+	l := amlFirstBank(t, AMLConfig{Opt: OptCEFed, ShareGrad: true})
+	n := l.NumParams()
+	good := make([]float32, n)
+	good[3] = 0.5
+	for _, tc := range []struct {
+		name string
+		g    []float32
+		ok   bool
+	}{
+		{"NumParams values", good, true},
+		{"short", good[1:], false},
+		{"long", append(slices.Clone(good), 0), false},
+		{"empty", nil, false},
+		{"NaN", func() []float32 { g := slices.Clone(good); g[0] = float32(math.NaN()); return g }(), false},
+		{"Inf", func() []float32 { g := slices.Clone(good); g[n-1] = float32(math.Inf(-1)); return g }(), false},
+	} {
+		before := l.Grad()
+		err := l.SetGrad(tc.g)
+		if (err == nil) != tc.ok {
+			t.Errorf("%s: err %v, want ok=%v", tc.name, err, tc.ok)
+		}
+		if !tc.ok && !slices.Equal(l.Grad(), before) {
+			t.Errorf("%s: a refused vector changed G", tc.name)
+		}
+	}
+	if g := l.Grad(); !slices.Equal(g, good) {
+		t.Fatal("G is not the loaded vector")
+	}
+	// A learner that shares no estimator releases none and loads none.
+	for _, cfg := range []AMLConfig{{Opt: OptAdam, ShareGrad: true}, {Opt: OptCEFed}} {
+		l := amlFirstBank(t, cfg)
+		if g := l.Grad(); g != nil {
+			t.Errorf("%+v: Grad of %d values, want none", cfg, len(g))
+		}
+		if err := l.SetGrad(good); err == nil {
+			t.Errorf("%+v: SetGrad accepted", cfg)
+		}
+	}
+}
+
+// A released row has unit norm with each layer's share 1/L; unpacking a
+// noiseless message restores unit layers, a noisy one shrinks them.
+func TestAMLPackUnpack(t *testing.T) {
+	const L, H = 3, 4
+	h := []float32{3, 0, 4, 0 /* norm 5 */, 0, 0, 0, 0 /* zero layer */, 1, 1, 1, 1}
+	row := packEstimate(nil, h, L, H)
+	if n := norm32(row); math.Abs(n-math.Sqrt(2.0/3)) > 1e-6 {
+		t.Fatalf("row norm %v, want √(2/3) with one zero layer", n)
+	}
+	full := packEstimate(nil, []float32{3, 0, 4, 0, 0, 2, 0, 0, 1, 1, 1, 1}, L, H)
+	if n := norm32(full); math.Abs(n-1) > 1e-6 {
+		t.Fatalf("row norm %v, want 1", n)
+	}
+	for k := range L {
+		if n := norm32(full[k*H : (k+1)*H]); math.Abs(n-1/math.Sqrt(L)) > 1e-6 {
+			t.Fatalf("layer %d norm %v, want 1/√L", k, n)
+		}
+	}
+	got := unpackRelease(slices.Concat(full, full), 2, L, H)
+	for k := range 2 * L {
+		if n := norm32(got[k*H : (k+1)*H]); math.Abs(n-1) > 1e-5 {
+			t.Fatalf("unpacked layer block %d norm %v, want 1", k, n)
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	noisy := slices.Concat(full, full)
+	for i := range noisy {
+		noisy[i] += float32(rng.NormFloat64())
+	}
+	got = unpackRelease(noisy, 2, L, H)
+	for k := range 2 * L {
+		if n := norm32(got[k*H : (k+1)*H]); n >= 1 {
+			t.Fatalf("noisy block %d norm %v, want shrunk below 1", k, n)
+		}
+	}
+}

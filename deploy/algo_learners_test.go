@@ -1,0 +1,35 @@
+package deploy
+
+import (
+	"testing"
+
+	"graphfed/agent"
+	"graphfed/aggregator"
+)
+
+// Only the algorithms whose strategy averages G share it; FedGNN-ST keeps
+// no moving averages; an explicit optimizer is kept.
+func TestAMLConfigFor(t *testing.T) {
+	base := DefaultAMLConfig()
+	for _, tc := range []struct {
+		algo, opt   string
+		wantOpt     string
+		share       bool
+		gamma, beta float64
+	}{
+		{aggregator.AlgoCEFedGNN, "", agent.OptCEFed, true, base.Gamma, 0},
+		{aggregator.AlgoCEFedGNN, agent.OptAdam, agent.OptAdam, true, base.Gamma, 0},
+		{aggregator.AlgoFedGNNST, "", agent.OptCEFed, true, 1, 1},
+		{aggregator.AlgoFedAvg, "", "", false, base.Gamma, 0},
+		{aggregator.AlgoFedAvg, agent.OptCEFed, agent.OptCEFed, false, base.Gamma, 0},
+		{aggregator.AlgoLocal, "", "", false, base.Gamma, 0},
+	} {
+		c := base
+		c.Opt, c.ShareGrad = tc.opt, true
+		got := AMLConfigFor(tc.algo, c)
+		if got.Opt != tc.wantOpt || got.ShareGrad != tc.share || got.Gamma != tc.gamma || got.Beta != tc.beta {
+			t.Errorf("%s/%q: opt %q share %v γ %v β %v, want %q %v %v %v", tc.algo, tc.opt, got.Opt, got.ShareGrad, got.Gamma, got.Beta,
+				tc.wantOpt, tc.share, tc.gamma, tc.beta)
+		}
+	}
+}
