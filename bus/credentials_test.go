@@ -161,7 +161,7 @@ func TestServerConfigParses(t *testing.T) {
 			t.Fatalf("user %s: %v", u.Nkey, err)
 		}
 		got := u.Permissions
-		if !slices.Equal(got.Publish.Allow, want.Publish) || !slices.Equal(got.Subscribe.Allow, want.Subscribe) ||
+		if !slices.Equal(got.Publish.Allow, want.Publish) || !slices.Equal(got.Publish.Deny, want.DenyPublish) || !slices.Equal(got.Subscribe.Allow, want.Subscribe) ||
 			(got.Response != nil) != want.AllowResponses {
 			t.Fatalf("%s: parsed permissions %+v %+v, want %+v", p.ID, got.Publish, got.Subscribe, want)
 		}

@@ -3,7 +3,6 @@ package bus
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -60,6 +59,9 @@ type JSLedgerOptions struct {
 	// ReadOnly binds to an existing stream and never creates one (audits);
 	// Append fails.
 	ReadOnly bool
+	// Keys, when set, is the job's keyring: Append finds a client's chain
+	// head among the entries signed by its key, as the gate does.
+	Keys privacy.KeyVerifier
 }
 
 // JetStreamLedger is a privacy.Ledger kept in a JetStream stream, one
@@ -90,15 +92,18 @@ type JetStreamLedger struct {
 	name     string
 	timeout  time.Duration
 	readOnly bool
+	keys     privacy.KeyVerifier
 
 	mu    sync.Mutex
 	heads map[string]ledgerHead // per client, loaded at its first Append
 }
 
-// ledgerHead is the last entry stored for one client: its entry sequence
-// and its stream sequence (0, 0 before the client's first entry).
+// ledgerHead is where one client's subject stands: seq and stream seq
+// of the last entry of its verified chain (0, 0 before its first), and the
+// stream seq of the last message on the subject, whatever it holds (the
+// expected last sequence of the next append).
 type ledgerHead struct {
-	seq, streamSeq uint64
+	seq, entryStreamSeq, lastStreamSeq uint64
 }
 
 // OpenJetStreamLedger creates job's ledger stream, or binds to it if it
@@ -125,7 +130,7 @@ func OpenJetStreamLedger(ctx context.Context, nc *nats.Conn, job string, opts JS
 	if opts.Timeout == 0 {
 		opts.Timeout = DefaultLedgerTimeout
 	}
-	l := &JetStreamLedger{job: job, name: name, timeout: opts.Timeout, readOnly: opts.ReadOnly, heads: map[string]ledgerHead{}}
+	l := &JetStreamLedger{job: job, name: name, timeout: opts.Timeout, readOnly: opts.ReadOnly, keys: opts.Keys, heads: map[string]ledgerHead{}}
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return nil, fmt.Errorf("bus: ledger %s: stream %s: %w: %w", op, name, privacy.ErrLedger, err)
@@ -273,9 +278,9 @@ func (l *JetStreamLedger) Append(ctx context.Context, e privacy.Entry) error {
 	if e.Job != l.job {
 		return fmt.Errorf("bus: ledger %s: stream %s: %w: entry of job %s in the ledger of job %s", op, l.name, privacy.ErrInvalid, e.Job, l.job)
 	}
-	data, err := json.Marshal(e)
+	data, err := privacy.EncodeEntry(e)
 	if err != nil {
-		return fmt.Errorf("bus: ledger %s: stream %s: %w: encoding entry: %w", op, l.name, privacy.ErrInvalid, err)
+		return fmt.Errorf("bus: ledger %s: stream %s: %w", op, l.name, err)
 	}
 	ctx, cancel := l.bound(ctx)
 	defer cancel()
@@ -284,7 +289,7 @@ func (l *JetStreamLedger) Append(ctx context.Context, e privacy.Entry) error {
 	defer l.mu.Unlock()
 	head, ok := l.heads[e.Client]
 	if !ok {
-		if head, _, err = l.loadHead(ctx, e.Client); err != nil {
+		if head, err = l.loadHead(ctx, e.Client); err != nil {
 			return fmt.Errorf("bus: ledger %s: %w", op, err)
 		}
 		l.heads[e.Client] = head
@@ -297,7 +302,7 @@ func (l *JetStreamLedger) Append(ctx context.Context, e privacy.Entry) error {
 		if e.Seq <= head.seq {
 			if e.Seq == head.seq {
 				// A retry of the client's last entry, stored already?
-				same, err := l.storedIs(ctx, head.streamSeq, subj, data)
+				same, err := l.storedIs(ctx, head.entryStreamSeq, subj, data)
 				if err != nil {
 					return fmt.Errorf("bus: ledger %s: stream %s: %w: %w", op, l.name, privacy.ErrLedger, err)
 				}
@@ -318,11 +323,11 @@ func (l *JetStreamLedger) Append(ctx context.Context, e privacy.Entry) error {
 			ack, err = l.js.Publish(ctx, subj, data,
 				jetstream.WithMsgID(id),
 				jetstream.WithExpectStream(l.name),
-				jetstream.WithExpectLastSequencePerSubject(head.streamSeq))
+				jetstream.WithExpectLastSequencePerSubject(head.lastStreamSeq))
 			return err
 		})
 		if err == nil && !ack.Duplicate {
-			l.heads[e.Client] = ledgerHead{seq: e.Seq, streamSeq: ack.Sequence}
+			l.heads[e.Client] = ledgerHead{seq: e.Seq, entryStreamSeq: ack.Sequence, lastStreamSeq: ack.Sequence}
 			return nil
 		}
 		if err == nil {
@@ -333,16 +338,14 @@ func (l *JetStreamLedger) Append(ctx context.Context, e privacy.Entry) error {
 		if !wrongLastSequence(err) || attempt > 0 {
 			return fmt.Errorf("bus: ledger %s: stream %s: %w: publish %s: %w", op, l.name, privacy.ErrLedger, id, err)
 		}
-		// Someone appended to this client since we last looked: another
-		// writer, or an earlier try of this very append.
-		h, last, err := l.loadHead(ctx, e.Client)
+		// Someone stored on this subject since we last looked: an earlier
+		// try of this very append, another writer, or junk (which the
+		// reload skips: junk on its subject never blocks a client).
+		h, err := l.loadHead(ctx, e.Client)
 		if err != nil {
 			return fmt.Errorf("bus: ledger %s: %w", op, err)
 		}
 		l.heads[e.Client] = h
-		if last != nil && bytes.Equal(last.Data, data) {
-			return nil // our own entry, stored by an earlier try
-		}
 		head = h
 	}
 }
@@ -359,7 +362,7 @@ func (l *JetStreamLedger) settleDuplicate(ctx context.Context, op string, e *pri
 		return fmt.Errorf("bus: ledger %s: stream %s: %w: id %s is taken by a different message at stream seq %d",
 			op, l.name, privacy.ErrInvalid, ledgerMsgID(e), seq)
 	}
-	h, _, err := l.loadHead(ctx, e.Client)
+	h, err := l.loadHead(ctx, e.Client)
 	if err != nil {
 		return fmt.Errorf("bus: ledger %s: %w", op, err)
 	}
@@ -388,148 +391,108 @@ func wrongLastSequence(err error) bool {
 	return code == jetstream.JSErrCodeStreamWrongLastSequence || code == jetstream.JSErrCodeStreamWrongLastSequenceConstant
 }
 
-// loadHead reads client's last stored entry from the server.
-func (l *JetStreamLedger) loadHead(ctx context.Context, client string) (ledgerHead, *jetstream.RawStreamMsg, error) {
-	raw, err := l.stream.GetLastMsgForSubject(ctx, LedgerSubject(l.job, client))
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return ledgerHead{}, nil, nil
-	}
+// loadHead reads client's subject and finds its chain head as a reader
+// would: the last entry the verifier accepts (with the ledger's keys).
+func (l *JetStreamLedger) loadHead(ctx context.Context, client string) (ledgerHead, error) {
+	recs, err := l.RecordsFor(ctx, client)
 	if err != nil {
-		return ledgerHead{}, nil, fmt.Errorf("stream %s: %w: last entry of client %s: %w", l.name, privacy.ErrLedger, client, err)
+		return ledgerHead{}, err
 	}
-	e, err := decodeLedgerMsg(l.job, raw.Subject, raw.Data)
-	if err != nil {
-		return ledgerHead{}, nil, fmt.Errorf("stream %s: %w: stream seq %d: %v", l.name, privacy.ErrCorrupt, raw.Sequence, err)
+	var h ledgerHead
+	v := privacy.NewVerifier(privacy.VerifyOptions{Keys: l.keys, Job: l.job})
+	for _, r := range recs {
+		if out := v.Step(r); out.Entry != nil && out.Entry.Client == client {
+			h.seq, h.entryStreamSeq = out.Entry.Seq, r.Pos
+		}
+		h.lastStreamSeq = r.Pos
 	}
-	return ledgerHead{seq: e.Seq, streamSeq: raw.Sequence}, raw, nil
+	return h, nil
 }
 
-// Entries reads every entry of the stream in stream order. A message that
-// is not a valid entry of the job's ledger, an entry out of its client's
-// sequence order, or a stream with messages missing is privacy.ErrCorrupt,
-// naming the stream sequence; nothing is skipped.
+// Records reads every message of the stream in stream order, undecoded:
+// privacy.ReadLedger verifies them. Pos is the stream sequence, Where the
+// subject, and Job and Client the party the subject names ("" when the
+// subject is not a client's ledger subject).
+func (l *JetStreamLedger) Records(ctx context.Context) ([]privacy.Record, error) {
+	return l.records(ctx, "records", ledgerSubjects(l.job))
+}
+
+// RecordsFor reads the messages of client's ledger subject, as Records.
+func (l *JetStreamLedger) RecordsFor(ctx context.Context, client string) ([]privacy.Record, error) {
+	if !ValidID(client) {
+		return nil, fmt.Errorf("bus: ledger records: stream %s: %w: client %q does not match [a-z0-9-]{1,64}", l.name, privacy.ErrInvalid, client)
+	}
+	return l.records(ctx, "records", LedgerSubject(l.job, client))
+}
+
+// EntriesFor returns client's entries that verify without a keyring, in
+// stream order.
+func (l *JetStreamLedger) EntriesFor(ctx context.Context, client string) ([]privacy.Entry, error) {
+	recs, err := l.RecordsFor(ctx, client)
+	if err != nil {
+		return nil, err
+	}
+	return privacy.Verify(recs, privacy.VerifyOptions{Job: l.job}).Entries, nil
+}
+
+// Entries returns the entries that verify without a keyring
+// (privacy.ReadLedger reports what it skips), in stream order.
 func (l *JetStreamLedger) Entries(ctx context.Context) ([]privacy.Entry, error) {
-	const op = "entries"
+	rd, err := privacy.ReadLedger(ctx, l, privacy.VerifyOptions{})
+	return rd.Entries, err
+}
+
+// records reads the messages on filter with direct message gets
+// ($JS.API.STREAM.MSG.GET, next by subject), one request each, up to the
+// stream's last sequence when the read began. Gets, not consumers: parties
+// may not create consumers on the ledger stream at all, since a push
+// consumer's deliver subject could be any subject of the job (PartyPermissions).
+func (l *JetStreamLedger) records(ctx context.Context, op, filter string) ([]privacy.Record, error) {
+	fail := func(err error) error {
+		return fmt.Errorf("bus: ledger %s: stream %s: %w: %w", op, l.name, privacy.ErrLedger, err)
+	}
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("bus: ledger %s: stream %s: %w: %w", op, l.name, privacy.ErrLedger, err)
+		return nil, fail(err)
 	}
 	ictx, cancel := l.bound(ctx)
 	info, err := l.stream.Info(ictx)
 	cancel()
 	if err != nil {
-		return nil, fmt.Errorf("bus: ledger %s: stream %s: %w: %w", op, l.name, privacy.ErrLedger, err)
+		return nil, fail(err)
 	}
-	st := info.State
-	if st.Msgs == 0 && st.LastSeq == 0 {
-		return []privacy.Entry{}, nil
-	}
-	if st.FirstSeq != 1 || st.Msgs != st.LastSeq {
-		return nil, fmt.Errorf("bus: ledger %s: stream %s: %w: %d messages in stream seqs %d to %d: entries were removed",
-			op, l.name, privacy.ErrCorrupt, st.Msgs, st.FirstSeq, st.LastSeq)
-	}
-	return l.read(ctx, op, ledgerSubjects(l.job), st.LastSeq, true)
-}
-
-// EntriesFor reads client's entries in order, as Entries does.
-func (l *JetStreamLedger) EntriesFor(ctx context.Context, client string) ([]privacy.Entry, error) {
-	const op = "entries"
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("bus: ledger %s: stream %s: %w: %w", op, l.name, privacy.ErrLedger, err)
-	}
-	if !ValidID(client) {
-		return nil, fmt.Errorf("bus: ledger %s: stream %s: %w: client %q does not match [a-z0-9-]{1,64}", op, l.name, privacy.ErrInvalid, client)
-	}
-	subj := LedgerSubject(l.job, client)
-	ictx, cancel := l.bound(ctx)
-	last, err := l.stream.GetLastMsgForSubject(ictx, subj)
-	cancel()
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return []privacy.Entry{}, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("bus: ledger %s: stream %s: %w: last entry of client %s: %w", op, l.name, privacy.ErrLedger, client, err)
-	}
-	return l.read(ctx, op, subj, last.Sequence, false)
-}
-
-// read delivers the messages on filter up to stream sequence last through
-// an ordered consumer and decodes them. With contiguous set, every stream
-// sequence from 1 to last must be present.
-func (l *JetStreamLedger) read(ctx context.Context, op, filter string, last uint64, contiguous bool) ([]privacy.Entry, error) {
-	fail := func(kind error, format string, args ...any) error {
-		return fmt.Errorf("bus: ledger %s: stream %s: %w: %s", op, l.name, kind, fmt.Sprintf(format, args...))
-	}
-	cctx, cancel := l.bound(ctx)
-	cons, err := l.stream.OrderedConsumer(cctx, jetstream.OrderedConsumerConfig{
-		FilterSubjects:    []string{filter},
-		DeliverPolicy:     jetstream.DeliverAllPolicy,
-		InactiveThreshold: 30 * time.Second, // reclaimed soon after the read
-	})
-	cancel()
-	if err != nil {
-		return nil, fmt.Errorf("bus: ledger %s: stream %s: %w: consumer: %w", op, l.name, privacy.ErrLedger, err)
-	}
-	it, err := cons.Messages()
-	if err != nil {
-		return nil, fmt.Errorf("bus: ledger %s: stream %s: %w: consumer: %w", op, l.name, privacy.ErrLedger, err)
-	}
-	defer it.Stop()
-
-	var out []privacy.Entry
-	if contiguous {
-		out = make([]privacy.Entry, 0, last)
-	}
-	seqs := map[string]uint64{}
-	var prev uint64
-	for prev < last {
-		nctx, cancel := l.bound(ctx)
-		m, err := it.Next(jetstream.NextContext(nctx))
+	last := info.State.LastSeq
+	out := []privacy.Record{}
+	for seq := uint64(1); seq <= last; {
+		gctx, cancel := l.bound(ctx)
+		m, err := l.stream.GetMsg(gctx, seq, jetstream.WithGetMsgSubject(filter))
 		cancel()
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			break
+		}
 		if err != nil {
-			return nil, fmt.Errorf("bus: ledger %s: stream %s: %w: reading after stream seq %d of %d: %w", op, l.name, privacy.ErrLedger, prev, last, err)
+			return nil, fail(fmt.Errorf("reading from stream seq %d of %d: %w", seq, last, err))
 		}
-		md, err := m.Metadata()
-		if err != nil {
-			return nil, fmt.Errorf("bus: ledger %s: stream %s: %w: message after stream seq %d: %w", op, l.name, privacy.ErrLedger, prev, err)
+		if m.Sequence < seq {
+			return nil, fail(fmt.Errorf("stream seq %d returned for a read from %d", m.Sequence, seq))
 		}
-		seq := md.Sequence.Stream
-		switch {
-		case seq <= prev:
-			return nil, fail(privacy.ErrLedger, "stream seq %d delivered after %d", seq, prev)
-		case contiguous && seq != prev+1, seq > last:
-			return nil, fail(privacy.ErrCorrupt, "stream seq %d follows %d: entries missing", seq, prev)
+		if m.Sequence > last {
+			break
 		}
-		e, err := decodeLedgerMsg(l.job, m.Subject(), m.Data())
-		if err != nil {
-			return nil, fail(privacy.ErrCorrupt, "stream seq %d: %v", seq, err)
-		}
-		if p := seqs[e.Client]; e.Seq <= p {
-			return nil, fail(privacy.ErrCorrupt, "stream seq %d: seq %d of client %s after seq %d", seq, e.Seq, e.Client, p)
-		}
-		seqs[e.Client] = e.Seq
-		out = append(out, e)
-		prev = seq
+		r := privacy.Record{Pos: m.Sequence, Where: "subject " + m.Subject, Data: m.Data}
+		r.Job, r.Client = l.filing(m.Subject)
+		out = append(out, r)
+		seq = m.Sequence + 1
 	}
 	return out, nil
 }
 
-// decodeLedgerMsg decodes one stored entry as strictly as FileLedger reads
-// a line, and checks that it is valid and filed under its job and client.
-func decodeLedgerMsg(job, subject string, data []byte) (privacy.Entry, error) {
-	var e privacy.Entry
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&e); err != nil {
-		return privacy.Entry{}, fmt.Errorf("subject %s: decoding entry: %w", subject, err)
+// filing is the job and client a ledger subject names; for any other
+// subject, the job and an impossible client, so that no entry is accepted
+// from it.
+func (l *JetStreamLedger) filing(subject string) (job, client string) {
+	prefix := LedgerSubject(l.job, "")
+	if c, ok := strings.CutPrefix(subject, prefix); ok && ValidID(c) {
+		return l.job, c
 	}
-	if len(bytes.TrimSpace(data[dec.InputOffset():])) != 0 {
-		return privacy.Entry{}, fmt.Errorf("subject %s: trailing data after the entry", subject)
-	}
-	if err := e.Validate(); err != nil {
-		return privacy.Entry{}, fmt.Errorf("subject %s: %w", subject, err)
-	}
-	if e.Job != job || subject != LedgerSubject(job, e.Client) {
-		return privacy.Entry{}, fmt.Errorf("subject %s: entry of job %s client %s", subject, e.Job, e.Client)
-	}
-	return e, nil
+	return l.job, "~" + subject
 }

@@ -74,11 +74,14 @@ func checkEntries(t testing.TB, got, want []privacy.Entry) {
 
 func mustEntries(t testing.TB, l privacy.Ledger) []privacy.Entry {
 	t.Helper()
-	es, err := l.Entries(context.Background())
+	rd, err := privacy.ReadLedger(context.Background(), l, privacy.VerifyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return es
+	if len(rd.Rejected) != 0 {
+		t.Fatalf("records rejected: %v", rd.Rejected)
+	}
+	return rd.Entries
 }
 
 // modelEntry is a valid model release of client with sequence seq.
@@ -404,49 +407,59 @@ func TestJSLedgerRetryAfterLostAck(t *testing.T) {
 	}
 }
 
-// A stored message that is not a valid entry of the ledger makes Entries
-// fail with ErrCorrupt naming its stream sequence.
-func TestJSLedgerCorruptMessage(t *testing.T) {
-	good, _ := json.Marshal(modelEntry(jsTestJob, "bank-3", 1))
+// A stored message that is not a valid entry of its subject's chain is
+// skipped by readers, reported with its stream sequence and reason, and
+// blocks neither readers nor the writer of that subject.
+func TestJSLedgerSkipsJunk(t *testing.T) {
+	first := modelEntry(jsTestJob, "bank-3", 1)
+	good, _ := json.Marshal(first)
 	wrongClient, _ := json.Marshal(modelEntry(jsTestJob, "bank-9", 1))
 	wrongJob, _ := json.Marshal(modelEntry("job-2", "bank-3", 1))
 	invalid := modelEntry(jsTestJob, "bank-3", 1)
 	invalid.Sigma = -1
 	invalidData, _ := json.Marshal(invalid)
 	for _, c := range []struct {
-		name string
-		data []byte
+		name   string
+		data   []byte
+		reason privacy.RejectReason
 	}{
-		{"garbage", []byte("not json")},
-		{"unknown-field", []byte(`{"seq":1,"bogus":true}`)},
-		{"trailing", append(append([]byte{}, good...), []byte(" {}")...)},
-		{"wrong-client", wrongClient},
-		{"wrong-job", wrongJob},
-		{"invalid", invalidData},
-		{"replayed-seq", good},
+		{"garbage", []byte("not json"), privacy.RejectMalformed},
+		{"unknown-field", []byte(`{"seq":1,"bogus":true}`), privacy.RejectMalformed},
+		{"trailing", append(append([]byte{}, good...), []byte(" {}")...), privacy.RejectMalformed},
+		{"wrong-client", wrongClient, privacy.RejectMisfiled},
+		{"wrong-job", wrongJob, privacy.RejectMisfiled},
+		{"invalid", invalidData, privacy.RejectMalformed},
+		{"replayed-seq", good, privacy.RejectOutOfChain},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			srv := startTestServer(t)
 			nc := jsConn(t, srv.ClientURL())
 			l := openJSTestLedger(t, nc, jsTestJob, JSLedgerOptions{})
-			appendAll(t, l, []privacy.Entry{modelEntry(jsTestJob, "bank-3", 1)})
-			if err := nc.Publish(LedgerSubject(jsTestJob, "bank-3"), c.data); err != nil {
+			appendAll(t, l, []privacy.Entry{first})
+			if _, err := l.js.Publish(context.Background(), LedgerSubject(jsTestJob, "bank-3"), c.data); err != nil {
 				t.Fatal(err)
 			}
-			if err := nc.Flush(); err != nil {
+			rd, err := privacy.ReadLedger(context.Background(), l, privacy.VerifyOptions{})
+			if err != nil {
 				t.Fatal(err)
 			}
-			var err error
-			for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-				if _, err = l.Entries(context.Background()); err != nil {
-					break
-				}
+			if len(rd.Entries) != 1 || len(rd.Rejected) != 1 || rd.Rejected[0].Pos != 2 || rd.Rejected[0].Reason != c.reason ||
+				rd.Rejected[0].Where != "subject "+LedgerSubject(jsTestJob, "bank-3") {
+				t.Fatalf("read %d entries, rejects %+v; want 1 and a %s reject at stream seq 2", len(rd.Entries), rd.Rejected, c.reason)
 			}
-			if !errors.Is(err, privacy.ErrCorrupt) || !strings.Contains(err.Error(), "stream seq 2") {
-				t.Errorf("Entries: %v, want ErrCorrupt at stream seq 2", err)
+			// The writer carries on past the junk, this ledger value and a
+			// fresh one alike.
+			links, _ := privacy.LinkEntries([]privacy.Entry{first, modelEntry(jsTestJob, "bank-3", 2), modelEntry(jsTestJob, "bank-3", 3)})
+			if err := l.Append(context.Background(), links[1]); err != nil {
+				t.Fatalf("append after junk: %v", err)
 			}
-			if _, err := l.EntriesFor(context.Background(), "bank-3"); !errors.Is(err, privacy.ErrCorrupt) {
-				t.Errorf("EntriesFor: %v, want ErrCorrupt", err)
+			l2 := openJSTestLedger(t, nc, jsTestJob, JSLedgerOptions{})
+			if err := l2.Append(context.Background(), links[2]); err != nil {
+				t.Fatalf("append by a fresh ledger after junk: %v", err)
+			}
+			got, err := l.EntriesFor(context.Background(), "bank-3")
+			if err != nil || len(got) != 3 {
+				t.Fatalf("EntriesFor after junk: %d entries, %v", len(got), err)
 			}
 		})
 	}

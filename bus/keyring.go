@@ -152,3 +152,24 @@ func (k *Keyring) Verify(env *Envelope) error {
 	}
 	return nil
 }
+
+// VerifyEntry checks a privacy ledger entry's signature (the gate's and
+// the ledger readers' privacy.KeyVerifier): sig must be client's signature
+// over digest with the key the keyring lists for it, and client must be a
+// bank of the keyring's job, the only parties that release.
+func (k *Keyring) VerifyEntry(job, client string, digest, sig []byte) error {
+	if job != k.job {
+		return fmt.Errorf("entry of job %q checked against the keyring of job %s", job, k.job)
+	}
+	e, ok := k.entries[client]
+	switch {
+	case !ok:
+		return fmt.Errorf("no key registered for client %q", client)
+	case e.party.Role != RoleBank:
+		return fmt.Errorf("client %s is the %s, which releases nothing", client, e.party.Role)
+	}
+	if err := e.key.Verify(digest, sig); err != nil {
+		return fmt.Errorf("signature does not verify with %s's key: %w", client, err)
+	}
+	return nil
+}

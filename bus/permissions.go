@@ -13,6 +13,9 @@ type Permissions struct {
 	// each, without publish rights on anyone's inbox: the aggregator's
 	// hello replies.
 	AllowResponses bool
+	// DenyPublish are subjects refused even where Publish would allow
+	// them: the ledger stream's consumer requests.
+	DenyPublish []string
 }
 
 // PartyPermissions returns what p may publish and subscribe to in job:
@@ -28,10 +31,11 @@ type Permissions struct {
 //   - the auditor reads the public subjects and the ledger and publishes
 //     nothing on gf.<job>.
 //
-// Every party reads the job's ledger stream through the JetStream API (the
-// ledger is the job's audit record, and each agent replays it when its
-// gate starts) and receives replies only under its own InboxPrefix. No party
-// may delete or purge the stream, or touch any other stream.
+// Every party reads the job's ledger stream through the JetStream API's
+// message gets (the ledger is the job's audit record, and each agent
+// replays it when its gate starts) and receives replies only under its own
+// InboxPrefix. No party may create a consumer on the ledger stream, delete
+// or purge it, or touch any other stream.
 func PartyPermissions(job string, p Party) (Permissions, error) {
 	if !ValidID(job) {
 		return Permissions{}, fmt.Errorf("bus: permissions: job %q is not [a-z0-9-]{1,64}", job)
@@ -39,6 +43,15 @@ func PartyPermissions(job string, p Party) (Permissions, error) {
 	if err := p.check(); err != nil {
 		return Permissions{}, fmt.Errorf("bus: permissions: %w", err)
 	}
+	perm, err := rolePermissions(job, p)
+	if err != nil {
+		return Permissions{}, err
+	}
+	perm.DenyPublish = ledgerConsumerAPI(job)
+	return perm, nil
+}
+
+func rolePermissions(job string, p Party) (Permissions, error) {
 	s := func(kind Kind, parts ...string) string { return Subject(job, kind, parts...) }
 	inbox := InboxPrefix(p.PublicKey) + ".>"
 	read := ledgerReadAPI(job)
@@ -79,8 +92,19 @@ func PartyPermissions(job string, p Party) (Permissions, error) {
 
 // ledgerReadAPI is the JetStream API a party needs to bind to the job's
 // ledger stream, append to it (the append itself is a publish on the
-// party's ledger subject) and read it with ordered consumers. The stream
-// name is part of every subject, so no other stream is reachable.
+// party's ledger subject) and read it, by message gets (STREAM.MSG.GET;
+// DIRECT.GET should the stream allow direct gets). The stream name is part
+// of every subject, so no other stream is reachable.
+//
+// No consumer API at all: the server cannot be told to refuse only push
+// consumers. It parses $JS.API.CONSUMER.CREATE.<stream>[.<name>[.<filter>]]
+// and $JS.API.CONSUMER.DURABLE.CREATE.<stream>.<name> from the subject,
+// but the deliver subject is in the request body, which permissions do not
+// see, and it delivers a push consumer's messages as the account, not as
+// the party that made it. A party that may create a consumer may thus pour
+// the whole ledger onto any subject of the job (gf.<job>.round, say, which
+// every agent reads). Gets need no consumer, so the ledger readers use
+// them and every consumer request on the ledger stream is denied.
 func ledgerReadAPI(job string) []string {
 	const api = "$JS.API."
 	st := LedgerStreamName(job)
@@ -89,11 +113,19 @@ func ledgerReadAPI(job string) []string {
 		api + "STREAM.MSG.GET." + st,
 		api + "DIRECT.GET." + st,
 		api + "DIRECT.GET." + st + ".>",
+	}
+}
+
+// ledgerConsumerAPI are the ledger stream's consumer requests, denied to
+// every party explicitly (ledgerReadAPI's comment says why), so that no
+// later allow-list entry with a wildcard can let them back in.
+func ledgerConsumerAPI(job string) []string {
+	const api = "$JS.API."
+	st := LedgerStreamName(job)
+	return []string{
+		api + "CONSUMER.CREATE." + st,
 		api + "CONSUMER.CREATE." + st + ".>",
-		api + "CONSUMER.INFO." + st + ".*",
-		api + "CONSUMER.MSG.NEXT." + st + ".*",
-		// Ordered consumers delete the consumer they replace.
-		api + "CONSUMER.DELETE." + st + ".*",
+		api + "CONSUMER.DURABLE.CREATE." + st + ".>",
 	}
 }
 

@@ -78,7 +78,11 @@ func ServerConfig(k *Keyring, o ServerConfigOptions) ([]byte, error) {
 			return nil, err
 		}
 		fmt.Fprintf(&b, "    # %s (%s)\n    {\n      nkey: %q\n      permissions: {\n", p.ID, p.Role, p.PublicKey)
-		fmt.Fprintf(&b, "        publish: { allow: %s }\n", confList(perm.Publish))
+		if len(perm.DenyPublish) > 0 {
+			fmt.Fprintf(&b, "        publish: { allow: %s, deny: %s }\n", confList(perm.Publish), confList(perm.DenyPublish))
+		} else {
+			fmt.Fprintf(&b, "        publish: { allow: %s }\n", confList(perm.Publish))
+		}
 		fmt.Fprintf(&b, "        subscribe: { allow: %s }\n", confList(perm.Subscribe))
 		if perm.AllowResponses {
 			b.WriteString("        allow_responses: true\n")

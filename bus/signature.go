@@ -151,3 +151,14 @@ func (s *Signer) sealEnvelope(env Envelope) ([]byte, error) {
 	}
 	return out, nil
 }
+
+// SignEntry signs a privacy ledger entry's digest (privacy.Entry.Digest,
+// which carries its own domain string): the signer is the gate's
+// privacy.EntrySigner.
+func (s *Signer) SignEntry(digest []byte) ([]byte, error) {
+	sig, err := s.kp.Sign(digest)
+	if err != nil {
+		return nil, fmt.Errorf("bus: sign ledger entry as %s: %w", s.id, err)
+	}
+	return sig, nil
+}

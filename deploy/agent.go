@@ -140,14 +140,15 @@ func NewAgent(ctx context.Context, o AgentOptions) (_ *Agent, err error) {
 		}
 		a.ownTr = true
 	}
-	ledger, closeLedger, err := Ledger(ctx, o.Job, o.Privacy, a.tr)
+	ledger, closeLedger, err := Ledger(ctx, o.Job, o.Privacy, a.tr, ring)
 	if err != nil {
 		return fail(err)
 	}
 	a.closeLedger = closeLedger
-	if a.gate, err = Gate(ctx, o.Job, o.ID, o.Privacy, ledger, o.Now); err != nil {
+	if a.gate, err = Gate(ctx, o.Job, o.ID, o.Privacy, ledger, o.Now, ring, signer); err != nil {
 		return fail(err)
 	}
+	logLedgerReading(o.Log.With().Str("client", o.ID).Logger(), a.gate.Reading())
 	out, err := agentTransport(a.tr, o.Job, o.Durable)
 	if err != nil {
 		return fail(err)

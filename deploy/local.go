@@ -171,18 +171,29 @@ func (l *Local) AggregatorOptions(o AggregatorOptions) AggregatorOptions {
 func (l *Local) Server() *bus.Server { return l.srv }
 
 // LedgerEntries reads the job's whole privacy ledger, as the auditor when
-// secure.
+// secure: the entries that verify (against the keyring when secure).
 func (l *Local) LedgerEntries(ctx context.Context) ([]privacy.Entry, error) {
+	rd, err := l.LedgerReading(ctx)
+	return rd.Entries, err
+}
+
+// LedgerReading reads and verifies the job's whole privacy ledger, as the
+// auditor when secure, with what was skipped and flagged.
+func (l *Local) LedgerReading(ctx context.Context) (privacy.Reading, error) {
 	tr, err := Conn(l.Conn(bus.AuditorID))
 	if err != nil {
-		return nil, fmt.Errorf("deploy: local: ledger: %w", err)
+		return privacy.Reading{}, fmt.Errorf("deploy: local: ledger: %w", err)
 	}
 	defer tr.Close()
 	led, err := bus.OpenJetStreamLedger(ctx, tr.Conn(), l.job, bus.JSLedgerOptions{ReadOnly: true})
 	if err != nil {
-		return nil, fmt.Errorf("deploy: local: ledger: %w", err)
+		return privacy.Reading{}, fmt.Errorf("deploy: local: ledger: %w", err)
 	}
-	return led.Entries(ctx)
+	rd, err := privacy.ReadLedger(ctx, led, privacy.VerifyOptions{Keys: LedgerKeys(l.ring), Job: l.job})
+	if err != nil {
+		return privacy.Reading{}, fmt.Errorf("deploy: local: ledger: %w", err)
+	}
+	return rd, nil
 }
 
 // Close stops the embedded server and removes the temporary directory with

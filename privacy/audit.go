@@ -53,6 +53,9 @@ type Report struct {
 	Nodes        int                 // distinct released nodes
 	Percentiles  []PercentileEpsilon // per-node ε at each ρ_q
 	Rounds       []RoundEpsilon      // cumulative ε after each round
+	// Integrity is what verifying the ledger found (AuditReading); zero
+	// for Audit over entries already trusted.
+	Integrity Integrity
 }
 
 // CalibrationRecord is a calibration entry's origin and content.
@@ -94,6 +97,18 @@ type RoundEpsilon struct {
 	Round    uint64
 	Channels map[Channel]float64
 	Nodes    []float64
+}
+
+// AuditReading audits a verified ledger (ReadLedger): the ε figures come
+// from the accepted entries, and the report carries what was skipped and
+// flagged, with what it means for the claim (Integrity).
+func AuditReading(rd Reading, opt AuditOptions) (Report, error) {
+	rep, err := Audit(rd.Entries, opt)
+	if err != nil {
+		return Report{}, err
+	}
+	rep.Integrity = newIntegrity(rd, opt.Job)
+	return rep, nil
 }
 
 // Audit recomputes the report from entries (in ledger order). It fails on

@@ -3,7 +3,6 @@ package privacy
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -18,9 +17,9 @@ import (
 // Crash recovery: a crash during an append can leave a final line without
 // its newline. OpenFileLedger detects it, reports it (TornTail) and
 // truncates it: that entry's Append never returned, so its release was never
-// published. Anything else that does not decode — a bad line with lines
-// after it — is corruption, and OpenFileLedger refuses the file (ErrCorrupt)
-// rather than lose entries silently.
+// published. Any other line that is not a valid entry of its client's chain
+// is kept in the file and skipped by readers, which report it (Verify):
+// a damaged line stops no one, and is never silently lost.
 //
 // One process should write a ledger file at a time.
 type FileLedger struct {
@@ -61,12 +60,9 @@ func (l *FileLedger) recover() error {
 	if err != nil {
 		return wrapErr(op, ErrLedger, l.path, err)
 	}
-	entries, good, err := decodeLedger(b)
-	if err != nil {
-		return wrapErr(op, ErrCorrupt, l.path, err)
-	}
-	for i := range entries {
-		l.seqs.note(&entries[i])
+	recs, good := splitLines(b)
+	for _, e := range Verify(recs, VerifyOptions{}).Entries {
+		l.seqs.note(&e)
 	}
 	l.size = int64(good)
 	if good < len(b) {
@@ -128,9 +124,9 @@ func (l *FileLedger) Append(ctx context.Context, e Entry) error {
 	if err := l.seqs.check(&e, op); err != nil {
 		return err
 	}
-	line, err := json.Marshal(e)
+	line, err := EncodeEntry(e)
 	if err != nil {
-		return wrapErr(op, ErrInvalid, "encoding entry", err)
+		return err
 	}
 	line = append(line, '\n')
 	if _, err := l.f.Write(line); err != nil {
@@ -150,9 +146,9 @@ func (l *FileLedger) fail(err error) error {
 	return wrapErr("append", ErrLedger, l.path, err)
 }
 
-// Entries reads every entry back from the file.
-func (l *FileLedger) Entries(ctx context.Context) ([]Entry, error) {
-	const op = "entries"
+// Records reads every line back from the file; Pos is the line number.
+func (l *FileLedger) Records(ctx context.Context) ([]Record, error) {
+	const op = "records"
 	if err := ctx.Err(); err != nil {
 		return nil, wrapErr(op, ErrLedger, l.path, err)
 	}
@@ -165,14 +161,18 @@ func (l *FileLedger) Entries(ctx context.Context) ([]Entry, error) {
 	if _, err := l.f.ReadAt(b, 0); err != nil {
 		return nil, wrapErr(op, ErrLedger, l.path, err)
 	}
-	entries, good, err := decodeLedger(b)
-	if err == nil && good != len(b) {
-		err = fmt.Errorf("incomplete line at offset %d", good)
+	recs, good := splitLines(b)
+	if good != len(b) {
+		return nil, wrapErr(op, ErrCorrupt, l.path, fmt.Errorf("incomplete line at offset %d", good))
 	}
-	if err != nil {
-		return nil, wrapErr(op, ErrCorrupt, l.path, err)
-	}
-	return entries, nil
+	return recs, nil
+}
+
+// Entries returns the entries that verify without a keyring (ReadLedger
+// reports the rest).
+func (l *FileLedger) Entries(ctx context.Context) ([]Entry, error) {
+	rd, err := ReadLedger(ctx, l, VerifyOptions{})
+	return rd.Entries, err
 }
 
 // Close closes the file; later calls fail with ErrClosed.
@@ -192,23 +192,20 @@ func (l *FileLedger) Close() error {
 // skipped, not truncated); Append always fails.
 type ReadOnlyLedger struct {
 	path    string
-	entries []Entry
+	records []Record
 	torn    *TornTail
 }
 
-// OpenFileLedgerReadOnly reads the ledger file at path. Corruption other
-// than a torn final line is ErrCorrupt, as for OpenFileLedger.
+// OpenFileLedgerReadOnly reads the ledger file at path. Its lines are
+// judged by the reader (ReadLedger), not here.
 func OpenFileLedgerReadOnly(path string) (*ReadOnlyLedger, error) {
 	const op = "read ledger"
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, wrapErr(op, ErrLedger, path, err)
 	}
-	entries, good, err := decodeLedger(b)
-	if err != nil {
-		return nil, wrapErr(op, ErrCorrupt, path, err)
-	}
-	r := &ReadOnlyLedger{path: path, entries: entries}
+	recs, good := splitLines(b)
+	r := &ReadOnlyLedger{path: path, records: recs}
 	if good < len(b) {
 		r.torn = &TornTail{Offset: int64(good), Bytes: len(b) - good, Head: string(b[good:min(len(b), good+64)])}
 	}
@@ -220,16 +217,23 @@ func (r *ReadOnlyLedger) Append(context.Context, Entry) error {
 	return errorf("append", ErrInvalid, "read-only ledger "+r.path)
 }
 
-// Entries returns copies of the entries read at open.
-func (r *ReadOnlyLedger) Entries(ctx context.Context) ([]Entry, error) {
+// Records returns copies of the lines read at open.
+func (r *ReadOnlyLedger) Records(ctx context.Context) ([]Record, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, wrapErr("entries", ErrLedger, r.path, err)
+		return nil, wrapErr("records", ErrLedger, r.path, err)
 	}
-	out := make([]Entry, len(r.entries))
-	for i, e := range r.entries {
-		out[i] = e.clone()
+	out := make([]Record, len(r.records))
+	for i, rec := range r.records {
+		rec.Data = bytes.Clone(rec.Data)
+		out[i] = rec
 	}
 	return out, nil
+}
+
+// Entries returns the entries that verify without a keyring.
+func (r *ReadOnlyLedger) Entries(ctx context.Context) ([]Entry, error) {
+	rd, err := ReadLedger(ctx, r, VerifyOptions{})
+	return rd.Entries, err
 }
 
 // TornTail reports a torn final line found (and skipped) at open.
@@ -240,32 +244,16 @@ func (r *ReadOnlyLedger) TornTail() (TornTail, bool) {
 	return *r.torn, true
 }
 
-// decodeLedger decodes the complete lines of a ledger file. It returns the
-// entries, the length of the prefix made of complete lines (everything after
-// it is a torn final line), and an error for any complete line that is not a
-// valid entry or that breaks the per-client sequence order.
-func decodeLedger(b []byte) (entries []Entry, good int, err error) {
-	seqs := seqTracker{}
-	for lineNo := 1; ; lineNo++ {
+// splitLines cuts a ledger file into its complete lines, one record each
+// (Pos: the line number), and returns the length of the prefix they make:
+// anything after it is a torn final line.
+func splitLines(b []byte) (recs []Record, good int) {
+	for lineNo := uint64(1); ; lineNo++ {
 		i := bytes.IndexByte(b[good:], '\n')
 		if i < 0 {
-			return entries, good, nil
+			return recs, good
 		}
-		line := b[good : good+i]
-		var e Entry
-		dec := json.NewDecoder(bytes.NewReader(line))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&e); err != nil {
-			return nil, 0, fmt.Errorf("line %d (offset %d): %w", lineNo, good, err)
-		}
-		if rest := line[dec.InputOffset():]; len(bytes.TrimSpace(rest)) != 0 {
-			return nil, 0, fmt.Errorf("line %d (offset %d): trailing data after the entry", lineNo, good)
-		}
-		if err := seqs.check(&e, "decode"); err != nil {
-			return nil, 0, fmt.Errorf("line %d (offset %d): %w", lineNo, good, err)
-		}
-		seqs.note(&e)
-		entries = append(entries, e)
+		recs = append(recs, Record{Pos: lineNo, Where: fmt.Sprintf("line %d", lineNo), Data: b[good : good+i]})
 		good += i + 1
 	}
 }

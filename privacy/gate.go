@@ -2,6 +2,7 @@ package privacy
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"math"
 	"sync"
@@ -22,6 +23,12 @@ type Config struct {
 	// an uninterrupted run would have. Every entry released under a fixed
 	// seed is marked Seeded: the run makes no privacy claim.
 	Seed *uint64
+	// Signer, when set, signs every entry the gate appends with the
+	// client's key. Keys, when set, is the job's keyring: the gate rebuilds
+	// only from entries signed by its client's key. Both nil in a plain
+	// simulation, where entries are still hash-chained.
+	Signer EntrySigner
+	Keys   KeyVerifier
 }
 
 // Request is one value to release.
@@ -54,12 +61,22 @@ type Gate struct {
 	// from the ledger: the next release's stream index under a fixed seed.
 	streams map[streamKey]uint64
 	seq     uint64       // last sequence number used by this job and client
+	prev    string       // hex digest of the entry with seq: the next entry's Prev
 	calib   *Calibration // the latest recorded calibration
+	// pending is an entry whose append failed: it is charged, and it may
+	// or may not be stored, so the next append repeats it first (every
+	// ledger takes an exact repeat of a stored entry as success) and the
+	// chain never forks around it.
+	pending *Entry
+	reading Reading // what NewGate's read of the ledger skipped and flagged
 }
 
-// NewGate builds a gate. It replays the ledger's entries of cfg.Job and
-// cfg.Client into the accountant, so a restarted agent keeps its spent
-// budget, and continues their sequence numbers. clock may be nil (time.Now).
+// NewGate builds a gate. It reads the ledger through Verify and replays
+// the client's own chain of cfg.Job into the accountant, so a restarted
+// agent keeps its spent budget, and continues its sequence numbers and
+// hash chain. Records the verifier rejects (garbage, forgeries, other
+// parties' junk) are skipped, never fatal; Reading reports them. clock may
+// be nil (time.Now).
 func NewGate(ctx context.Context, cfg Config, l Ledger, clock func() time.Time) (*Gate, error) {
 	const op = "new gate"
 	if !validID(cfg.Job) || !validID(cfg.Client) {
@@ -78,7 +95,7 @@ func NewGate(ctx context.Context, cfg Config, l Ledger, clock func() time.Time) 
 	if err != nil {
 		return nil, err
 	}
-	entries, err := l.Entries(ctx)
+	rd, err := ReadLedger(ctx, l, VerifyOptions{Keys: cfg.Keys, Job: cfg.Job})
 	if err != nil {
 		return nil, wrapErr(op, ErrLedger, "reading entries", err)
 	}
@@ -86,14 +103,18 @@ func NewGate(ctx context.Context, cfg Config, l Ledger, clock func() time.Time) 
 	if cfg.Seed == nil {
 		g.noise = newNoiseSource(nil)
 	}
-	for _, e := range entries {
-		if e.Job != cfg.Job || e.Client != cfg.Client {
+	for _, e := range rd.Entries {
+		if e.Client != cfg.Client {
 			continue
 		}
 		if err := acct.Apply(e); err != nil {
 			return nil, wrapErr(op, ErrCorrupt, "replaying ledger", err)
 		}
-		g.seq = max(g.seq, e.Seq)
+		d, err := e.Digest()
+		if err != nil {
+			return nil, wrapErr(op, ErrCorrupt, "replaying ledger", err)
+		}
+		g.seq, g.prev = e.Seq, hex.EncodeToString(d[:])
 		if e.Channel == ChannelCalibration {
 			g.noteCalibration(e.clone().Calibration)
 		}
@@ -101,7 +122,66 @@ func NewGate(ctx context.Context, cfg Config, l Ledger, clock func() time.Time) 
 			g.streams[streamKey{e.Channel, e.Round, 0}]++
 		}
 	}
+	rd.Entries = nil
+	g.reading = rd
 	return g, nil
+}
+
+// Reading is what the gate's start-up read of the ledger found besides
+// the entries it replayed: the records it skipped and the chain breaks it
+// flagged, over the whole job, each with its position in the ledger.
+func (g *Gate) Reading() Reading {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	r := g.reading
+	r.Rejected = append([]Rejection(nil), r.Rejected...)
+	r.Breaks = append([]ChainBreak(nil), r.Breaks...)
+	return r
+}
+
+// seal links e to the client's chain (Prev) and signs it. Called with mu
+// held; it does not advance the chain (commit does).
+func (g *Gate) seal(e *Entry) (string, error) {
+	e.Prev, e.Sig = g.prev, nil
+	if e.Seq == 1 {
+		e.Prev = ""
+	}
+	d, err := e.Digest()
+	if err != nil {
+		return "", err
+	}
+	if g.cfg.Signer != nil {
+		if e.Sig, err = g.cfg.Signer.SignEntry(d[:]); err != nil {
+			return "", wrapErr("sign entry", ErrLedger, fmt.Sprintf("seq %d", e.Seq), err)
+		}
+	}
+	return hex.EncodeToString(d[:]), nil
+}
+
+// appendEntry appends e after any pending entry; a failure leaves e
+// pending. Called with mu held, after the chain has advanced to e.
+func (g *Gate) appendEntry(ctx context.Context, e Entry) error {
+	if err := g.flushPending(ctx); err != nil {
+		return err
+	}
+	if err := g.ledger.Append(ctx, e.clone()); err != nil {
+		p := e.clone()
+		g.pending = &p
+		return err
+	}
+	return nil
+}
+
+// flushPending repeats the append of an entry whose append failed.
+func (g *Gate) flushPending(ctx context.Context) error {
+	if g.pending == nil {
+		return nil
+	}
+	if err := g.ledger.Append(ctx, g.pending.clone()); err != nil {
+		return fmt.Errorf("repeating the failed append of seq %d: %w", g.pending.Seq, err)
+	}
+	g.pending = nil
+	return nil
 }
 
 // Release validates the request, clips every row (normalizes embeddings),
@@ -148,6 +228,11 @@ func (g *Gate) Release(ctx context.Context, req Request) (Released, error) {
 
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	// An earlier entry whose append failed goes first: nothing new is
+	// charged while the ledger cannot take it.
+	if err := g.flushPending(ctx); err != nil {
+		return Released{}, wrapErr(op, ErrLedger, "", err)
+	}
 	e := Entry{
 		Seq: g.seq + 1, Job: g.cfg.Job, Client: g.cfg.Client, Channel: req.Channel, Round: req.Round,
 		NodeIDs: append([]int64(nil), req.NodeIDs...), Count: rows, Dim: dim,
@@ -157,16 +242,20 @@ func (g *Gate) Release(ctx context.Context, req Request) (Released, error) {
 	if len(e.NodeIDs) == 0 {
 		e.NodeIDs = nil
 	}
+	digest, err := g.seal(&e)
+	if err != nil {
+		return Released{}, err
+	}
 	if err := g.acct.Charge(e); err != nil {
 		return Released{}, err // budget exceeded or invalid: nothing charged
 	}
-	g.seq = e.Seq
+	g.seq, g.prev = e.Seq, digest
 	// The stream index advances with the charge: a release whose append
 	// failed may be in the ledger, and its stream must not be reused.
 	sk := streamKey{req.Channel, req.Round, 0}
 	sk.k = g.streams[sk]
 	g.streams[streamKey{req.Channel, req.Round, 0}]++
-	if err := g.ledger.Append(ctx, e.clone()); err != nil {
+	if err := g.appendEntry(ctx, e); err != nil {
 		return Released{}, wrapErr(op, ErrLedger, fmt.Sprintf("append seq %d", e.Seq), err)
 	}
 	noise := g.noise
@@ -184,6 +273,9 @@ func (g *Gate) Release(ctx context.Context, req Request) (Released, error) {
 func (g *Gate) RecordCalibration(ctx context.Context, round uint64, c Calibration) (Entry, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if err := g.flushPending(ctx); err != nil {
+		return Entry{}, wrapErr("record calibration", ErrLedger, "", err)
+	}
 	e := Entry{
 		Seq: g.seq + 1, Job: g.cfg.Job, Client: g.cfg.Client, Channel: ChannelCalibration, Round: round,
 		Time: g.clock().UTC(), Seeded: g.cfg.Seed != nil, Calibration: &c,
@@ -192,8 +284,12 @@ func (g *Gate) RecordCalibration(ctx context.Context, round uint64, c Calibratio
 	if err := e.Validate(); err != nil {
 		return Entry{}, err
 	}
-	g.seq = e.Seq
-	if err := g.ledger.Append(ctx, e.clone()); err != nil {
+	digest, err := g.seal(&e)
+	if err != nil {
+		return Entry{}, err
+	}
+	g.seq, g.prev = e.Seq, digest
+	if err := g.appendEntry(ctx, e); err != nil {
 		return Entry{}, wrapErr("record calibration", ErrLedger, fmt.Sprintf("append seq %d", e.Seq), err)
 	}
 	g.noteCalibration(e.Calibration)
@@ -257,16 +353,17 @@ func (g *Gate) NodeBudget() Budget {
 	return g.acct.Budget()
 }
 
-// Entries returns the ledger's entries of the gate's job and client, in
-// ledger order: a restarted agent rebuilds its state from them.
+// Entries returns the gate's client's chain in the ledger, verified as
+// NewGate verifies it, in ledger order: a restarted agent rebuilds its
+// state from them.
 func (g *Gate) Entries(ctx context.Context) ([]Entry, error) {
-	all, err := g.ledger.Entries(ctx)
+	rd, err := ReadLedger(ctx, g.ledger, VerifyOptions{Keys: g.cfg.Keys, Job: g.cfg.Job})
 	if err != nil {
 		return nil, wrapErr("entries", ErrLedger, "reading entries", err)
 	}
-	out := all[:0:0]
-	for _, e := range all {
-		if e.Job == g.cfg.Job && e.Client == g.cfg.Client {
+	out := rd.Entries[:0:0]
+	for _, e := range rd.Entries {
+		if e.Client == g.cfg.Client {
 			out = append(out, e)
 		}
 	}

@@ -10,10 +10,16 @@ import (
 
 // Ledger stores one entry per release, append-only. Append must make the
 // entry durable before it returns: the gate publishes nothing until then.
+// Records returns what the ledger holds, in ledger order, undecoded and
+// untrusted: readers judge it with Verify (ReadLedger), so that nothing
+// stored there, by anyone, can stop them; only a failure to read is an
+// error. Entries is ReadLedger without a keyring: the entries a reader
+// accepts, what it skips left out (ReadLedger reports it).
 // Implementations: FileLedger (fsynced JSON lines), MemLedger (in-memory
 // double), and the bus package's JetStream stream.
 type Ledger interface {
 	Append(ctx context.Context, e Entry) error
+	Records(ctx context.Context) ([]Record, error)
 	Entries(ctx context.Context) ([]Entry, error)
 }
 
@@ -40,6 +46,12 @@ type Entry struct {
 	Seeded bool      `json:"seeded"` // noise from a fixed seed: not private
 	// Calibration is set exactly when Channel is ChannelCalibration.
 	Calibration *Calibration `json:"calibration,omitempty"`
+	// Prev is the hex Digest of the client's previous entry, "" for its
+	// first: the hash chain (chain.go).
+	Prev string `json:"prev,omitempty"`
+	// Sig is the client's signature over Digest; nil when the party has
+	// no key (a plain simulation).
+	Sig []byte `json:"sig,omitempty"`
 }
 
 // Calibration records the metric-DP distances of one client's released
@@ -70,6 +82,19 @@ func validID(s string) bool {
 	return true
 }
 
+// validDigest reports whether s is 64 lowercase hex digits.
+func validDigest(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 func finitePos(x float64) bool { return x > 0 && !math.IsInf(x, 1) }
 
 // Validate checks an entry's internal consistency. The accountant and the
@@ -87,6 +112,10 @@ func (e *Entry) Validate() error {
 		return bad("client %q does not match [a-z0-9-]{1,64}", e.Client)
 	case !e.Channel.valid():
 		return bad("unknown channel %q", e.Channel)
+	case e.Prev != "" && !validDigest(e.Prev):
+		return bad("prev %q is not a hex SHA-256 digest", e.Prev)
+	case e.Seq == 1 && e.Prev != "":
+		return bad("the first entry links to a previous one")
 	}
 	if e.Channel == ChannelCalibration {
 		if e.Calibration == nil {
@@ -153,6 +182,7 @@ func (c *Calibration) validate(bad func(string, ...any) error) error {
 // slices.
 func (e Entry) clone() Entry {
 	e.NodeIDs = slices.Clone(e.NodeIDs)
+	e.Sig = slices.Clone(e.Sig)
 	if e.Calibration != nil {
 		c := *e.Calibration
 		c.Q = slices.Clone(c.Q)

@@ -51,6 +51,9 @@ func (r Report) WriteText(w io.Writer) error {
 		}
 		tw.Flush()
 	}
+	if r.Integrity.Records > 0 || !r.Integrity.Clean() {
+		r.Integrity.writeText(&b)
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }

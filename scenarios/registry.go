@@ -124,6 +124,9 @@ func Builtin() (*Registry, error) {
 		r.Register(slowBankScenario()),
 		r.Register(floodScenario()),
 		r.Register(hostileAgentScenario()),
+		r.Register(poisonedLedgerScenario()),
+		r.Register(rewrittenLedgerScenario()),
+		r.Register(pushConsumerScenario()),
 	)
 	for _, s := range recoveryScenarios() {
 		errs = append(errs, r.Register(s))

@@ -19,6 +19,7 @@ type auditFlags struct {
 	ledger     string
 	natsURL    string
 	creds      string
+	keyring    string
 	job        string
 	delta      float64
 	accountant string
@@ -47,6 +48,7 @@ func newAuditCmd(g *globalFlags) *cobra.Command {
 	fl.StringVar(&f.ledger, "ledger", "", "ledger file (JSON lines written by a FileLedger); read, never modified")
 	fl.StringVar(&f.natsURL, "nats", "", "NATS server or cluster URL: audit the JetStream ledger of --job (read, never modified)")
 	fl.StringVar(&f.creds, "creds", "", "NATS credentials file (with --nats)")
+	fl.StringVar(&f.keyring, "keyring", "", "the job's keyring.json: require every entry to be signed by its bank's key (unsigned and forged entries are skipped and listed)")
 	fl.StringVar(&f.job, "job", "", "audit only this job (default: every job in the ledger file; required with --nats)")
 	fl.Float64Var(&f.delta, "delta", 1e-4, "δ of every ε reported")
 	fl.StringVar(&f.accountant, "accountant", "rdp", "rdp or exact")
@@ -115,11 +117,25 @@ func runAudit(ctx context.Context, g *globalFlags, l privacy.Ledger, f *auditFla
 	if err != nil {
 		return fmt.Errorf("audit: --rho: %w", err)
 	}
-	entries, err := l.Entries(ctx)
+	vo := privacy.VerifyOptions{Job: f.job}
+	if f.keyring != "" {
+		ring, err := bus.LoadKeyring(f.keyring)
+		if err != nil {
+			return fmt.Errorf("audit: --keyring: %w", err)
+		}
+		if f.job != "" && ring.Job() != f.job {
+			return fmt.Errorf("audit: --keyring %s is job %s's, not %s's", f.keyring, ring.Job(), f.job)
+		}
+		vo.Keys = ring
+	}
+	// Nothing stored in the ledger can stop the audit: junk, forgeries and
+	// entries out of their chain are skipped and listed in the report.
+	rd, err := privacy.ReadLedger(ctx, l, vo)
 	if err != nil {
 		return fmt.Errorf("audit: %w", err)
 	}
-	rep, err := privacy.Audit(entries, privacy.AuditOptions{Kind: kind, Delta: f.delta, Job: f.job, Rho: rho})
+	entries := rd.Entries
+	rep, err := privacy.AuditReading(rd, privacy.AuditOptions{Kind: kind, Delta: f.delta, Job: f.job, Rho: rho})
 	if err != nil {
 		return fmt.Errorf("audit: %w", err)
 	}
@@ -133,7 +149,8 @@ func runAudit(ctx context.Context, g *globalFlags, l privacy.Ledger, f *auditFla
 		fmt.Fprintf(g.humanOut(), "plot written to %s\n", f.png)
 	}
 
-	priv := map[string]any{"delta": rep.Delta, "accountant": rep.Kind.String(), "seeded": rep.Seeded, "rho_source": rep.RhoSource}
+	priv := map[string]any{"delta": rep.Delta, "accountant": rep.Kind.String(), "seeded": rep.Seeded, "rho_source": rep.RhoSource,
+		"ledger_signed": rep.Integrity.Signed, "claim_unverified": rep.Integrity.Unverified}
 	for _, p := range rep.Percentiles {
 		q := strconv.FormatFloat(p.Q, 'g', -1, 64)
 		priv["epsilon_p"+q] = p.WorstEpsilon
@@ -150,7 +167,9 @@ func runAudit(ctx context.Context, g *globalFlags, l privacy.Ledger, f *auditFla
 	}
 	return g.emit(Report{
 		Command: "audit", Algo: rep.Kind.String(), Clients: len(clients), Rounds: len(rep.Rounds),
-		Metrics: map[string]any{"entries": rep.Entries, "releases": rep.Releases, "nodes": rep.Nodes},
+		Metrics: map[string]any{"entries": rep.Entries, "releases": rep.Releases, "nodes": rep.Nodes,
+			"records": rep.Integrity.Records, "rejected": len(rep.Integrity.Rejected), "chain_breaks": len(rep.Integrity.Breaks),
+			"ledger_integrity": rep.Integrity},
 		Privacy: priv,
 	}, start)
 }

@@ -20,10 +20,34 @@ func Run(t *testing.T, open func(t *testing.T) privacy.Ledger) {
 	t.Run("RejectsOutOfOrder", func(t *testing.T) { rejectsOutOfOrder(t, open(t)) })
 	t.Run("NoAliasing", func(t *testing.T) { noAliasing(t, open(t)) })
 	t.Run("CancelledContext", func(t *testing.T) { cancelled(t, open(t)) })
+	t.Run("ChainAndSignature", func(t *testing.T) { chainAndSignature(t, open(t)) })
 }
 
-// Entries returns a few valid entries of every kind, in ledger order.
+// read returns the entries of l as a reader sees them, failing the test if
+// the reader skipped or flagged anything.
+func read(t *testing.T, l privacy.Ledger) []privacy.Entry {
+	t.Helper()
+	rd, err := privacy.ReadLedger(context.Background(), l, privacy.VerifyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rd.Rejected) != 0 || len(rd.Breaks) != 0 {
+		t.Fatalf("a clean ledger read with rejects %v and breaks %v", rd.Rejected, rd.Breaks)
+	}
+	return rd.Entries
+}
+
+// Entries returns a few valid entries of every kind, in ledger order,
+// hash-chained per client as a gate writes them.
 func Entries() []privacy.Entry {
+	es, err := privacy.LinkEntries(unlinked())
+	if err != nil {
+		panic(err)
+	}
+	return es
+}
+
+func unlinked() []privacy.Entry {
 	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	return []privacy.Entry{
 		{Seq: 1, Job: "job-1", Client: "bank-3", Channel: privacy.ChannelModel, Round: 1, Count: 1, Dim: 8,
@@ -42,6 +66,7 @@ func Equal(a, b privacy.Entry) bool {
 	if a.Seq != b.Seq || a.Job != b.Job || a.Client != b.Client || a.Channel != b.Channel || a.Round != b.Round ||
 		a.Count != b.Count || a.Dim != b.Dim || a.Sigma != b.Sigma || a.Clip != b.Clip || a.Rho != b.Rho ||
 		!a.Time.Equal(b.Time) || a.Seeded != b.Seeded || len(a.NodeIDs) != len(b.NodeIDs) ||
+		a.Prev != b.Prev || string(a.Sig) != string(b.Sig) ||
 		(a.Calibration == nil) != (b.Calibration == nil) {
 		return false
 	}
@@ -66,8 +91,8 @@ func Equal(a, b privacy.Entry) bool {
 
 func roundTrip(t *testing.T, l privacy.Ledger) {
 	ctx := context.Background()
-	if es, err := l.Entries(ctx); err != nil || len(es) != 0 {
-		t.Fatalf("new ledger: %d entries, %v", len(es), err)
+	if es := read(t, l); len(es) != 0 {
+		t.Fatalf("new ledger: %d entries", len(es))
 	}
 	want := Entries()
 	for _, e := range want {
@@ -75,9 +100,15 @@ func roundTrip(t *testing.T, l privacy.Ledger) {
 			t.Fatalf("append seq %d: %v", e.Seq, err)
 		}
 	}
-	got, err := l.Entries(ctx)
-	if err != nil {
-		t.Fatal(err)
+	got := read(t, l)
+	recs, err := l.Records(ctx)
+	if err != nil || len(recs) != len(want) {
+		t.Fatalf("%d records, %v; want %d", len(recs), err, len(want))
+	}
+	for i := 1; i < len(recs); i++ {
+		if recs[i].Pos <= recs[i-1].Pos {
+			t.Errorf("record positions %d then %d", recs[i-1].Pos, recs[i].Pos)
+		}
 	}
 	if len(got) != len(want) {
 		t.Fatalf("%d entries, want %d", len(got), len(want))
@@ -95,7 +126,7 @@ func rejectsInvalid(t *testing.T, l privacy.Ledger) {
 	if err := l.Append(context.Background(), e); !errors.Is(err, privacy.ErrInvalid) {
 		t.Errorf("appending an invalid entry: %v, want ErrInvalid", err)
 	}
-	if es, _ := l.Entries(context.Background()); len(es) != 0 {
+	if es := read(t, l); len(es) != 0 {
 		t.Errorf("invalid entry stored")
 	}
 }
@@ -121,18 +152,22 @@ func rejectsOutOfOrder(t *testing.T, l privacy.Ledger) {
 
 func noAliasing(t *testing.T, l privacy.Ledger) {
 	ctx := context.Background()
-	e := Entries()[1]
+	es := Entries()
+	if err := l.Append(ctx, es[0]); err != nil {
+		t.Fatal(err)
+	}
+	e := es[1]
 	if err := l.Append(ctx, e); err != nil {
 		t.Fatal(err)
 	}
 	e.NodeIDs[0] = 1234
-	got, _ := l.Entries(ctx)
-	if got[0].NodeIDs[0] == 1234 {
+	got := read(t, l)
+	if got[1].NodeIDs[0] == 1234 {
 		t.Error("the ledger aliases the appended entry's node ids")
 	}
-	got[0].NodeIDs[1] = 5678
-	again, _ := l.Entries(ctx)
-	if again[0].NodeIDs[1] == 5678 {
+	got[1].NodeIDs[1] = 5678
+	again := read(t, l)
+	if again[1].NodeIDs[1] == 5678 {
 		t.Error("the ledger aliases returned node ids")
 	}
 }
@@ -143,7 +178,63 @@ func cancelled(t *testing.T, l privacy.Ledger) {
 	if err := l.Append(ctx, Entries()[0]); err == nil {
 		t.Error("append with a cancelled context succeeded")
 	}
-	if es, _ := l.Entries(context.Background()); len(es) != 0 {
+	if es := read(t, l); len(es) != 0 {
 		t.Error("append with a cancelled context stored the entry")
+	}
+}
+
+// testKeys signs with a per-client tag: a stand-in for ed25519 that lets
+// the suite check that signatures survive storage byte for byte and that
+// the verifier is consulted.
+type testKeys struct{}
+
+func (testKeys) sign(client string, d []byte) []byte { return append([]byte(client+":"), d...) }
+
+func (k testKeys) VerifyEntry(_, client string, d, sig []byte) error {
+	if string(sig) != string(k.sign(client, d)) {
+		return errors.New("bad test signature")
+	}
+	return nil
+}
+
+func chainAndSignature(t *testing.T, l privacy.Ledger) {
+	ctx := context.Background()
+	es := Entries()
+	for i := range es {
+		d, err := es[i].Digest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		es[i].Sig = testKeys{}.sign(es[i].Client, d[:])
+		if err := l.Append(ctx, es[i]); err != nil {
+			t.Fatalf("append seq %d: %v", es[i].Seq, err)
+		}
+	}
+	rd, err := privacy.ReadLedger(ctx, l, privacy.VerifyOptions{Keys: testKeys{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rd.Entries) != len(es) || len(rd.Rejected) != 0 || len(rd.Breaks) != 0 {
+		t.Fatalf("signed chain read back as %d entries, rejects %v, breaks %v", len(rd.Entries), rd.Rejected, rd.Breaks)
+	}
+	for i := range es {
+		if !Equal(rd.Entries[i], es[i]) {
+			t.Errorf("entry %d: %+v, want %+v", i, rd.Entries[i], es[i])
+		}
+	}
+	// An entry whose predecessor the ledger does not hold is stored (the
+	// ledger keeps what its writer sends) but flagged by every reader.
+	next := es[len(es)-1]
+	next.Seq, next.Sig = 5, nil
+	next.Prev = "0000000000000000000000000000000000000000000000000000000000000000"
+	if err := l.Append(ctx, next); err != nil {
+		t.Fatal(err)
+	}
+	rd, err = privacy.ReadLedger(ctx, l, privacy.VerifyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rd.Breaks) != 1 || rd.Breaks[0].Seq != 5 || rd.Breaks[0].Kind != privacy.BreakGap {
+		t.Errorf("entry 5 after 3: breaks %v, want one gap", rd.Breaks)
 	}
 }
