@@ -349,7 +349,7 @@ func (m *Machine) finish(ctx context.Context) ([]MachineAction, error) {
 	if err := m.load(); err != nil {
 		return nil, err
 	}
-	out := m.calibrate(ctx, m.trained, privacy.CalibrateOptions{})
+	out := m.calibrate(ctx, m.trained, privacy.CalibrateOptions{MaxExact: heldCalibrationExact, Samples: heldCalibrationSamples})
 	var scores map[string]float64
 	if fe, ok := m.learner.(FinalEvaluator); ok {
 		scores = fe.EvaluateFinal()

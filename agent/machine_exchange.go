@@ -77,14 +77,19 @@ func (m *Machine) exchange(ctx context.Context, up *PublishUpdate, out []Machine
 	// (their normalized inputs; see calibrate): a node budget held at a
 	// measured percentile (privacy.Budget.NodeQ) then checks this release
 	// at its own ρ, and chooses its σ0 from it (privacy/target.go). Such
-	// a budget gets the exact calibration up to 20,000 embeddings, which
-	// stays the one the audit reads; otherwise a cheaper one from a sample
-	// of query embeddings once there are more than 2,000, and the final
-	// one is exact.
+	// a budget gets the exact calibration up to 5,000 embeddings, and
+	// beyond that each of 1,000 sampled query embeddings gets its exact
+	// k-th neighbour distance among all of them (the calibration in the
+	// ledger says it was sampled); that stays the one the audit reads.
+	// The exact calibration costs n² distances: at AMLworld scale (10⁵
+	// boundary accounts a bank) it took more CPU than training. Without
+	// a held budget the calibration is only reported: a cheaper one from
+	// 500 queries once there are more than 2,000, and the final one as a
+	// held budget's.
 	held := m.gate.NodeBudget().NodeQ > 0
 	opt := privacy.CalibrateOptions{MaxExact: 2000, Samples: 500, Seed: round}
 	if held {
-		opt = privacy.CalibrateOptions{Seed: round}
+		opt = privacy.CalibrateOptions{MaxExact: heldCalibrationExact, Samples: heldCalibrationSamples, Seed: round}
 	}
 	out = append(out, m.calibrateRows(ctx, round, flat, dim, opt)...)
 	m.exch.heldIsLatest = false
@@ -117,6 +122,14 @@ func (m *Machine) exchange(ctx context.Context, up *PublishUpdate, out []Machine
 	}
 	return out, nil
 }
+
+// The calibration a held node budget measures before each release (and
+// every final one): exact up to heldCalibrationExact embeddings, else from
+// heldCalibrationSamples query embeddings.
+const (
+	heldCalibrationExact   = 5000
+	heldCalibrationSamples = 1000
+)
 
 // receive hands a neighbour's released embeddings to the learner.
 func (m *Machine) receive(e EmbeddingsIn) []MachineAction {
