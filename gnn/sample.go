@@ -29,8 +29,11 @@ type EdgeBatch struct {
 	// Blocks[l−1] holds the messages of layer l.
 	Blocks []EdgeBlock
 	// Inputs: NumNodes[0]×NodeFeatureDim node features and
-	// NumEdges[0]×EdgeFeatureDim edge features (SetInputs fills them).
+	// NumEdges[0]×EdgeFeatureDim edge features, the latter either dense
+	// (EdgeX) or in slots (EdgeSlots, which SetInputs fills, leaving
+	// EdgeX nil); a model reads EdgeSlots when it is set.
 	NodeX, EdgeX *Tensor
+	EdgeSlots    *SlotRows
 	// EdgeOrd is NumEdges[0]×EdgeOrdDim order features (ports, time
 	// deltas) when the featurizer has them (EdgeFeaturizer.EnableOrder),
 	// else nil.
@@ -76,15 +79,18 @@ func (b *EdgeBatch) Rows(l int, keep func(node int32) bool) []int32 {
 }
 
 // SetInputs fills NodeX from the rows of nodeX (N×NodeFeatureDim, by graph
-// node id, e.g. NodeFeatures) and EdgeX (and EdgeOrd, when f has order
-// features) from f.
+// node id, e.g. NodeFeatures) and EdgeSlots (and EdgeOrd, when f has order
+// features) from f, and sets EdgeX to nil.
 func (b *EdgeBatch) SetInputs(nodeX *Tensor, f *EdgeFeaturizer) {
 	b.NodeX = edgeReuse(b.NodeX, len(b.Nodes), nodeX.Cols)
 	for r, v := range b.Nodes {
 		copy(b.NodeX.Row(r), nodeX.Row(int(v)))
 	}
-	b.EdgeX = edgeReuse(b.EdgeX, len(b.Edges), EdgeFeatureDim)
-	f.Fill(b.EdgeX, b.Edges)
+	b.EdgeX = nil
+	if b.EdgeSlots == nil {
+		b.EdgeSlots = new(SlotRows)
+	}
+	f.FillSlots(b.EdgeSlots, b.Edges)
 	if !f.HasOrder() {
 		b.EdgeOrd = nil
 		return
