@@ -27,8 +27,8 @@ const edgeInputSlots = 13
 // storage when it suffices; contents are unspecified.
 func (s *SlotRows) reshape(rows, cols, k int) {
 	s.Rows, s.Cols, s.K = rows, cols, k
-	if cap(s.Idx) < rows*k {
-		s.Idx, s.Val = make([]int32, rows*k), make([]float32, rows*k)
+	if n := rows * k; cap(s.Idx) < n || cap(s.Val) < n {
+		s.Idx, s.Val = make([]int32, n, n+n/8), make([]float32, n, n+n/8) // spare as in edgeReuse
 	}
 	s.Idx, s.Val = s.Idx[:rows*k], s.Val[:rows*k]
 }
