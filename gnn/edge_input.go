@@ -128,15 +128,16 @@ func (f *EdgeFeaturizer) slots(idx *[edgeInputSlots]int32, val *[edgeInputSlots]
 	g, ph := f.g, f.phases
 	pc, rc := g.PayCurrency[e], g.RecvCurrency[e]
 	t := g.Time[e]
-	sec, day := edgeFloorMod(t, 86400), edgeFloorDiv(t, 86400)
-	hs, hc := ph.hour(sec)
+	day := edgeFloorDiv(t, 86400)
+	hs, hc := ph.hour(t - day*86400)
 	wd := edgeFloorMod(day, 7)
 	src, dst := g.Src[e], g.Dst[e]
 	*idx = [edgeInputSlots]int32{EdgeColLogPaid, EdgeColLogRecv,
 		EdgeColPayCurrency + int32(pc), EdgeColRecvCurrency + int32(rc), EdgeColFormat + int32(g.Format[e]),
 		EdgeColHourSin, EdgeColHourCos, EdgeColWeekSin, EdgeColWeekCos,
 		EdgeColSameCurr, EdgeColSelf, EdgeColCrossBank, EdgeColTime}
-	*val = [edgeInputSlots]float32{edgeLogAmount(g.AmountPaid[e]), edgeLogAmount(g.AmountReceived[e]),
+	la := (*[2]float32)(f.logAmt[2*e:])
+	*val = [edgeInputSlots]float32{la[0], la[1],
 		1, 1, 1,
 		hs, hc, ph.daySin[wd], ph.dayCos[wd],
 		edgeFlag(pc == rc), edgeFlag(src == dst), edgeFlag(g.AccountBank[src] != g.AccountBank[dst]),
