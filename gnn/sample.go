@@ -113,13 +113,20 @@ type EdgeSampler struct {
 	idx    *EdgeIndex
 	fanOut []int
 
-	stamp     uint32
-	nodeStamp []uint32
-	nodeRow   []int32
-	edgeStamp []uint32
-	edgeRow   []int32
-	picked    []int32
-	chosen    []int
+	stamp uint32
+	// Per node and per edge of the graph, the batch row and the stamp
+	// of the batch that row belongs to, side by side: one cache miss per
+	// lookup instead of two on graphs far larger than the cache.
+	nodeRow []sampleRow
+	edgeRow []sampleRow
+	picked  []int32
+	chosen  []int
+}
+
+// sampleRow is a node's or edge's row in the batch stamped stamp.
+type sampleRow struct {
+	stamp uint32
+	row   int32
 }
 
 // NewEdgeSampler returns a sampler over idx with the given fan-outs, one
@@ -129,12 +136,10 @@ func NewEdgeSampler(idx *EdgeIndex, fanOut []int) (*EdgeSampler, error) {
 		return nil, fmt.Errorf("gnn: new edge sampler: no layers")
 	}
 	return &EdgeSampler{
-		idx:       idx,
-		fanOut:    append([]int(nil), fanOut...),
-		nodeStamp: make([]uint32, idx.NumNodes()),
-		nodeRow:   make([]int32, idx.NumNodes()),
-		edgeStamp: make([]uint32, idx.NumGraphEdges()),
-		edgeRow:   make([]int32, idx.NumGraphEdges()),
+		idx:     idx,
+		fanOut:  append([]int(nil), fanOut...),
+		nodeRow: make([]sampleRow, idx.NumNodes()),
+		edgeRow: make([]sampleRow, idx.NumGraphEdges()),
 	}, nil
 }
 
@@ -163,7 +168,7 @@ func (s *EdgeSampler) Sample(b *EdgeBatch, seeds []int32, rng *rand.Rand) error 
 		if e < 0 || int(e) >= s.idx.NumGraphEdges() {
 			return fmt.Errorf("gnn: sample edges: seed %d outside [0,%d)", e, s.idx.NumGraphEdges())
 		}
-		if s.edgeStamp[e] == s.stamp {
+		if s.edgeRow[e].stamp == s.stamp {
 			return fmt.Errorf("gnn: sample edges: seed %d repeated", e)
 		}
 		s.addEdge(b, e)
@@ -206,19 +211,19 @@ func (s *EdgeSampler) reset(m *EdgeMessages, targets int) {
 func (s *EdgeSampler) nextStamp() {
 	s.stamp++
 	if s.stamp == 0 {
-		clear(s.nodeStamp)
-		clear(s.edgeStamp)
+		clear(s.nodeRow)
+		clear(s.edgeRow)
 		s.stamp = 1
 	}
 }
 
 // addNode returns v's local row, appending v if new.
 func (s *EdgeSampler) addNode(b *EdgeBatch, v int32) int32 {
-	if s.nodeStamp[v] == s.stamp {
-		return s.nodeRow[v]
+	if p := &s.nodeRow[v]; p.stamp == s.stamp {
+		return p.row
 	}
 	r := int32(len(b.Nodes))
-	s.nodeStamp[v], s.nodeRow[v] = s.stamp, r
+	s.nodeRow[v] = sampleRow{s.stamp, r}
 	b.Nodes = append(b.Nodes, v)
 	b.Degree = append(b.Degree, int32(s.idx.Degree(v)))
 	return r
@@ -226,11 +231,11 @@ func (s *EdgeSampler) addNode(b *EdgeBatch, v int32) int32 {
 
 // addEdge returns e's local row, appending e (and its endpoints) if new.
 func (s *EdgeSampler) addEdge(b *EdgeBatch, e int32) int32 {
-	if s.edgeStamp[e] == s.stamp {
-		return s.edgeRow[e]
+	if p := &s.edgeRow[e]; p.stamp == s.stamp {
+		return p.row
 	}
 	r := int32(len(b.Edges))
-	s.edgeStamp[e], s.edgeRow[e] = s.stamp, r
+	s.edgeRow[e] = sampleRow{s.stamp, r}
 	src, dst := s.idx.Endpoints(e)
 	b.Edges = append(b.Edges, e)
 	b.EdgeSrc = append(b.EdgeSrc, s.addNode(b, src))
