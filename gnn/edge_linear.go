@@ -14,7 +14,8 @@ type edgeLinear struct {
 	// the weight gradient then skips them row by row.
 	sparseIn bool
 
-	x           *Tensor // input of the last forward (not owned)
+	x           *Tensor   // input of the last forward (not owned)
+	xs          *SlotRows // or its input in slots (forwardSlots)
 	out, dx, gw *Tensor
 	ws          []float32
 }
@@ -35,9 +36,23 @@ func (l *edgeLinear) forward(x *Tensor) *Tensor {
 	if x.Cols != in {
 		shapePanic("edge linear forward", "input %v for %dx%d weights", x, in, out)
 	}
-	l.x = x
+	l.x, l.xs = x, nil
 	l.out = edgeReuse(l.out, x.Rows, out)
 	MatMul(l.out, x, l.W.W)
+	AddBias(l.out, l.B.W)
+	return l.out
+}
+
+// forwardSlots is forward for an input in slots: the sum of the weight
+// rows its slots name, scaled, plus b. Its backward gives no dx.
+func (l *edgeLinear) forwardSlots(x *SlotRows) *Tensor {
+	in, out := l.W.W.Rows, l.W.W.Cols
+	if x.Cols != in {
+		shapePanic("edge linear forward", "input %dx%d for %dx%d weights", x.Rows, x.Cols, in, out)
+	}
+	l.x, l.xs = nil, x
+	l.out = edgeReuse(l.out, x.Rows, out)
+	x.mul(l.out, l.W.W)
 	AddBias(l.out, l.B.W)
 	return l.out
 }
@@ -46,6 +61,14 @@ func (l *edgeLinear) forward(x *Tensor) *Tensor {
 // returns dx = dOut·Wᵀ (owned by l), or nil when wantDx is false.
 func (l *edgeLinear) backward(dOut *Tensor, wantDx bool) *Tensor {
 	in, out := l.W.W.Rows, l.W.W.Cols
+	if l.xs != nil {
+		if wantDx || dOut.Rows != l.xs.Rows || dOut.Cols != out {
+			shapePanic("edge linear backward", "gradient %v for output %dx%d from slots (no input gradient)", dOut, l.xs.Rows, out)
+		}
+		AddBiasGrad(l.B.G, dOut)
+		l.xs.mulTAdd(l.W.G, dOut)
+		return nil
+	}
 	if dOut.Rows != l.x.Rows || dOut.Cols != out {
 		shapePanic("edge linear backward", "gradient %v for output %dx%d", dOut, l.x.Rows, out)
 	}

@@ -154,7 +154,17 @@ func (m *EdgeModel) CheckBatch(b *EdgeBatch) error {
 	if b.NodeX == nil || b.NodeX.Rows != b.NumNodes[0] || b.NodeX.Cols != m.cfg.NodeIn {
 		return fmt.Errorf("%s: node inputs %v for %d nodes of %d features", op, b.NodeX, b.NumNodes[0], m.cfg.NodeIn)
 	}
-	if b.EdgeX == nil || b.EdgeX.Rows != b.NumEdges[0] || b.EdgeX.Cols != m.cfg.EdgeIn {
+	if s := b.EdgeSlots; s != nil {
+		if s.Rows != b.NumEdges[0] || s.Cols != m.cfg.EdgeIn || s.K > maxCompact || len(s.Idx) != s.Rows*s.K || len(s.Val) != len(s.Idx) {
+			return fmt.Errorf("%s: edge inputs %dx%d in %d slots for %d edges of %d features",
+				op, s.Rows, s.Cols, s.K, b.NumEdges[0], m.cfg.EdgeIn)
+		}
+		for _, c := range s.Idx {
+			if c < 0 || int(c) >= s.Cols {
+				return fmt.Errorf("%s: edge input column %d outside [0,%d)", op, c, s.Cols)
+			}
+		}
+	} else if b.EdgeX == nil || b.EdgeX.Rows != b.NumEdges[0] || b.EdgeX.Cols != m.cfg.EdgeIn {
 		return fmt.Errorf("%s: edge inputs %v for %d edges of %d features", op, b.EdgeX, b.NumEdges[0], m.cfg.EdgeIn)
 	}
 	if (m.cfg.Ports || m.cfg.TimeDeltas) && (b.EdgeOrd == nil || b.EdgeOrd.Rows != b.NumEdges[0] || b.EdgeOrd.Cols != EdgeOrdDim) {
@@ -197,7 +207,11 @@ func (m *EdgeModel) Forward(b *EdgeBatch, ovs []EmbeddingOverride, train bool, r
 		}
 	}
 	applyOverrides(m.h0, ovs, 0, false)
-	m.e0 = m.edgeEnc.forward(b.EdgeX)
+	if b.EdgeSlots != nil {
+		m.e0 = m.edgeEnc.forwardSlots(b.EdgeSlots)
+	} else {
+		m.e0 = m.edgeEnc.forward(b.EdgeX)
+	}
 	if m.port != nil {
 		m.port.forward(m.e0, b.EdgeOrd)
 	}

@@ -1,7 +1,9 @@
 package gnn
 
-// Inner kernels shared by the dense and sparse products. Go does not
-// vectorise, so the kernels keep up to eight output columns in scalar
+// Inner kernels shared by the dense and sparse products. On amd64 with
+// AVX and FMA the leading multiples of 32 columns run in assembly
+// (kernel_amd64.s); the rest, and everything elsewhere, runs here. Go does
+// not vectorise, so these loops keep up to eight output columns in scalar
 // locals (registers) while they sweep the reduction, and reach eight input
 // values at a time through array pointers, which costs one bounds check per
 // input row instead of one per element. The sparse and dense variants are
@@ -10,8 +12,12 @@ package gnn
 // gatherSparse sets d (len n) = Σ_k vals[k]·b[cols[k]*n : cols[k]*n+n],
 // where b is row-major with n columns and len(vals) ≥ len(cols).
 func gatherSparse(d []float32, cols []int32, vals []float32, b []float32, n int) {
+	gatherSparseFrom(gatherSparseWide(d, cols, vals, b, n), d, cols, vals, b, n)
+}
+
+// gatherSparseFrom is gatherSparse for columns [j, n) in Go.
+func gatherSparseFrom(j int, d []float32, cols []int32, vals []float32, b []float32, n int) {
 	vals = vals[:len(cols)]
-	j := 0
 	for ; j+8 <= n; j += 8 {
 		var c0, c1, c2, c3, c4, c5, c6, c7 float32
 		for k, c := range cols {
@@ -75,7 +81,11 @@ func gatherSparse(d []float32, cols []int32, vals []float32, b []float32, n int)
 // gatherDense sets d (len n) = Σ_p a[p]·b[p*n : p*n+n]: a row vector
 // times a row-major len(a)×n matrix b.
 func gatherDense(d []float32, a []float32, b []float32, n int) {
-	j := 0
+	gatherDenseFrom(gatherDenseWide(d, a, b, n), d, a, b, n)
+}
+
+// gatherDenseFrom is gatherDense for columns [j, n) in Go.
+func gatherDenseFrom(j int, d []float32, a []float32, b []float32, n int) {
 	for ; j+8 <= n; j += 8 {
 		var c0, c1, c2, c3, c4, c5, c6, c7 float32
 		for p, v := range a {
@@ -166,9 +176,13 @@ func colSums(d []float32, b []float32, n int) {
 // columns) for every k: one row of b scattered by one row of a sparse
 // matrix. brow is held in registers while the entries stream past.
 func scatterSparse(out []float32, cols []int32, vals []float32, brow []float32, n int) {
+	scatterSparseFrom(scatterSparseWide(out, cols, vals, brow, n), out, cols, vals, brow, n)
+}
+
+// scatterSparseFrom is scatterSparse for columns [j, n) in Go.
+func scatterSparseFrom(j int, out []float32, cols []int32, vals []float32, brow []float32, n int) {
 	vals = vals[:len(cols)]
 	brow = brow[:n]
-	j := 0
 	for ; j+8 <= n; j += 8 {
 		bb := (*[8]float32)(brow[j:])
 		b0, b1, b2, b3, b4, b5, b6, b7 := bb[0], bb[1], bb[2], bb[3], bb[4], bb[5], bb[6], bb[7]
@@ -227,8 +241,12 @@ func scatterSparse(out []float32, cols []int32, vals []float32, brow []float32, 
 // scatterDense adds the outer product aᵀ·brow into out (len(a)×n,
 // row-major): out[p*n : p*n+n] += a[p]·brow, a rank-one update.
 func scatterDense(out []float32, a []float32, brow []float32, n int) {
+	scatterDenseFrom(scatterDenseWide(out, a, brow, n), out, a, brow, n)
+}
+
+// scatterDenseFrom is scatterDense for columns [j, n) in Go.
+func scatterDenseFrom(j int, out []float32, a []float32, brow []float32, n int) {
 	brow = brow[:n]
-	j := 0
 	for ; j+8 <= n; j += 8 {
 		bb := (*[8]float32)(brow[j:])
 		b0, b1, b2, b3, b4, b5, b6, b7 := bb[0], bb[1], bb[2], bb[3], bb[4], bb[5], bb[6], bb[7]

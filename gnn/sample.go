@@ -29,8 +29,11 @@ type EdgeBatch struct {
 	// Blocks[l−1] holds the messages of layer l.
 	Blocks []EdgeBlock
 	// Inputs: NumNodes[0]×NodeFeatureDim node features and
-	// NumEdges[0]×EdgeFeatureDim edge features (SetInputs fills them).
+	// NumEdges[0]×EdgeFeatureDim edge features, the latter either dense
+	// (EdgeX) or in slots (EdgeSlots, which SetInputs fills, leaving
+	// EdgeX nil); a model reads EdgeSlots when it is set.
 	NodeX, EdgeX *Tensor
+	EdgeSlots    *SlotRows
 	// EdgeOrd is NumEdges[0]×EdgeOrdDim order features (ports, time
 	// deltas) when the featurizer has them (EdgeFeaturizer.EnableOrder),
 	// else nil.
@@ -76,15 +79,18 @@ func (b *EdgeBatch) Rows(l int, keep func(node int32) bool) []int32 {
 }
 
 // SetInputs fills NodeX from the rows of nodeX (N×NodeFeatureDim, by graph
-// node id, e.g. NodeFeatures) and EdgeX (and EdgeOrd, when f has order
-// features) from f.
+// node id, e.g. NodeFeatures) and EdgeSlots (and EdgeOrd, when f has order
+// features) from f, and sets EdgeX to nil.
 func (b *EdgeBatch) SetInputs(nodeX *Tensor, f *EdgeFeaturizer) {
 	b.NodeX = edgeReuse(b.NodeX, len(b.Nodes), nodeX.Cols)
 	for r, v := range b.Nodes {
 		copy(b.NodeX.Row(r), nodeX.Row(int(v)))
 	}
-	b.EdgeX = edgeReuse(b.EdgeX, len(b.Edges), EdgeFeatureDim)
-	f.Fill(b.EdgeX, b.Edges)
+	b.EdgeX = nil
+	if b.EdgeSlots == nil {
+		b.EdgeSlots = new(SlotRows)
+	}
+	f.FillSlots(b.EdgeSlots, b.Edges)
 	if !f.HasOrder() {
 		b.EdgeOrd = nil
 		return
@@ -107,13 +113,20 @@ type EdgeSampler struct {
 	idx    *EdgeIndex
 	fanOut []int
 
-	stamp     uint32
-	nodeStamp []uint32
-	nodeRow   []int32
-	edgeStamp []uint32
-	edgeRow   []int32
-	picked    []int32
-	chosen    []int
+	stamp uint32
+	// Per node and per edge of the graph, the batch row and the stamp
+	// of the batch that row belongs to, side by side: one cache miss per
+	// lookup instead of two on graphs far larger than the cache.
+	nodeRow []sampleRow
+	edgeRow []sampleRow
+	picked  []int32
+	chosen  []int
+}
+
+// sampleRow is a node's or edge's row in the batch stamped stamp.
+type sampleRow struct {
+	stamp uint32
+	row   int32
 }
 
 // NewEdgeSampler returns a sampler over idx with the given fan-outs, one
@@ -123,12 +136,10 @@ func NewEdgeSampler(idx *EdgeIndex, fanOut []int) (*EdgeSampler, error) {
 		return nil, fmt.Errorf("gnn: new edge sampler: no layers")
 	}
 	return &EdgeSampler{
-		idx:       idx,
-		fanOut:    append([]int(nil), fanOut...),
-		nodeStamp: make([]uint32, idx.NumNodes()),
-		nodeRow:   make([]int32, idx.NumNodes()),
-		edgeStamp: make([]uint32, idx.NumGraphEdges()),
-		edgeRow:   make([]int32, idx.NumGraphEdges()),
+		idx:     idx,
+		fanOut:  append([]int(nil), fanOut...),
+		nodeRow: make([]sampleRow, idx.NumNodes()),
+		edgeRow: make([]sampleRow, idx.NumGraphEdges()),
 	}, nil
 }
 
@@ -157,7 +168,7 @@ func (s *EdgeSampler) Sample(b *EdgeBatch, seeds []int32, rng *rand.Rand) error 
 		if e < 0 || int(e) >= s.idx.NumGraphEdges() {
 			return fmt.Errorf("gnn: sample edges: seed %d outside [0,%d)", e, s.idx.NumGraphEdges())
 		}
-		if s.edgeStamp[e] == s.stamp {
+		if s.edgeRow[e].stamp == s.stamp {
 			return fmt.Errorf("gnn: sample edges: seed %d repeated", e)
 		}
 		s.addEdge(b, e)
@@ -200,19 +211,19 @@ func (s *EdgeSampler) reset(m *EdgeMessages, targets int) {
 func (s *EdgeSampler) nextStamp() {
 	s.stamp++
 	if s.stamp == 0 {
-		clear(s.nodeStamp)
-		clear(s.edgeStamp)
+		clear(s.nodeRow)
+		clear(s.edgeRow)
 		s.stamp = 1
 	}
 }
 
 // addNode returns v's local row, appending v if new.
 func (s *EdgeSampler) addNode(b *EdgeBatch, v int32) int32 {
-	if s.nodeStamp[v] == s.stamp {
-		return s.nodeRow[v]
+	if p := &s.nodeRow[v]; p.stamp == s.stamp {
+		return p.row
 	}
 	r := int32(len(b.Nodes))
-	s.nodeStamp[v], s.nodeRow[v] = s.stamp, r
+	s.nodeRow[v] = sampleRow{s.stamp, r}
 	b.Nodes = append(b.Nodes, v)
 	b.Degree = append(b.Degree, int32(s.idx.Degree(v)))
 	return r
@@ -220,11 +231,11 @@ func (s *EdgeSampler) addNode(b *EdgeBatch, v int32) int32 {
 
 // addEdge returns e's local row, appending e (and its endpoints) if new.
 func (s *EdgeSampler) addEdge(b *EdgeBatch, e int32) int32 {
-	if s.edgeStamp[e] == s.stamp {
-		return s.edgeRow[e]
+	if p := &s.edgeRow[e]; p.stamp == s.stamp {
+		return p.row
 	}
 	r := int32(len(b.Edges))
-	s.edgeStamp[e], s.edgeRow[e] = s.stamp, r
+	s.edgeRow[e] = sampleRow{s.stamp, r}
 	src, dst := s.idx.Endpoints(e)
 	b.Edges = append(b.Edges, e)
 	b.EdgeSrc = append(b.EdgeSrc, s.addNode(b, src))

@@ -1,0 +1,119 @@
+//go:build amd64 && !purego
+
+package gnn
+
+import "fmt"
+
+// The kernels of kernel.go hand their leading multiple of 32 columns to
+// the AVX2/FMA loops of kernel_amd64.s when the CPU and OS support them:
+// eight lanes per instruction and a fused multiply-add did in one
+// instruction what the scalar Go loop does in sixteen (measured on the
+// edge model's step benchmark: the kernels were two thirds of a step).
+// The wrappers check every row index and length the assembly trusts, so
+// a bad index panics as the Go kernels' bounds checks would.
+
+//go:noescape
+func gatherSparseFMA(d, b *float32, cols *int32, vals *float32, nk, stride, blocks int)
+
+//go:noescape
+func gatherDenseFMA(d, b, a *float32, na, stride, blocks int)
+
+//go:noescape
+func scatterSparseFMA(out, brow *float32, cols *int32, vals *float32, nk, stride, blocks int)
+
+//go:noescape
+func scatterDenseFMA(out, brow, a *float32, na, stride, blocks int)
+
+func cpuid(leaf, sub uint32) (a, b, c, d uint32)
+
+func xgetbv() uint32
+
+// haveFMA reports AVX and FMA in the CPU and YMM state saved by the OS.
+// Set once at start-up and read-only afterwards.
+var haveFMA = detectFMA()
+
+func detectFMA() bool {
+	if max, _, _, _ := cpuid(0, 0); max < 1 {
+		return false
+	}
+	_, _, c, _ := cpuid(1, 0)
+	const fma, osxsave, avx = 1 << 12, 1 << 27, 1 << 28
+	if c&fma == 0 || c&osxsave == 0 || c&avx == 0 {
+		return false
+	}
+	return xgetbv()&6 == 6 // XMM and YMM state enabled
+}
+
+// wideCols is the number of leading columns of an n-column kernel the
+// assembly computes: n rounded down to a multiple of 32, or 0.
+func wideCols(n, terms int) int {
+	if !haveFMA || terms == 0 {
+		return 0
+	}
+	return n &^ 31
+}
+
+func checkRows(op string, cols []int32, rows int) {
+	for _, c := range cols {
+		if uint(int(c)) >= uint(rows) {
+			panic(fmt.Sprintf("gnn: %s: row %d outside [0,%d)", op, c, rows))
+		}
+	}
+}
+
+func checkLen(op string, have, want int) {
+	if have < want {
+		panic(fmt.Sprintf("gnn: %s: %d values where %d are read", op, have, want))
+	}
+}
+
+// gatherSparseWide computes the first wideCols columns of gatherSparse and
+// returns their number.
+func gatherSparseWide(d []float32, cols []int32, vals []float32, b []float32, n int) int {
+	w := wideCols(n, len(cols))
+	if w == 0 {
+		return 0
+	}
+	checkLen("gather sparse", len(d), n)
+	checkLen("gather sparse", len(vals), len(cols))
+	checkRows("gather sparse", cols, len(b)/n)
+	gatherSparseFMA(&d[0], &b[0], &cols[0], &vals[0], len(cols), n, w/32)
+	return w
+}
+
+// gatherDenseWide computes the first wideCols columns of gatherDense.
+func gatherDenseWide(d []float32, a []float32, b []float32, n int) int {
+	w := wideCols(n, len(a))
+	if w == 0 {
+		return 0
+	}
+	checkLen("gather dense", len(d), n)
+	checkLen("gather dense", len(b), len(a)*n)
+	gatherDenseFMA(&d[0], &b[0], &a[0], len(a), n, w/32)
+	return w
+}
+
+// scatterSparseWide computes the first wideCols columns of scatterSparse.
+func scatterSparseWide(out []float32, cols []int32, vals []float32, brow []float32, n int) int {
+	w := wideCols(n, len(cols))
+	if w == 0 {
+		return 0
+	}
+	checkLen("scatter sparse", len(brow), n)
+	checkLen("scatter sparse", len(vals), len(cols))
+	checkRows("scatter sparse", cols, len(out)/n)
+	scatterSparseFMA(&out[0], &brow[0], &cols[0], &vals[0], len(cols), n, w/32)
+	return w
+}
+
+// scatterDenseWide computes the first wideCols columns of scatterDense.
+func scatterDenseWide(out []float32, a []float32, brow []float32, n int) int {
+	w := wideCols(n, len(a))
+	if w == 0 {
+		return 0
+	}
+	checkLen("scatter dense", len(brow), n)
+	checkLen("scatter dense", len(out), len(a)*n)
+	scatterDenseFMA(&out[0], &brow[0], &a[0], len(a), n, w/32)
+	return w
+}

@@ -1,0 +1,198 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// AVX2/FMA bodies of the kernels of kernel.go, over blocks of 32 output
+// columns held in four YMM registers (eight lanes each). The Go wrappers
+// in kernel_amd64.go check the shapes and indices; these trust them. Row
+// strides are in elements. Every sum runs over k (or p) in the same order
+// as the Go kernels; only the fused multiply-add rounds differently.
+
+// func gatherSparseFMA(d, b *float32, cols *int32, vals *float32, nk, stride, blocks int)
+TEXT ·gatherSparseFMA(SB), NOSPLIT, $0-56
+	MOVQ d+0(FP), DI
+	MOVQ b+8(FP), SI
+	MOVQ cols+16(FP), R8
+	MOVQ vals+24(FP), R9
+	MOVQ nk+32(FP), R10
+	MOVQ stride+40(FP), R11
+	MOVQ blocks+48(FP), R12
+	SHLQ $2, R11
+
+gsBlock:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	XORQ   CX, CX
+
+gsLoop:
+	MOVLQSX      (R8)(CX*4), AX
+	IMULQ        R11, AX
+	VBROADCASTSS (R9)(CX*4), Y4
+	VFMADD231PS  (SI)(AX*1), Y4, Y0
+	VFMADD231PS  32(SI)(AX*1), Y4, Y1
+	VFMADD231PS  64(SI)(AX*1), Y4, Y2
+	VFMADD231PS  96(SI)(AX*1), Y4, Y3
+	INCQ         CX
+	CMPQ         CX, R10
+	JLT          gsLoop
+
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ    $128, DI
+	ADDQ    $128, SI
+	DECQ    R12
+	JNZ     gsBlock
+	VZEROUPPER
+	RET
+
+// func gatherDenseFMA(d, b, a *float32, na, stride, blocks int)
+TEXT ·gatherDenseFMA(SB), NOSPLIT, $0-48
+	MOVQ d+0(FP), DI
+	MOVQ b+8(FP), SI
+	MOVQ a+16(FP), R9
+	MOVQ na+24(FP), R10
+	MOVQ stride+32(FP), R11
+	MOVQ blocks+40(FP), R12
+	SHLQ $2, R11
+
+gdBlock:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	XORQ   CX, CX
+	MOVQ   SI, AX
+
+gdLoop:
+	VBROADCASTSS (R9)(CX*4), Y4
+	VFMADD231PS  (AX), Y4, Y0
+	VFMADD231PS  32(AX), Y4, Y1
+	VFMADD231PS  64(AX), Y4, Y2
+	VFMADD231PS  96(AX), Y4, Y3
+	ADDQ         R11, AX
+	INCQ         CX
+	CMPQ         CX, R10
+	JLT          gdLoop
+
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ    $128, DI
+	ADDQ    $128, SI
+	DECQ    R12
+	JNZ     gdBlock
+	VZEROUPPER
+	RET
+
+// func scatterSparseFMA(out, brow *float32, cols *int32, vals *float32, nk, stride, blocks int)
+TEXT ·scatterSparseFMA(SB), NOSPLIT, $0-56
+	MOVQ out+0(FP), DI
+	MOVQ brow+8(FP), SI
+	MOVQ cols+16(FP), R8
+	MOVQ vals+24(FP), R9
+	MOVQ nk+32(FP), R10
+	MOVQ stride+40(FP), R11
+	MOVQ blocks+48(FP), R12
+	SHLQ $2, R11
+
+ssBlock:
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 96(SI), Y3
+	XORQ    CX, CX
+
+ssLoop:
+	MOVLQSX      (R8)(CX*4), AX
+	IMULQ        R11, AX
+	ADDQ         DI, AX
+	VBROADCASTSS (R9)(CX*4), Y4
+	VMOVUPS      (AX), Y5
+	VMOVUPS      32(AX), Y6
+	VMOVUPS      64(AX), Y7
+	VMOVUPS      96(AX), Y8
+	VFMADD231PS  Y4, Y0, Y5
+	VFMADD231PS  Y4, Y1, Y6
+	VFMADD231PS  Y4, Y2, Y7
+	VFMADD231PS  Y4, Y3, Y8
+	VMOVUPS      Y5, (AX)
+	VMOVUPS      Y6, 32(AX)
+	VMOVUPS      Y7, 64(AX)
+	VMOVUPS      Y8, 96(AX)
+	INCQ         CX
+	CMPQ         CX, R10
+	JLT          ssLoop
+
+	ADDQ $128, DI
+	ADDQ $128, SI
+	DECQ R12
+	JNZ  ssBlock
+	VZEROUPPER
+	RET
+
+// func scatterDenseFMA(out, brow, a *float32, na, stride, blocks int)
+TEXT ·scatterDenseFMA(SB), NOSPLIT, $0-48
+	MOVQ out+0(FP), DI
+	MOVQ brow+8(FP), SI
+	MOVQ a+16(FP), R9
+	MOVQ na+24(FP), R10
+	MOVQ stride+32(FP), R11
+	MOVQ blocks+40(FP), R12
+	SHLQ $2, R11
+
+sdBlock:
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 96(SI), Y3
+	XORQ    CX, CX
+	MOVQ    DI, AX
+
+sdLoop:
+	VBROADCASTSS (R9)(CX*4), Y4
+	VMOVUPS      (AX), Y5
+	VMOVUPS      32(AX), Y6
+	VMOVUPS      64(AX), Y7
+	VMOVUPS      96(AX), Y8
+	VFMADD231PS  Y4, Y0, Y5
+	VFMADD231PS  Y4, Y1, Y6
+	VFMADD231PS  Y4, Y2, Y7
+	VFMADD231PS  Y4, Y3, Y8
+	VMOVUPS      Y5, (AX)
+	VMOVUPS      Y6, 32(AX)
+	VMOVUPS      Y7, 64(AX)
+	VMOVUPS      Y8, 96(AX)
+	ADDQ         R11, AX
+	INCQ         CX
+	CMPQ         CX, R10
+	JLT          sdLoop
+
+	ADDQ $128, DI
+	ADDQ $128, SI
+	DECQ R12
+	JNZ  sdBlock
+	VZEROUPPER
+	RET
+
+// func cpuid(leaf, sub uint32) (a, b, c, d uint32)
+TEXT ·cpuid(SB), NOSPLIT, $0-24
+	MOVL leaf+0(FP), AX
+	MOVL sub+4(FP), CX
+	CPUID
+	MOVL AX, a+8(FP)
+	MOVL BX, b+12(FP)
+	MOVL CX, c+16(FP)
+	MOVL DX, d+20(FP)
+	RET
+
+// func xgetbv() uint32
+TEXT ·xgetbv(SB), NOSPLIT, $0-4
+	MOVL $0, CX
+	XGETBV
+	MOVL AX, ret+0(FP)
+	RET
