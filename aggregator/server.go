@@ -21,7 +21,9 @@ type Server struct {
 	ep      *bus.Endpoint
 
 	mu      sync.Mutex
-	queue   []queued
+	inbox   *Inbox // bounded, per-sender fair (inbox.go)
+	flow    flowLimits
+	sub     bus.Subscription
 	notify  chan struct{}
 	hellos  map[string]bus.Msg // pending hello requests by client
 	result  Result
@@ -78,8 +80,9 @@ func NewServer(cfg ServerConfig, tr bus.Transport) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("aggregator: job %s: %w", cfg.Job, err)
 	}
+	flow := flowFor(cfg, tr)
 	return &Server{hguard: NewHelloGuard(start, cfg.HelloSkew),
-		cfg: cfg, tr: tr, machine: m, ep: ep,
+		cfg: cfg, tr: tr, machine: m, ep: ep, flow: flow, inbox: NewInbox(flow.inbox),
 		notify: make(chan struct{}, 1),
 		hellos: map[string]bus.Msg{},
 		result: Result{
@@ -97,10 +100,19 @@ func (s *Server) Validator() *bus.Validator { return s.ep.Validator() }
 
 func (s *Server) enqueue(m bus.Msg) { s.push(queued{msg: m}) }
 
+// push queues q in the inbox and wakes the round loop. It runs on the NATS
+// delivery and never blocks on the round loop: a message that does not fit
+// its sender's queue is dropped, counted and logged (flow.go).
 func (s *Server) push(q queued) {
+	sender := senderOf(q.msg.Subject)
 	s.mu.Lock()
-	s.queue = append(s.queue, q)
+	ok, st := s.inbox.Push(sender, q, q.logged != nil)
+	waiting, bytes := s.inbox.Len(), s.inbox.Bytes()
 	s.mu.Unlock()
+	if !ok {
+		s.logDrop(sender, q.msg, st, waiting, bytes)
+		return
+	}
 	select {
 	case s.notify <- struct{}{}:
 	default:
@@ -116,7 +128,7 @@ func (s *Server) Run(ctx context.Context) (Result, error) {
 			return Result{}, err
 		}
 	}
-	sub, err := s.tr.Subscribe(s.enqueue, Subjects(j, s.durable())...)
+	sub, err := s.subscribe(Subjects(j, s.durable()))
 	if err != nil {
 		return Result{}, fmt.Errorf("aggregator: run: %w", err)
 	}
@@ -127,7 +139,9 @@ func (s *Server) Run(ctx context.Context) (Result, error) {
 	s.cfg.Log.Info().Str("job", j).Str("algo", s.cfg.Round.Algo).Int("rounds", s.cfg.Round.Rounds).
 		Int("min_clients", s.cfg.Round.MinClients).Dur("round_timeout", s.cfg.Round.RoundTimeout).
 		Float64("deadline_factor", s.cfg.Round.DeadlineFactor).
-		Bool("durable", s.durable()).Bool("resumed", s.result.Resumed).Str("run", s.cfg.Run).Msg("aggregator ready")
+		Bool("durable", s.durable()).Bool("resumed", s.result.Resumed).Str("run", s.cfg.Run).
+		Int64("max_payload", s.flow.payload).Int("inbox_sender_bytes", s.flow.inbox.SenderBytes).
+		Int("inbox_sender_msgs", s.flow.inbox.SenderMsgs).Int("pending_bytes", s.flow.pending.Bytes).Msg("aggregator ready")
 	if s.durable() {
 		stop, err := s.startLog(ctx)
 		if err != nil {
@@ -171,6 +185,7 @@ func (s *Server) snapshot() Result {
 	r.Run = s.cfg.Run
 	r.Models = s.machine.Models()
 	r.Rounds = uint64(len(r.Closes))
+	r.Flow = s.flowReport()
 	for _, rc := range r.Closes {
 		if rc.Mix != nil {
 			r.Mixes = append(r.Mixes, *rc.Mix)
@@ -196,13 +211,11 @@ func (s *Server) allFinalIn() bool {
 func (s *Server) drain(ctx context.Context) error {
 	for {
 		s.mu.Lock()
-		if len(s.queue) == 0 {
-			s.mu.Unlock()
+		q, ok := s.inbox.Pop()
+		s.mu.Unlock()
+		if !ok {
 			return nil
 		}
-		q := s.queue[0]
-		s.queue = s.queue[1:]
-		s.mu.Unlock()
 		var err error
 		if q.logged != nil {
 			err = s.handleLogged(ctx, *q.logged)
