@@ -46,7 +46,7 @@ type JobSize struct {
 // DefaultJobSize is the sizing of `graphfed keys` without flags: a model
 // of up to 1,048,576 parameters (8 MiB per update) and embedding messages
 // of up to 65,536 rows of 64 values (the AML CE-FedGNN learners' default
-// dimension), so a 22 MiB payload limit.
+// dimension), so a 21 MiB payload limit.
 func DefaultJobSize() JobSize {
 	return JobSize{Params: 1 << 20, EmbRows: 1 << 16, EmbDim: 64}
 }
