@@ -22,10 +22,11 @@ type InboxLimits struct {
 // InboxLimitsFor are the limits for a server payload limit and a job of
 // clients clients: every sender may have a round of its legitimate
 // traffic waiting (a hello, an update of at most maxPayload, metrics, a
-// bye) with room to spare, 16 messages and two full payloads, and the
-// whole queue as much for every client and two more senders.
+// bye) with room to spare, 16 messages and two full payloads (with 64 KiB
+// for their subjects), and the whole queue as much for every client and two
+// more senders.
 func InboxLimitsFor(maxPayload, clients int) InboxLimits {
-	per := 2 * maxPayload
+	per := 2*maxPayload + 64<<10
 	return InboxLimits{SenderMsgs: 16, SenderBytes: per, TotalBytes: per * (max(clients, 1) + 2)}
 }
 
