@@ -20,15 +20,18 @@ type Server struct {
 	machine *Machine
 	ep      *bus.Endpoint
 
-	mu      sync.Mutex
-	inbox   *Inbox // bounded, per-sender fair (inbox.go)
-	flow    flowLimits
-	sub     bus.Subscription
-	notify  chan struct{}
-	hellos  map[string]bus.Msg // pending hello requests by client
-	result  Result
-	doneAt  time.Time
-	finalCh chan struct{}
+	mu     sync.Mutex
+	inbox  *Inbox // bounded, per-sender fair (inbox.go)
+	flow   flowLimits
+	sub    bus.Subscription
+	notify chan struct{}
+	hellos map[string]bus.Msg // pending hello requests by client
+	result Result
+	doneAt time.Time
+	// finalFrom are the clients live when the job finished, whose final
+	// metrics the server waits for (bounded by FinalWait).
+	finalFrom []string
+	finalCh   chan struct{}
 
 	dur    durableState // durable servers only
 	news   newsTimer    // re-announcement
@@ -194,10 +197,19 @@ func (s *Server) snapshot() Result {
 	return r
 }
 
+// allFinalIn reports whether every client live when the job finished sent
+// its final metrics. The clients are taken when the job finished, not now:
+// an agent sends its final metrics, then its bye, on two subjects whose
+// deliveries are not ordered against each other (SubscribeBounded), so
+// its bye may be handled first.
 func (s *Server) allFinalIn() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, id := range s.machine.liveClients() {
+	from := s.finalFrom
+	if s.doneAt.IsZero() { // finished before this run (a restored job)
+		from = s.machine.liveClients()
+	}
+	for _, id := range from {
 		if _, ok := s.result.Final[id]; !ok {
 			return false
 		}
@@ -388,6 +400,10 @@ func (s *Server) act(ctx context.Context, a Action) error {
 		s.cfg.Log.Debug().Str("client", x.Client).Uint64("round", x.Round).Str("reason", x.Reason).Msg("update dropped")
 	case Finished:
 		s.doneAt = s.cfg.Now()
+		live := s.machine.liveClients()
+		s.mu.Lock()
+		s.finalFrom = live
+		s.mu.Unlock()
 		s.cfg.Log.Info().Uint64("rounds", x.Rounds).Msg("job finished")
 	}
 	for _, o := range s.cfg.Outbound(a) {
