@@ -55,6 +55,9 @@ func (e *ConnEvents) options() []nats.Option {
 	return []nats.Option{
 		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) { e.asyncError(sub, err) }),
 		nats.DisconnectErrHandler(func(nc *nats.Conn, err error) {
+			if nc.IsClosed() {
+				return // the party closed it: no event
+			}
 			n := e.disconnects.Add(1)
 			l := e.log.Warn().Str("party", e.party).Int64("disconnects", n).Str("server", nc.ConnectedUrlRedacted())
 			if err != nil {
