@@ -20,13 +20,18 @@ type Server struct {
 	machine *Machine
 	ep      *bus.Endpoint
 
-	mu      sync.Mutex
-	queue   []queued
-	notify  chan struct{}
-	hellos  map[string]bus.Msg // pending hello requests by client
-	result  Result
-	doneAt  time.Time
-	finalCh chan struct{}
+	mu     sync.Mutex
+	inbox  *Inbox // bounded, per-sender fair (inbox.go)
+	flow   flowLimits
+	sub    bus.Subscription
+	notify chan struct{}
+	hellos map[string]bus.Msg // pending hello requests by client
+	result Result
+	doneAt time.Time
+	// finalFrom are the clients live when the job finished, whose final
+	// metrics the server waits for (bounded by FinalWait).
+	finalFrom []string
+	finalCh   chan struct{}
 
 	dur    durableState // durable servers only
 	news   newsTimer    // re-announcement
@@ -78,8 +83,9 @@ func NewServer(cfg ServerConfig, tr bus.Transport) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("aggregator: job %s: %w", cfg.Job, err)
 	}
+	flow := flowFor(cfg, tr)
 	return &Server{hguard: NewHelloGuard(start, cfg.HelloSkew),
-		cfg: cfg, tr: tr, machine: m, ep: ep,
+		cfg: cfg, tr: tr, machine: m, ep: ep, flow: flow, inbox: NewInbox(flow.inbox),
 		notify: make(chan struct{}, 1),
 		hellos: map[string]bus.Msg{},
 		result: Result{
@@ -97,10 +103,19 @@ func (s *Server) Validator() *bus.Validator { return s.ep.Validator() }
 
 func (s *Server) enqueue(m bus.Msg) { s.push(queued{msg: m}) }
 
+// push queues q in the inbox and wakes the round loop. It runs on the NATS
+// delivery and never blocks on the round loop: a message that does not fit
+// its sender's queue is dropped, counted and logged (flow.go).
 func (s *Server) push(q queued) {
+	sender := senderOf(q.msg.Subject)
 	s.mu.Lock()
-	s.queue = append(s.queue, q)
+	ok, st := s.inbox.Push(sender, q, q.logged != nil)
+	waiting, bytes := s.inbox.Len(), s.inbox.Bytes()
 	s.mu.Unlock()
+	if !ok {
+		s.logDrop(sender, q.msg, st, waiting, bytes)
+		return
+	}
 	select {
 	case s.notify <- struct{}{}:
 	default:
@@ -116,7 +131,7 @@ func (s *Server) Run(ctx context.Context) (Result, error) {
 			return Result{}, err
 		}
 	}
-	sub, err := s.tr.Subscribe(s.enqueue, Subjects(j, s.durable())...)
+	sub, err := s.subscribe(Subjects(j, s.durable()))
 	if err != nil {
 		return Result{}, fmt.Errorf("aggregator: run: %w", err)
 	}
@@ -127,7 +142,9 @@ func (s *Server) Run(ctx context.Context) (Result, error) {
 	s.cfg.Log.Info().Str("job", j).Str("algo", s.cfg.Round.Algo).Int("rounds", s.cfg.Round.Rounds).
 		Int("min_clients", s.cfg.Round.MinClients).Dur("round_timeout", s.cfg.Round.RoundTimeout).
 		Float64("deadline_factor", s.cfg.Round.DeadlineFactor).
-		Bool("durable", s.durable()).Bool("resumed", s.result.Resumed).Str("run", s.cfg.Run).Msg("aggregator ready")
+		Bool("durable", s.durable()).Bool("resumed", s.result.Resumed).Str("run", s.cfg.Run).
+		Int64("max_payload", s.flow.payload).Int("inbox_sender_bytes", s.flow.inbox.SenderBytes).
+		Int("inbox_sender_msgs", s.flow.inbox.SenderMsgs).Int("pending_bytes", s.flow.pending.Bytes).Msg("aggregator ready")
 	if s.durable() {
 		stop, err := s.startLog(ctx)
 		if err != nil {
@@ -171,6 +188,7 @@ func (s *Server) snapshot() Result {
 	r.Run = s.cfg.Run
 	r.Models = s.machine.Models()
 	r.Rounds = uint64(len(r.Closes))
+	r.Flow = s.flowReport()
 	for _, rc := range r.Closes {
 		if rc.Mix != nil {
 			r.Mixes = append(r.Mixes, *rc.Mix)
@@ -179,10 +197,19 @@ func (s *Server) snapshot() Result {
 	return r
 }
 
+// allFinalIn reports whether every client live when the job finished sent
+// its final metrics. The clients are taken when the job finished, not now:
+// an agent sends its final metrics, then its bye, on two subjects whose
+// deliveries are not ordered against each other (SubscribeBounded), so
+// its bye may be handled first.
 func (s *Server) allFinalIn() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, id := range s.machine.liveClients() {
+	from := s.finalFrom
+	if s.doneAt.IsZero() { // finished before this run (a restored job)
+		from = s.machine.liveClients()
+	}
+	for _, id := range from {
 		if _, ok := s.result.Final[id]; !ok {
 			return false
 		}
@@ -196,13 +223,11 @@ func (s *Server) allFinalIn() bool {
 func (s *Server) drain(ctx context.Context) error {
 	for {
 		s.mu.Lock()
-		if len(s.queue) == 0 {
-			s.mu.Unlock()
+		q, ok := s.inbox.Pop()
+		s.mu.Unlock()
+		if !ok {
 			return nil
 		}
-		q := s.queue[0]
-		s.queue = s.queue[1:]
-		s.mu.Unlock()
 		var err error
 		if q.logged != nil {
 			err = s.handleLogged(ctx, *q.logged)
@@ -375,6 +400,10 @@ func (s *Server) act(ctx context.Context, a Action) error {
 		s.cfg.Log.Debug().Str("client", x.Client).Uint64("round", x.Round).Str("reason", x.Reason).Msg("update dropped")
 	case Finished:
 		s.doneAt = s.cfg.Now()
+		live := s.machine.liveClients()
+		s.mu.Lock()
+		s.finalFrom = live
+		s.mu.Unlock()
 		s.cfg.Log.Info().Uint64("rounds", x.Rounds).Msg("job finished")
 	}
 	for _, o := range s.cfg.Outbound(a) {

@@ -17,7 +17,13 @@ type ServerConfig struct {
 	InitSeed uint64          // shared model initialisation seed sent in hello replies
 	Enrol    map[string]bool // clients allowed to join; nil: any valid id
 	// MaxBytes rejects larger messages as "oversized"; 0: bus.DefaultMaxPayload.
-	MaxBytes  int
+	MaxBytes int
+	// Pending bounds what NATS queues for the server's subscription and
+	// Inbox its own queue per sender (flow.go, inbox.go); zero: derived
+	// from the server's payload limit (bus.AggregatorPending,
+	// InboxLimitsFor).
+	Pending   bus.PendingLimits
+	Inbox     InboxLimits
 	TickEvery time.Duration // how often deadlines are checked; default 20ms
 	// FinalWait bounds how long the server waits for clients' final metrics
 	// after the job is done; default 10s.
@@ -66,7 +72,10 @@ type Result struct {
 	PerRound map[uint64]map[string]map[string]float64
 	Rejects  map[string]uint64
 	Dropped  map[string]int // by reason
-	Model    []float32      // the latest global model; nil when the strategy personalizes
+	// Flow is what the flow limits did: messages received and dropped per
+	// sender by the bounded inbox, slow-consumer drops, connection events.
+	Flow  FlowReport
+	Model []float32 // the latest global model; nil when the strategy personalizes
 	// Models are the latest models published: the global one, or each
 	// client's latest personalized one (To), sorted by recipient.
 	Models []PublishModel

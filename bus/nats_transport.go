@@ -27,6 +27,9 @@ type ConnectOptions struct {
 	// subscription only this way. Nil: nats.go's default handler, which
 	// prints them to stderr.
 	OnError func(error)
+	// Events, when set, logs and counts slow-consumer drops, disconnects,
+	// reconnects and asynchronous errors (which it passes on to OnError).
+	Events *ConnEvents
 	// ReconnectWait and MaxReconnects keep clients alive across a server restart.
 	ReconnectWait time.Duration
 	MaxReconnects int
@@ -80,7 +83,11 @@ func Connect(url string, o ConnectOptions) (*nats.Conn, error) {
 		}
 		opts = append(opts, nats.Nkey(pub, kp.Sign), nats.CustomInboxPrefix(InboxPrefix(pub)))
 	}
-	if o.OnError != nil {
+	switch {
+	case o.Events != nil:
+		o.Events.onError = o.OnError
+		opts = append(opts, o.Events.options()...)
+	case o.OnError != nil:
 		opts = append(opts, nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { o.OnError(err) }))
 	}
 	nc, err := nats.Connect(url, opts...)

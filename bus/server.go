@@ -27,7 +27,7 @@ type ServerOptions struct {
 	// temporary directory removed on Shutdown. `graphfed server` sets a
 	// persistent one, so that a restart keeps the privacy ledger.
 	DefaultStoreDir string
-	MaxPayload      int32         // default DefaultMaxPayload
+	MaxPayload      int32         // default: the configuration's, else DefaultMaxPayload
 	NoJetStream     bool          // JetStream is on unless this is set
 	ReadyTimeout    time.Duration // default 10s
 	ConfigFile      string        // optional nats-server configuration file (credentials, cluster); flags above override
@@ -50,6 +50,7 @@ type Server struct {
 	tempDir  string
 	storeDir string
 	auth     bool
+	payload  int32
 }
 
 // StartServer starts an embedded nats-server and waits until it accepts
@@ -78,7 +79,11 @@ func StartServer(o ServerOptions) (*Server, error) {
 	if o.ServerName != "" {
 		opts.ServerName = o.ServerName
 	}
-	opts.MaxPayload = o.MaxPayload
+	// The configuration's payload limit (the job's, from graphfed keys)
+	// stands unless the options name one.
+	if o.MaxPayload != 0 {
+		opts.MaxPayload = o.MaxPayload
+	}
 	if opts.MaxPayload == 0 {
 		opts.MaxPayload = DefaultMaxPayload
 	}
@@ -122,6 +127,7 @@ func StartServer(o ServerOptions) (*Server, error) {
 	}
 	s.ns = ns
 	s.storeDir = opts.StoreDir
+	s.payload = opts.MaxPayload
 	s.auth = len(opts.Nkeys) > 0 || len(opts.Users) > 0 || opts.Username != "" || opts.Authorization != "" || len(opts.TrustedOperators) > 0
 	ns.Start()
 	timeout := o.ReadyTimeout
@@ -135,6 +141,9 @@ func StartServer(o ServerOptions) (*Server, error) {
 	}
 	return s, nil
 }
+
+// MaxPayload is the server's payload limit: the largest message it takes.
+func (s *Server) MaxPayload() int { return int(s.payload) }
 
 // ClientURL is the nats:// URL clients connect to.
 func (s *Server) ClientURL() string { return s.ns.ClientURL() }

@@ -14,6 +14,9 @@ type ServerConfigOptions struct {
 	ServerName string // server_name; required with a cluster (JetStream names its peers)
 	Listen     string // client host:port; default "0.0.0.0:4222"
 	StoreDir   string // JetStream store_dir; empty: the server's default
+	// MaxPayload is the payload limit (max_payload), from the job's model
+	// schema (JobSize.PayloadLimit); 0: DefaultMaxPayload.
+	MaxPayload int
 	Cluster    *ClusterOptions
 }
 
@@ -29,8 +32,9 @@ type ClusterOptions struct {
 
 // ServerConfig renders a nats-server configuration (the format of
 // `nats-server -c` and `graphfed server --config`) for the parties of k:
-// JetStream on, graphfed's 64 MiB payload limit, and one NKey user per
-// party with its PartyPermissions. Users without a key in it cannot log in.
+// JetStream on, the job's payload limit (o.MaxPayload) with an outbound
+// limit per connection that holds a round of every party's messages
+// (MaxPendingFor), and one NKey user per party with its PartyPermissions. Users without a key in it cannot log in.
 func ServerConfig(k *Keyring, o ServerConfigOptions) ([]byte, error) {
 	fail := func(format string, args ...any) ([]byte, error) {
 		return nil, fmt.Errorf("bus: server config: "+format, args...)
@@ -53,9 +57,20 @@ func ServerConfig(k *Keyring, o ServerConfigOptions) ([]byte, error) {
 		fmt.Fprintf(&b, "server_name: %q\n", o.ServerName)
 	}
 	fmt.Fprintf(&b, "listen: %q\n", o.Listen)
-	fmt.Fprintf(&b, "max_payload: %d\n", DefaultMaxPayload)
-	// The server refuses a payload limit above its pending limit.
-	fmt.Fprintf(&b, "max_pending: %d\n\n", 2*DefaultMaxPayload)
+	payload := o.MaxPayload
+	if payload == 0 {
+		payload = DefaultMaxPayload
+	}
+	if payload < 1024 || payload > DefaultMaxPayload {
+		return fail("payload limit %d is not 1 KiB to %d MiB", payload, DefaultMaxPayload>>20)
+	}
+	// The largest message any party may publish: the job's largest
+	// legitimate message with headroom (JobSize.PayloadLimit), so a bank
+	// cannot push larger floods than its own updates.
+	fmt.Fprintf(&b, "max_payload: %d\n", payload)
+	// What may wait for one connection before the server cuts it off as a
+	// slow consumer (the server refuses a payload limit above it).
+	fmt.Fprintf(&b, "max_pending: %d\n\n", MaxPendingFor(payload, len(k.Parties())))
 	b.WriteString("jetstream {\n")
 	if o.StoreDir != "" {
 		fmt.Fprintf(&b, "  store_dir: %q\n", o.StoreDir)

@@ -14,7 +14,8 @@ type Msg struct {
 
 // Handler receives messages. A transport calls the handler of one
 // subscription serially, in arrival order, across all of its subjects, so
-// that a round-open that follows its model is never seen first.
+// that a round-open that follows its model is never seen first
+// (SubscribeBounded, the aggregator's, keeps the order per subject only).
 type Handler func(Msg)
 
 // Subscription is an active subscription.

@@ -94,6 +94,7 @@ type Agent struct {
 	gate        *privacy.Gate
 	closeLedger func() error
 	closed      bool
+	events      *bus.ConnEvents
 }
 
 // NewAgent validates o, builds the learner from o.Data unless given one,
@@ -135,6 +136,10 @@ func NewAgent(ctx context.Context, o AgentOptions) (_ *Agent, err error) {
 		if o.Conn.Name == "" {
 			o.Conn.Name = "agent-" + o.ID
 		}
+		if o.Conn.Events == nil {
+			o.Conn.Events = bus.NewConnEvents(o.ID, o.Log)
+		}
+		a.events = o.Conn.Events
 		if a.tr, err = Conn(o.Conn); err != nil {
 			return fail(err)
 		}
@@ -221,3 +226,7 @@ func (a *Agent) Close() error {
 	}
 	return err
 }
+
+// ConnCounts are the agent's connection events so far: slow-consumer
+// drops, disconnects, reconnects (zero for a transport the caller gave).
+func (a *Agent) ConnCounts() bus.ConnCounts { return a.events.Counts() }

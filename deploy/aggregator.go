@@ -89,6 +89,7 @@ type Aggregator struct {
 	tr      *bus.NATSTransport
 	ownTr   bool
 	closed  bool
+	events  *bus.ConnEvents
 }
 
 // NewAggregator validates o, connects, loads the keyring and signer, opens
@@ -114,6 +115,10 @@ func NewAggregator(ctx context.Context, o AggregatorOptions) (_ *Aggregator, err
 		if o.Conn.Name == "" {
 			o.Conn.Name = "aggregator-" + o.Job
 		}
+		if o.Conn.Events == nil {
+			o.Conn.Events = bus.NewConnEvents(bus.AggregatorID, o.Log)
+		}
+		a.events = o.Conn.Events
 		if a.tr, err = Conn(o.Conn); err != nil {
 			return fail(err)
 		}
@@ -198,7 +203,12 @@ func serverConfig(o AggregatorOptions, ring *bus.Keyring, signer *bus.Signer) se
 }
 
 // Run runs the job's rounds until the job is done or ctx ends.
-func (a *Aggregator) Run(ctx context.Context) (aggregator.Result, error) { return a.srv.Run(ctx) }
+// The result's Flow.Conn counts the connection's events.
+func (a *Aggregator) Run(ctx context.Context) (aggregator.Result, error) {
+	r, err := a.srv.Run(ctx)
+	r.Flow.Conn = a.events.Counts()
+	return r, err
+}
 
 // Prior is what earlier runs of the job left (nothing unless resumed).
 func (a *Aggregator) Prior() PriorRun { return a.prior }

@@ -18,6 +18,10 @@ type ConnOptions struct {
 	// OnError receives the server's asynchronous errors, permission
 	// violations above all; nil: nats.go prints them to stderr.
 	OnError func(error)
+	// Events, when set, logs and counts the connection's slow-consumer
+	// drops, disconnects and reconnects (bus.ConnEvents); the aggregator
+	// and agents built here always set one.
+	Events *bus.ConnEvents
 }
 
 // Conn dials the server and returns the party's transport, which owns the
@@ -26,7 +30,7 @@ func Conn(o ConnOptions) (*bus.NATSTransport, error) {
 	if o.URL == "" {
 		return nil, errors.New("deploy: connect: no NATS URL")
 	}
-	nc, err := bus.Connect(o.URL, bus.ConnectOptions{Name: o.Name, Creds: o.Creds, OnError: o.OnError})
+	nc, err := bus.Connect(o.URL, bus.ConnectOptions{Name: o.Name, Creds: o.Creds, OnError: o.OnError, Events: o.Events})
 	if err != nil {
 		return nil, fmt.Errorf("deploy: %w", err)
 	}

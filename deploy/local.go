@@ -27,6 +27,10 @@ type LocalOptions struct {
 	// StoreDir is the embedded server's JetStream store; empty: a temporary
 	// directory removed by Close.
 	StoreDir string
+	// Size is the job's model size, which sets the secure configuration's
+	// payload limit as `graphfed keys` sets it (bus.JobSize.PayloadLimit);
+	// zero: keys' defaults (bus.DefaultJobSize).
+	Size bus.JobSize
 }
 
 // Local is a job's NATS environment: an embedded server (plain or secure)
@@ -72,7 +76,7 @@ func StartLocal(ctx context.Context, o LocalOptions) (_ *Local, err error) {
 	}
 	so := bus.ServerOptions{StoreDir: store}
 	if o.Secure {
-		if so.ConfigFile, err = l.writeKeys(o.Banks, store); err != nil {
+		if so.ConfigFile, err = l.writeKeys(o.Banks, store, o.Size); err != nil {
 			return nil, err
 		}
 		so.Port = -1 // the configuration's listen port is a placeholder
@@ -95,7 +99,14 @@ func StartLocal(ctx context.Context, o LocalOptions) (_ *Local, err error) {
 // writeKeys writes every party's seed file, the keyring and the server
 // configuration into l.dir, as `graphfed keys` would, and returns the
 // configuration's path.
-func (l *Local) writeKeys(banks []string, store string) (string, error) {
+func (l *Local) writeKeys(banks []string, store string, size bus.JobSize) (string, error) {
+	if size == (bus.JobSize{}) {
+		size = bus.DefaultJobSize()
+	}
+	payload, err := size.PayloadLimit()
+	if err != nil {
+		return "", fmt.Errorf("deploy: local: %w", err)
+	}
 	dep, err := bus.NewDeployment(l.job, banks)
 	if err != nil {
 		return "", fmt.Errorf("deploy: local: %w", err)
@@ -118,7 +129,7 @@ func (l *Local) writeKeys(banks []string, store string) (string, error) {
 	if err := os.WriteFile(l.keyring, manifest, 0o644); err != nil {
 		return "", fmt.Errorf("deploy: local: %w", err)
 	}
-	conf, err := bus.ServerConfig(l.ring, bus.ServerConfigOptions{Listen: "127.0.0.1:4222", StoreDir: store})
+	conf, err := bus.ServerConfig(l.ring, bus.ServerConfigOptions{Listen: "127.0.0.1:4222", StoreDir: store, MaxPayload: payload})
 	if err != nil {
 		return "", fmt.Errorf("deploy: local: %w", err)
 	}

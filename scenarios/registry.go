@@ -127,6 +127,7 @@ func Builtin() (*Registry, error) {
 		r.Register(poisonedLedgerScenario()),
 		r.Register(rewrittenLedgerScenario()),
 		r.Register(pushConsumerScenario()),
+		r.Register(updateFloodScenario()),
 	)
 	for _, s := range recoveryScenarios() {
 		errs = append(errs, r.Register(s))

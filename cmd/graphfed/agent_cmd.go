@@ -59,7 +59,8 @@ func newAgentCmd(g *globalFlags) *cobra.Command {
 				return err
 			}
 			msgs, bytes := ag.Transport().Stats()
-			m := map[string]any{"rounds_trained": res.Rounds, "rejects": res.Rejects, "task": o.Task, "client": ag.ID()}
+			m := map[string]any{"rounds_trained": res.Rounds, "rejects": res.Rejects, "task": o.Task, "client": ag.ID(),
+				"conn": ag.ConnCounts()}
 			for k, v := range ag.DataStats() {
 				m["data_"+k] = v
 			}

@@ -142,7 +142,8 @@ func newAggregatorCmd(g *globalFlags) *cobra.Command {
 			}
 			maps.Copy(metrics, map[string]any{"test_acc": acc, "test_macro_f1": f1, "clients_reporting": n,
 				"rounds_closed_at_deadline": deadline, "rejects": res.Rejects, "dropped": res.Dropped,
-				"model_sha256": aggregator.ResultDigest(res), "resumed": res.Resumed, "resumed_round": res.ResumedRound, "run": res.Run})
+				"model_sha256": aggregator.ResultDigest(res), "resumed": res.Resumed, "resumed_round": res.ResumedRound, "run": res.Run,
+				"flow": res.Flow})
 			if res.Stopped != "" {
 				metrics["stopped"] = res.Stopped
 			}

@@ -20,6 +20,7 @@ import (
 type keysFlags struct {
 	job, out, listen, store, clusterName string
 	banks, cluster                       []string
+	size                                 bus.JobSize
 }
 
 // newKeysCmd is `graphfed keys`: a deployment's credentials, keyring and
@@ -36,6 +37,11 @@ configuration (for nats-server -c or graphfed server --config) in which each
 party may publish only as itself and read only what is addressed to it.
 With --cluster, also server-<n>.conf for each node of a NATS cluster, with
 authenticated routes between them. Existing files are never overwritten.
+The configurations' payload limit (max_payload) fits the job's largest
+message, from its model size: --max-params (parameters of the model; an
+update carries them and a gradient estimator), --max-emb-rows and --emb-dim
+(the largest embedding message: a bank's boundary accounts towards one
+neighbour), plus a quarter of headroom, at least 1 MiB.
 Hand each party its seed file only; see docs/DEPLOY.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -50,6 +56,11 @@ Hand each party its seed file only; see docs/DEPLOY.md.`,
 	fl.StringVar(&f.store, "store", "", "JetStream store directory in the server configurations (default: the server's)")
 	fl.StringSliceVar(&f.cluster, "cluster", nil, "route addresses HOST:PORT of every cluster node, comma-separated; one configuration per node")
 	fl.StringVar(&f.clusterName, "cluster-name", "graphfed", "cluster name")
+	def := bus.DefaultJobSize()
+	fl.IntVar(&f.size.Params, "max-params", def.Params, "parameter count of the job's model: sizes the payload limit")
+	fl.IntVar(&f.size.EmbRows, "max-emb-rows", def.EmbRows, "most boundary rows in one embedding message (0: the job exchanges no embeddings): sizes the payload limit")
+	fl.IntVar(&f.size.EmbDim, "emb-dim", def.EmbDim, "values per embedding row (0 with --max-emb-rows 0)")
+	fl.IntVar(&f.size.KernelValues, "max-kernel", 0, "float32 values of LPSFed's reference kernel in a round opening: sizes the payload limit")
 	cmd.MarkFlagRequired("job")
 	cmd.MarkFlagRequired("banks")
 	cmd.AddCommand(newKeysLedgerCmd(g))
@@ -72,9 +83,16 @@ func runKeys(g *globalFlags, f *keysFlags, start time.Time) error {
 	if err != nil {
 		return fmt.Errorf("keys: %w", err)
 	}
+	if f.size.EmbRows == 0 {
+		f.size.EmbDim = 0
+	}
+	payload, err := f.size.PayloadLimit()
+	if err != nil {
+		return fmt.Errorf("keys: %w", err)
+	}
 	// Render everything before writing anything, so that bad flags leave
 	// no half-made directory behind.
-	confs, err := keysServerConfigs(ring, f)
+	confs, err := keysServerConfigs(ring, f, payload)
 	if err != nil {
 		return fmt.Errorf("keys: %w", err)
 	}
@@ -120,12 +138,15 @@ func runKeys(g *globalFlags, f *keysFlags, start time.Time) error {
 		fmt.Fprintf(out, "  %-40s seed of %s (%s): give it to %s only\n", seeds[i], c.ID, c.Role, c.ID)
 	}
 	fmt.Fprintf(out, "  %-40s public keys (signature verification)\n", keyring)
+	fmt.Fprintf(out, "  payload limit %d bytes (%d MiB): the job's largest message, %d bytes, with headroom\n",
+		payload, payload>>20, f.size.LargestMessage())
 	for _, c := range confs {
 		fmt.Fprintf(out, "  %-40s %s\n", c.path, c.what)
 	}
 	return g.emit(Report{Command: "keys", Clients: len(f.banks), Metrics: map[string]any{
 		"job": f.job, "out": f.out, "parties": ids, "seed_files": seeds, "keyring": keyring,
-		"server_configs": names, "cluster_nodes": len(f.cluster),
+		"server_configs": names, "cluster_nodes": len(f.cluster), "max_payload": payload,
+		"largest_message": f.size.LargestMessage(),
 	}}, start)
 }
 
@@ -137,8 +158,8 @@ type serverConf struct {
 
 // keysServerConfigs renders server.conf (a single server) and, with
 // --cluster, server-<n>.conf for node n, each routing to the others.
-func keysServerConfigs(ring *bus.Keyring, f *keysFlags) ([]serverConf, error) {
-	single, err := bus.ServerConfig(ring, bus.ServerConfigOptions{Listen: f.listen, StoreDir: f.store})
+func keysServerConfigs(ring *bus.Keyring, f *keysFlags, payload int) ([]serverConf, error) {
+	single, err := bus.ServerConfig(ring, bus.ServerConfigOptions{Listen: f.listen, StoreDir: f.store, MaxPayload: payload})
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +186,7 @@ func keysServerConfigs(ring *bus.Keyring, f *keysFlags) ([]serverConf, error) {
 		}
 		name := f.clusterName + "-" + strconv.Itoa(i+1)
 		data, err := bus.ServerConfig(ring, bus.ServerConfigOptions{
-			ServerName: name, Listen: f.listen, StoreDir: f.store,
+			ServerName: name, Listen: f.listen, StoreDir: f.store, MaxPayload: payload,
 			Cluster: &bus.ClusterOptions{Name: f.clusterName, Listen: "0.0.0.0:" + port, Routes: routes, Password: password},
 		})
 		if err != nil {

@@ -45,6 +45,7 @@ store_dir, else ` + "`$XDG_STATE_HOME/graphfed/jetstream`" + ` (default ~/.local
 			fmt.Fprintln(g.humanOut(), "nats-server listening on", srv.ClientURL())
 			log.Info().Str("url", srv.ClientURL()).Str("config", o.ConfigFile).Bool("auth", srv.Authenticated()).
 				Str("store", srv.StoreDir()).Bool("store_temporary", srv.Temporary()).Bool("jetstream", !o.NoJetStream).
+				Int("max_payload", srv.MaxPayload()).
 				Msg("server ready")
 			<-cmd.Context().Done()
 			log.Info().Str("reason", fmt.Sprint(contextCause(cmd.Context()))).Msg("server stopping")
