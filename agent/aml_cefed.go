@@ -2,7 +2,9 @@ package agent
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 
 	"graphfed/gnn"
 )
@@ -19,7 +21,8 @@ import (
 // and, for γ < 1, the forward pass of that step reads the mixed value
 // (gnn.EmbeddingOverride with Keep γ, Pre set: gradient γ·∂ into the fresh
 // Z^l). A foreign account's layer-l pre-activation is its bank's latest
-// released H̃^l (Keep 0: no gradient), at every layer, so that a remote
+// released H̃^l mixed with the bank's own computation by the release's
+// reliability (layerOverrides), at every layer, so that a remote
 // account's representation at each depth aggregates all its transactions,
 // not only those this bank sees.
 //
@@ -36,9 +39,10 @@ import (
 // the per-node accounting (count, σ0, sensitivity of the unit sphere) is
 // unchanged from a last-layer-only release; the cost is utility, each
 // layer's signal norm being 1/√L against the same per-coordinate noise.
-// The receiver undoes the 1/√L, shrinks each layer by its measured noise
-// (Receive) and rescales it to its own mean pre-activation norm at that
-// layer, since releases carry directions only.
+// The receiver undoes the 1/√L, measures each layer's noise (Receive),
+// rescales it to its own mean pre-activation norm at that layer, since
+// releases carry directions only, and weighs it against its own view of
+// the account by the measured signal share.
 //
 // Gradient. With OptCEFed a local step is Eq. 9 and line 18:
 //
@@ -76,10 +80,15 @@ type estimate struct {
 // complete reports whether every one of L layers has a value.
 func (e *estimate) complete(L int) bool { return e.seen == 1<<L-1 }
 
-// layerOverrides builds the training or evaluation overrides of b:
-// received estimates of foreign accounts at every layer (Keep 0) and, when
-// mix is set and γ < 1, our boundary accounts' estimates mixed in with Keep
-// γ (Eq. 5).
+// layerOverrides builds the training or evaluation overrides of b: at
+// every layer, foreign accounts' values mix this bank's own computation
+// with their bank's latest release, by the release's reliability α (the
+// signal share of that sender's message at that layer, unpackRelease):
+// (1−α)·computed + α·released. A clean release (α → 1) replaces the
+// computation, as Algorithm 1 reads a remote estimate; one drowned in the
+// noise a private budget needs (α → 0) leaves the bank's own view of the
+// account, which replacing it would throw away. When mix is set and γ < 1,
+// our boundary accounts' estimates are mixed in with Keep γ (Eq. 5).
 func (l *AMLLearner) layerOverrides(b *gnn.EdgeBatch, mix bool) []gnn.EmbeddingOverride {
 	L, H := b.Layers(), l.cfg.Hidden
 	var ovs []gnn.EmbeddingOverride
@@ -91,14 +100,23 @@ func (l *AMLLearner) layerOverrides(b *gnn.EdgeBatch, mix bool) []gnn.EmbeddingO
 			if scale == 0 {
 				scale = 1
 			}
-			vals := gnn.New(len(rows), H)
-			for i, r := range rows {
-				dst := vals.Row(i)
-				for j, x := range l.remote[b.Nodes[r]][lo : lo+H] {
-					dst[j] = x * scale
-				}
+			bySender := map[string][]int32{}
+			for _, r := range rows {
+				from := l.d.Remote[b.Nodes[r]]
+				bySender[from] = append(bySender[from], r)
 			}
-			ovs = append(ovs, gnn.EmbeddingOverride{Layer: k, Rows: rows, Values: vals, Pre: true})
+			for _, from := range slices.Sorted(maps.Keys(bySender)) {
+				rs := bySender[from]
+				vals := gnn.New(len(rs), H)
+				for i, r := range rs {
+					dst := vals.Row(i)
+					for j, x := range l.remote[b.Nodes[r]][lo : lo+H] {
+						dst[j] = x * scale
+					}
+				}
+				alpha := l.alpha[from][k-1]
+				ovs = append(ovs, gnn.EmbeddingOverride{Layer: k, Rows: rs, Values: vals, Keep: 1 - alpha, Pre: true})
+			}
 		}
 		if !mix || l.cfg.Gamma >= 1 {
 			continue
@@ -175,14 +193,14 @@ func packEstimate(dst []float32, h []float32, L, H int) []float32 {
 }
 
 // unpackRelease turns a message of released rows (len(ids)×L·H) into
-// per-layer unit-scale estimates: each layer is multiplied by √L and then
-// shrunk by its noise. A layer's rows have expected squared norm 1 +
-// H·L·σ0² after the √L, so the mean m_l of their squared norms over the
-// message measures the noise and scaling by 1/m_l (James–Stein-style
-// shrinkage, post-processing at no privacy cost) keeps a heavily noised
-// release from swamping the classifier.
-func unpackRelease(rows []float32, n, L, H int) []float32 {
+// per-layer unit-scale estimates (each layer multiplied by √L) and each
+// layer's reliability α. A layer's rows have expected squared norm
+// 1 + H·L·σ0² after the √L, so the mean m_l of their squared norms over the
+// message measures the noise, and α_l = 1/m_l (capped at 1) is the share of
+// signal in them (post-processing at no privacy cost).
+func unpackRelease(rows []float32, n, L, H int) ([]float32, []float32) {
 	out := make([]float32, len(rows))
+	alpha := make([]float32, L)
 	sqL := math.Sqrt(float64(L))
 	for k := range L {
 		var ss float64
@@ -192,15 +210,15 @@ func unpackRelease(rows []float32, n, L, H int) []float32 {
 			}
 		}
 		ms := ss * float64(L) / float64(n)
-		s := float32(sqL / max(ms, 1))
+		alpha[k] = float32(1 / max(ms, 1))
 		for i := range n {
 			lo := i*L*H + k*H
 			for j, x := range rows[lo : lo+H] {
-				out[lo+j] = x * s
+				out[lo+j] = x * float32(sqL)
 			}
 		}
 	}
-	return out
+	return out, alpha
 }
 
 // sgdStep is Eq. 9 and Algorithm 1's line 18 on the gradients Backward

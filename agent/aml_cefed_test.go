@@ -179,10 +179,15 @@ func TestAMLPackUnpack(t *testing.T) {
 			t.Fatalf("layer %d norm %v, want 1/√L", k, n)
 		}
 	}
-	got := unpackRelease(slices.Concat(full, full), 2, L, H)
+	got, alpha := unpackRelease(slices.Concat(full, full), 2, L, H)
 	for k := range 2 * L {
 		if n := norm32(got[k*H : (k+1)*H]); math.Abs(n-1) > 1e-5 {
 			t.Fatalf("unpacked layer block %d norm %v, want 1", k, n)
+		}
+	}
+	for k, a := range alpha {
+		if math.Abs(float64(a)-1) > 1e-5 {
+			t.Fatalf("clean layer %d reliability %v, want 1", k, a)
 		}
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -190,10 +195,11 @@ func TestAMLPackUnpack(t *testing.T) {
 	for i := range noisy {
 		noisy[i] += float32(rng.NormFloat64())
 	}
-	got = unpackRelease(noisy, 2, L, H)
-	for k := range 2 * L {
-		if n := norm32(got[k*H : (k+1)*H]); n >= 1 {
-			t.Fatalf("noisy block %d norm %v, want shrunk below 1", k, n)
+	_, alpha = unpackRelease(noisy, 2, L, H)
+	for k, a := range alpha {
+		// squared norm ≈ 1 + H·L·σ² with σ = 1: a signal share of 1/(1+H·L)
+		if !(a > 0.02 && a < 0.3) {
+			t.Fatalf("noisy layer %d reliability %v, want near 1/(1+H·L) = %v", k, a, 1/float64(1+H*L))
 		}
 	}
 }
