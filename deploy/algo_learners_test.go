@@ -17,9 +17,10 @@ func TestAMLConfigFor(t *testing.T) {
 		share       bool
 		gamma, beta float64
 	}{
-		{aggregator.AlgoCEFedGNN, "", agent.OptCEFed, true, base.Gamma, 0},
+		{aggregator.AlgoCEFedGNN, "", "", true, base.Gamma, 0},
+		{aggregator.AlgoCEFedGNN, agent.OptCEFed, agent.OptCEFed, true, base.Gamma, 0},
 		{aggregator.AlgoCEFedGNN, agent.OptAdam, agent.OptAdam, true, base.Gamma, 0},
-		{aggregator.AlgoFedGNNST, "", agent.OptCEFed, true, 1, 1},
+		{aggregator.AlgoFedGNNST, "", "", true, 1, 1},
 		{aggregator.AlgoFedAvg, "", "", false, base.Gamma, 0},
 		{aggregator.AlgoFedAvg, agent.OptCEFed, agent.OptCEFed, false, base.Gamma, 0},
 		{aggregator.AlgoLocal, "", "", false, base.Gamma, 0},

@@ -126,7 +126,7 @@ func (a *agentFlags) register(cmd *cobra.Command) {
 	f.IntVar(&l.AML.BatchSize, "batch", l.AML.BatchSize, "aml: seed transactions per local step")
 	f.IntVar(&l.AML.Hidden, "aml-hidden", l.AML.Hidden, "aml: hidden units of the transaction GNN")
 	f.Float64Var(&l.AML.LR, "aml-lr", l.AML.LR, "aml: Adam learning rate")
-	f.StringVar(&l.AML.Opt, "aml-opt", l.AML.Opt, "aml: optimizer, adam or cefed (Algorithm 1: G ← (1−β)G + β∇, W ← W − ηG); default: cefed for cefedgnn and fedgnn-st, adam otherwise")
+	f.StringVar(&l.AML.Opt, "aml-opt", l.AML.Opt, "aml: optimizer, adam or cefed (Algorithm 1: G ← (1−β)G + β∇, W ← W − ηG, sharing G under cefedgnn and fedgnn-st); default adam")
 	f.Float64Var(&l.AML.Beta, "aml-beta", l.AML.Beta, "aml (--aml-opt cefed): moving-average rate β of the gradient estimator (fedgnn-st: 1)")
 	f.Float64Var(&l.AML.Eta, "aml-eta", l.AML.Eta, "aml (--aml-opt cefed): step size η")
 	f.IntSliceVar(&l.AML.FanOut, "fanout", l.AML.FanOut, "aml: neighbours sampled per node at each layer")
