@@ -55,7 +55,7 @@ const (
 func (a *amlFlags) register(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.IntVar(&a.banks, "banks", 6, "AML world: banks (one client each)")
-	f.StringVar(&a.size, "size", "demo", "AML world size: demo (6k accounts, 60k rows, 1 in 100 laundering), tiny, small or medium")
+	f.StringVar(&a.size, "size", "demo", "AML world size: demo (30k accounts, 300k rows, 1 in 100 laundering), tiny, small or medium")
 	f.IntVar(&a.worldRows, "world-rows", 0, "AML world: transactions (0: the size's default)")
 	f.StringVar(&a.kind, "gnn", "gin", "AML message passing: gin, sage or gcn")
 	f.IntVar(&a.batch, "batch", 512, "AML: seed transactions per local step")
