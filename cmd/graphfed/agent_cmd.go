@@ -178,7 +178,23 @@ func (a *agentFlags) options(cmd *cobra.Command, priv privacyFlags, log zerolog.
 	}
 	learn := a.learn
 	learn.Dir = a.data
+	learn.AML.OnFinalScore = finalScoreLog(log)
 	return deploy.AgentOptions{Job: a.job, ID: a.client, Task: a.task, Algo: algo,
 		Conn: deploy.ConnOptions{URL: a.natsURL, Creds: a.creds}, Keyring: a.keyring, Durable: a.durable,
 		Privacy: p, Data: learn, LocalEpochs: epochs, EvalEvery: eval, Log: log}
+}
+
+// finalScoreLog logs a bank's final evaluation every tenth of the way: at
+// AMLworld scale it scores hundreds of thousands of transactions after the
+// last round, and a silent agent looks hung.
+func finalScoreLog(log zerolog.Logger) func(done, total int) {
+	last := -1
+	return func(done, total int) {
+		tenth := done * 10 / max(total, 1)
+		if tenth == last {
+			return
+		}
+		last = tenth
+		log.Info().Int("scored", done).Int("of", total).Msg("final evaluation")
+	}
 }
