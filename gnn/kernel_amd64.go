@@ -2,7 +2,11 @@
 
 package gnn
 
-import "fmt"
+import (
+	"fmt"
+
+	"golang.org/x/sys/cpu"
+)
 
 // The kernels of kernel.go hand their leading multiple of 32 columns to
 // the AVX2/FMA loops of kernel_amd64.s when the CPU and OS support them:
@@ -24,25 +28,10 @@ func scatterSparseFMA(out, brow *float32, cols *int32, vals *float32, nk, stride
 //go:noescape
 func scatterDenseFMA(out, brow, a *float32, na, stride, blocks int)
 
-func cpuid(leaf, sub uint32) (a, b, c, d uint32)
-
-func xgetbv() uint32
-
-// haveFMA reports AVX and FMA in the CPU and YMM state saved by the OS.
-// Set once at start-up and read-only afterwards.
-var haveFMA = detectFMA()
-
-func detectFMA() bool {
-	if max, _, _, _ := cpuid(0, 0); max < 1 {
-		return false
-	}
-	_, _, c, _ := cpuid(1, 0)
-	const fma, osxsave, avx = 1 << 12, 1 << 27, 1 << 28
-	if c&fma == 0 || c&osxsave == 0 || c&avx == 0 {
-		return false
-	}
-	return xgetbv()&6 == 6 // XMM and YMM state enabled
-}
+// haveFMA reports AVX2 and FMA in the CPU with YMM state saved by the OS
+// (golang.org/x/sys/cpu checks both). Set once at start-up and read-only
+// afterwards.
+var haveFMA = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
 // wideCols is the number of leading columns of an n-column kernel the
 // assembly computes: n rounded down to a multiple of 32, or 0.
