@@ -107,7 +107,10 @@ func (l *AMLLearner) Evaluate() map[string]float64 {
 // Counts pool across banks; F1 is at the arg-max decision, and test_tuned_
 // counts use the threshold that maximizes this bank's validation F1 (with a
 // few dozen validation positives per bank that threshold is itself noisy,
-// so it is reported beside the arg-max, not instead of it). With typologies
+// so it is reported beside the arg-max, not instead of it); val_g<j>_ and
+// test_g<j>_ counts at every threshold of gnn.DecisionGrid let the job
+// choose one threshold on the pooled validation counts of all banks
+// (PooledOperatingPoint). With typologies
 // known (AMLData.Typology, evaluation labels like the laundering flag), the
 // laundering test transactions of each typology and those flagged at
 // arg-max are counted as test_typ_<name>_pos and _tp.
@@ -130,6 +133,13 @@ func (l *AMLLearner) EvaluateFinal() map[string]float64 {
 	putCounts(out, "val_", gnn.CountAt(vm, vl, 0), 1)
 	putCounts(out, "test_", gnn.CountAt(tm, tl, 0), 1)
 	putCounts(out, "test_tuned_", gnn.CountAt(tm, tl, thr), 1)
+	grid := gnn.DecisionGrid()
+	if err := putGridCounts(out, "val", grid, vm, vl); err != nil {
+		panic(fmt.Sprintf("agent: aml learner: %v", err))
+	}
+	if err := putGridCounts(out, "test", grid, tm, tl); err != nil {
+		panic(fmt.Sprintf("agent: aml learner: %v", err))
+	}
 	if typ := l.d.Typology; typ != nil {
 		for i, e := range l.test {
 			if tl[i] == 0 {

@@ -128,6 +128,9 @@ func newAggregatorCmd(g *globalFlags) *cobra.Command {
 			}
 			if task == deploy.TaskAML {
 				metrics["test_f1_illicit"], metrics["test_precision_illicit"], metrics["test_recall_illicit"] = pooledF1(res.Final, "test_")
+				if err := putOperatingPoint(metrics, res.Final); err != nil {
+					return err
+				}
 			}
 			// test_acc and test_macro_f1 stay in the report for every task
 			// (scripts read them; NaN when no client scores them).

@@ -175,6 +175,9 @@ func runAMLSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Time) 
 		Comm:    &CommReport{Bytes: res.Bytes, Messages: res.Messages},
 		Privacy: privacyReport(res.Agg.Final, res.Ledger, priv),
 	}
+	if err := putOperatingPoint(rep.Metrics, res.Agg.Final); err != nil {
+		return fmt.Errorf("sim: %w", err)
+	}
 	if byTyp != nil {
 		rep.Metrics["test_recall_by_typology"] = byTyp
 		if err := writeTypologyTable(g.humanOut(), byTyp); err != nil {

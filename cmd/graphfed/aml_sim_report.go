@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"graphfed/agent"
 	"graphfed/graph"
 	"graphfed/workload/aml"
 )
@@ -111,5 +112,21 @@ func writeTypologyTable(w io.Writer, rec map[string]any) error {
 			return err
 		}
 	}
+	return nil
+}
+
+// putOperatingPoint adds the F1 at the threshold chosen on the banks'
+// pooled validation counts (agent.PooledOperatingPoint) to an AML report's
+// metrics, when the banks reported grid counts.
+func putOperatingPoint(metrics map[string]any, final map[string]map[string]float64) error {
+	op, ok, err := agent.PooledOperatingPoint(final)
+	if err != nil || !ok {
+		return err
+	}
+	metrics["test_f1_illicit_pooled"] = op.TestF1
+	metrics["test_precision_illicit_pooled"] = op.TestPrecision
+	metrics["test_recall_illicit_pooled"] = op.TestRecall
+	metrics["val_f1_illicit_pooled"] = op.ValF1
+	metrics["threshold_pooled"] = op.Threshold
 	return nil
 }
