@@ -29,20 +29,21 @@ import (
 // Release layout. The agent core asks for one Boundary call per neighbour
 // and passes every row through the privacy gate as one release per node
 // (normalized to the unit sphere, σ0 noise per coordinate). The L layers
-// therefore travel packed in one row of width L·H,
+// therefore travel packed in one row of width L·(H+1),
 //
-//	[ H̃^1/‖H̃^1‖, …, H̃^L/‖H̃^L‖ ] / √L
+//	[ e(H̃^1/s_1), …, e(H̃^L/s_L) ] / √L,   e(x) = [x, 1]/‖[x, 1]‖
 //
-// each layer normalized by the learner first, so that the row already has
-// unit norm and the gate's normalization keeps every layer's share (1/L of
-// the squared norm). Privacy: still one release per node per exchange, so
+// each layer a unit vector in homogeneous coordinates that keep its norm
+// relative to the sender's mean s_l (packEstimate), so that the row already
+// has unit norm and the gate's normalization keeps every layer's share (1/L
+// of the squared norm). Privacy: still one release per node per exchange, so
 // the per-node accounting (count, σ0, sensitivity of the unit sphere) is
 // unchanged from a last-layer-only release; the cost is utility, each
 // layer's signal norm being 1/√L against the same per-coordinate noise.
 // The receiver undoes the 1/√L, measures each layer's noise (Receive),
-// rescales it to its own mean pre-activation norm at that layer, since
-// releases carry directions only, and weighs it against its own view of
-// the account by the measured signal share.
+// reads the account's norm relative to the sender's mean and rescales it
+// to its own mean pre-activation norm at that layer, and weighs it against
+// its own view of the account by the measured signal share.
 //
 // Gradient. With OptCEFed a local step is Eq. 9 and line 18:
 //
@@ -174,47 +175,79 @@ func (l *AMLLearner) recordLayers(b *gnn.EdgeBatch) {
 	}
 }
 
-// packEstimate appends H̃'s release row to dst: each layer normalized, the
-// row scaled by 1/√L to unit norm. A zero layer stays zero.
-func packEstimate(dst []float32, h []float32, L, H int) []float32 {
+// maxReleasedNorm bounds the norm a receiver reads from a release, in
+// units of the sender's mean pre-activation norm. A layer's pre-activation
+// sums at most FanOut sampled neighbours, so an account's norm is within a
+// small multiple of the mean; noise near the pole of the encoding
+// (packEstimate) could otherwise read as an unbounded norm.
+const maxReleasedNorm = 8
+
+// packEstimate appends H̃'s release row to dst: each layer k as the unit
+// vector [H̃^k/s_k, 1]/‖[H̃^k/s_k, 1]‖ of width H+1, s_k being scale[k] (the
+// sender's mean pre-activation norm at layer k; 1 where it is 0), and the
+// row scaled by 1/√L to unit norm.
+//
+// Why the extra coordinate: the privacy gate releases points of the unit
+// sphere, so a row normalized layer by layer carries each account's
+// direction and loses its norm, yet the norm is much of what a sum
+// aggregator (GIN) says about an account: how many and how large its
+// transactions are, a fan-in hub's larger than a payer's. In these
+// homogeneous coordinates the norm relative to the sender's mean is
+// tan φ, φ the angle between the row and the last axis, and the row is
+// still a unit vector, so the gate's sensitivity and accounting are those
+// of any other unit-norm release. A zero layer is [0, …, 0, 1].
+func packEstimate(dst []float32, h []float32, scale []float64, L, H int) []float32 {
 	inv := 1 / math.Sqrt(float64(L))
 	for k := range L {
 		blk := h[k*H : (k+1)*H]
-		n := norm32(blk)
-		s := float32(0)
-		if n > 0 {
-			s = float32(inv / n)
+		s := scale[k]
+		if !(s > 0) {
+			s = 1
 		}
+		r := norm32(blk) / s
+		// [h/s, 1] / √(r²+1), times 1/√L
+		c := inv / math.Sqrt(r*r+1)
 		for _, x := range blk {
-			dst = append(dst, x*s)
+			dst = append(dst, float32(float64(x)/s*c))
 		}
+		dst = append(dst, float32(c))
 	}
 	return dst
 }
 
-// unpackRelease turns a message of released rows (len(ids)×L·H) into
-// per-layer unit-scale estimates (each layer multiplied by √L) and each
-// layer's reliability α. A layer's rows have expected squared norm
-// 1 + H·L·σ0² after the √L, so the mean m_l of their squared norms over the
-// message measures the noise, and α_l = 1/m_l (capped at 1) is the share of
-// signal in them (post-processing at no privacy cost).
+// unpackRelease turns a message of released rows (n rows of width
+// L·(H+1)) into per-layer estimates of width L·H in units of the sender's
+// mean pre-activation norm (direction times tan φ, at most
+// maxReleasedNorm; see packEstimate), and each layer's reliability α. A
+// layer's block has expected squared norm 1 + (H+1)·L·σ0² after the √L,
+// so the mean m_l of their squared norms over the message measures the
+// noise, and α_l = 1/m_l (capped at 1) is the share of signal in them
+// (post-processing at no privacy cost).
 func unpackRelease(rows []float32, n, L, H int) ([]float32, []float32) {
-	out := make([]float32, len(rows))
+	W := H + 1
+	out := make([]float32, n*L*H)
 	alpha := make([]float32, L)
 	sqL := math.Sqrt(float64(L))
+	maxPhi := math.Atan(maxReleasedNorm)
 	for k := range L {
 		var ss float64
 		for i := range n {
-			for _, x := range rows[i*L*H+k*H : i*L*H+(k+1)*H] {
-				ss += float64(x) * float64(x)
-			}
+			blk := rows[i*L*W+k*W : i*L*W+(k+1)*W]
+			ss += norm32(blk) * norm32(blk)
 		}
 		ms := ss * float64(L) / float64(n)
 		alpha[k] = float32(1 / max(ms, 1))
 		for i := range n {
-			lo := i*L*H + k*H
-			for j, x := range rows[lo : lo+H] {
-				out[lo+j] = x * float32(sqL)
+			blk := rows[i*L*W+k*W : i*L*W+(k+1)*W]
+			nb := norm32(blk[:H]) * sqL
+			if nb == 0 {
+				continue
+			}
+			phi := min(math.Atan2(nb, float64(blk[H])*sqL), maxPhi)
+			f := float32(math.Tan(phi) * sqL / nb)
+			dst := out[i*L*H+k*H : i*L*H+(k+1)*H]
+			for j, x := range blk[:H] {
+				dst[j] = x * f
 			}
 		}
 	}

@@ -162,27 +162,31 @@ func TestAMLSetGrad(t *testing.T) {
 }
 
 // A released row has unit norm with each layer's share 1/L; unpacking a
-// noiseless message restores unit layers, a noisy one shrinks them.
+// noiseless message restores each layer's norm relative to the sender's
+// mean and its direction, a noisy one is marked unreliable.
 func TestAMLPackUnpack(t *testing.T) {
 	const L, H = 3, 4
-	h := []float32{3, 0, 4, 0 /* norm 5 */, 0, 0, 0, 0 /* zero layer */, 1, 1, 1, 1}
-	row := packEstimate(nil, h, L, H)
-	if n := norm32(row); math.Abs(n-math.Sqrt(2.0/3)) > 1e-6 {
-		t.Fatalf("row norm %v, want √(2/3) with one zero layer", n)
+	scale := []float64{2.5, 1, 0 /* no mean yet: 1 */}
+	h := []float32{3, 0, 4, 0 /* norm 5: 2 means */, 0, 0, 0, 0 /* zero layer */, 1, 1, 1, 1 /* norm 2 */}
+	row := packEstimate(nil, h, scale, L, H)
+	if len(row) != L*(H+1) {
+		t.Fatalf("row width %d, want L·(H+1) = %d", len(row), L*(H+1))
 	}
-	full := packEstimate(nil, []float32{3, 0, 4, 0, 0, 2, 0, 0, 1, 1, 1, 1}, L, H)
-	if n := norm32(full); math.Abs(n-1) > 1e-6 {
+	if n := norm32(row); math.Abs(n-1) > 1e-6 {
 		t.Fatalf("row norm %v, want 1", n)
 	}
 	for k := range L {
-		if n := norm32(full[k*H : (k+1)*H]); math.Abs(n-1/math.Sqrt(L)) > 1e-6 {
+		if n := norm32(row[k*(H+1) : (k+1)*(H+1)]); math.Abs(n-1/math.Sqrt(L)) > 1e-6 {
 			t.Fatalf("layer %d norm %v, want 1/√L", k, n)
 		}
 	}
-	got, alpha := unpackRelease(slices.Concat(full, full), 2, L, H)
-	for k := range 2 * L {
-		if n := norm32(got[k*H : (k+1)*H]); math.Abs(n-1) > 1e-5 {
-			t.Fatalf("unpacked layer block %d norm %v, want 1", k, n)
+	got, alpha := unpackRelease(slices.Concat(row, row), 2, L, H)
+	want := []float32{0.6 * 2, 0, 0.8 * 2, 0, 0, 0, 0, 0, 1, 1, 1, 1}
+	for i := range 2 {
+		for j, w := range want {
+			if g := got[i*L*H+j]; math.Abs(float64(g-w)) > 1e-5 {
+				t.Fatalf("row %d value %d: %v, want %v (direction × norm/mean)", i, j, g, w)
+			}
 		}
 	}
 	for k, a := range alpha {
@@ -190,16 +194,27 @@ func TestAMLPackUnpack(t *testing.T) {
 			t.Fatalf("clean layer %d reliability %v, want 1", k, a)
 		}
 	}
+	// A norm far beyond the sender's mean reads as maxReleasedNorm.
+	huge := packEstimate(nil, []float32{1e4, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0}, []float64{1, 1, 1}, L, H)
+	got, _ = unpackRelease(huge, 1, L, H)
+	if g := got[0]; math.Abs(float64(g)-maxReleasedNorm) > 1e-3 {
+		t.Fatalf("huge norm read as %v, want the cap %v", g, maxReleasedNorm)
+	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	noisy := slices.Concat(full, full)
+	noisy := slices.Concat(row, row)
 	for i := range noisy {
 		noisy[i] += float32(rng.NormFloat64())
 	}
-	_, alpha = unpackRelease(noisy, 2, L, H)
+	got, alpha = unpackRelease(noisy, 2, L, H)
 	for k, a := range alpha {
-		// squared norm ≈ 1 + H·L·σ² with σ = 1: a signal share of 1/(1+H·L)
+		// squared norm ≈ 1 + (H+1)·L·σ² with σ = 1
 		if !(a > 0.02 && a < 0.3) {
-			t.Fatalf("noisy layer %d reliability %v, want near 1/(1+H·L) = %v", k, a, 1/float64(1+H*L))
+			t.Fatalf("noisy layer %d reliability %v, want near 1/(1+(H+1)·L) = %v", k, a, 1/float64(1+(H+1)*L))
+		}
+	}
+	for i, g := range got {
+		if math.IsNaN(float64(g)) || math.Abs(float64(g)) > maxReleasedNorm {
+			t.Fatalf("noisy value %d = %v, want finite within the cap", i, g)
 		}
 	}
 }

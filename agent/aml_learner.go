@@ -332,8 +332,8 @@ func (l *AMLLearner) Neighbours() []string {
 
 // Boundary implements Exchanger: the global ids of our accounts facing to
 // that have an estimate at every layer yet, with their H̃^1..H̃^L packed in
-// one row of width L·H (packEstimate: each layer normalized, the row of
-// unit norm).
+// one row of width L·(H+1) (packEstimate: each layer a unit vector keeping
+// its norm relative to our mean, the row of unit norm).
 func (l *AMLLearner) Boundary(to string) ([]int64, []float32, int) {
 	L, H := len(l.cfg.FanOut), l.cfg.Hidden
 	var ids []int64
@@ -341,19 +341,19 @@ func (l *AMLLearner) Boundary(to string) ([]int64, []float32, int) {
 	for _, a := range l.d.Peers[to] {
 		if e, ok := l.own[a]; ok && e.complete(L) {
 			ids = append(ids, l.d.Global[a])
-			rows = packEstimate(rows, e.h, L, H)
+			rows = packEstimate(rows, e.h, l.meanPre, L, H)
 		}
 	}
-	return ids, rows, L * H
+	return ids, rows, L * (H + 1)
 }
 
 // Receive implements Exchanger: a release of packed per-layer estimates
-// (width L·H), unpacked per layer with each layer's reliability by
+// (width L·(H+1)), unpacked per layer with each layer's reliability by
 // unpackRelease.
 func (l *AMLLearner) Receive(from string, ids []int64, rows []float32, dim int) error {
 	L, H := len(l.cfg.FanOut), l.cfg.Hidden
-	if dim != L*H || len(rows) != dim*len(ids) {
-		return fmt.Errorf("agent: aml learner: %d values for %d embeddings of width %d (want %d layers × %d)", len(rows), len(ids), dim, L, H)
+	if dim != L*(H+1) || len(rows) != dim*len(ids) {
+		return fmt.Errorf("agent: aml learner: %d values for %d embeddings of width %d (want %d layers × %d+1)", len(rows), len(ids), dim, L, H)
 	}
 	if len(ids) == 0 {
 		return nil
@@ -365,7 +365,7 @@ func (l *AMLLearner) Receive(from string, ids []int64, rows []float32, dim int) 
 		if !ok || l.d.Remote[a] != from {
 			continue
 		}
-		l.remote[a] = vals[i*dim : (i+1)*dim : (i+1)*dim]
+		l.remote[a] = vals[i*L*H : (i+1)*L*H : (i+1)*L*H]
 	}
 	return nil
 }

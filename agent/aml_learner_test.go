@@ -58,7 +58,7 @@ func TestAMLLearnerExchangesGlobalIDs(t *testing.T) {
 	}
 	a.Train(20)
 	ids, rows, dim := a.Boundary(bID)
-	if len(ids) == 0 || dim != 2*8 || len(rows) != dim*len(ids) { // two layers packed
+	if len(ids) == 0 || dim != 2*(8+1) || len(rows) != dim*len(ids) { // two layers packed, each with its norm coordinate
 		t.Fatalf("%s released %d ids, %d values of width %d", aID, len(ids), len(rows), dim)
 	}
 	// From the wrong bank, nothing is taken; a wrong width is an error.
