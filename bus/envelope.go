@@ -21,6 +21,9 @@ type Envelope struct {
 	Seq     uint64 `msgpack:"s"`
 	Time    int64  `msgpack:"t"` // unix nanoseconds at the sender
 	Body    []byte `msgpack:"b"` // the msgpack-encoded typed body
+	// Ref, instead of Body, names the body stored in the object store
+	// (an encoded BlobRef, blobref.go); empty for a body sent inline.
+	Ref []byte `msgpack:"o,omitempty"`
 	Sig     []byte `msgpack:"g,omitempty"`
 }
 
