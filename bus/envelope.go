@@ -24,7 +24,7 @@ type Envelope struct {
 	// Ref, instead of Body, names the body stored in the object store
 	// (an encoded BlobRef, blobref.go); empty for a body sent inline.
 	Ref []byte `msgpack:"o,omitempty"`
-	Sig     []byte `msgpack:"g,omitempty"`
+	Sig []byte `msgpack:"g,omitempty"`
 }
 
 // MsgID is the de-duplication id of the envelope.
