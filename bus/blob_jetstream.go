@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -66,6 +67,7 @@ type BlobStats struct {
 // push consumer's deliver subject could be any subject of the job. Safe
 // for concurrent use.
 type JetStreamBlobs struct {
+	nc         *nats.Conn
 	js         jetstream.JetStream
 	job, party string
 	bucket     string
@@ -94,7 +96,7 @@ func NewJetStreamBlobs(nc *nats.Conn, job, party string, o BlobStoreOptions) (*J
 	if err != nil {
 		return nil, fmt.Errorf("bus: blob store of %s: %w", party, err)
 	}
-	return &JetStreamBlobs{js: js, job: job, party: party, bucket: BlobBucketName(job, party), o: o.withDefaults(),
+	return &JetStreamBlobs{nc: nc, js: js, job: job, party: party, bucket: BlobBucketName(job, party), o: o.withDefaults(),
 		read: map[string]jetstream.Stream{}}, nil
 }
 
@@ -179,8 +181,10 @@ func (b *JetStreamBlobs) Put(ctx context.Context, round uint64, name string, dat
 	if err != nil {
 		return BlobRef{}, fmt.Errorf("bus: blob store of %s: put %s: %w", b.party, name, err)
 	}
+	// nats.go's 128 KiB chunks would not fit a small payload limit.
+	chunk := uint32(min(128<<10, max(1<<10, b.nc.MaxPayload()/2)))
 	err = retryJS(ctx, bulkRetry, func(ctx context.Context) error {
-		_, err := obs.PutBytes(ctx, name, data)
+		_, err := obs.Put(ctx, jetstream.ObjectMeta{Name: name, Opts: &jetstream.ObjectMetaOptions{ChunkSize: chunk}}, bytes.NewReader(data))
 		return err
 	})
 	if err != nil {
