@@ -181,11 +181,8 @@ func (b *JetStreamBlobs) Put(ctx context.Context, round uint64, name string, dat
 	if err != nil {
 		return BlobRef{}, fmt.Errorf("bus: blob store of %s: put %s: %w", b.party, name, err)
 	}
-	// nats.go's 128 KiB chunks would not fit a small payload limit.
-	chunk := uint32(min(128<<10, max(1<<10, b.nc.MaxPayload()/2)))
 	err = retryJS(ctx, bulkRetry, func(ctx context.Context) error {
-		_, err := obs.Put(ctx, jetstream.ObjectMeta{Name: name, Opts: &jetstream.ObjectMetaOptions{ChunkSize: chunk}}, bytes.NewReader(data))
-		return err
+		return putObject(ctx, b.nc, obs, name, data)
 	})
 	if err != nil {
 		return BlobRef{}, fmt.Errorf("bus: blob store of %s: put %s/%s: %w", b.party, b.bucket, name, err)
@@ -308,4 +305,12 @@ func (b *JetStreamBlobs) Fetch(ctx context.Context, ref BlobRef) ([]byte, error)
 	b.stats.FetchBytes += uint64(len(data))
 	b.mu.Unlock()
 	return data, nil
+}
+
+// putObject stores data as object name in chunks that fit the server's
+// payload limit: nats.go's default of 128 KiB does not fit a small one.
+func putObject(ctx context.Context, nc *nats.Conn, obs jetstream.ObjectStore, name string, data []byte) error {
+	chunk := uint32(min(128<<10, max(1<<10, nc.MaxPayload()/2)))
+	_, err := obs.Put(ctx, jetstream.ObjectMeta{Name: name, Opts: &jetstream.ObjectMetaOptions{ChunkSize: chunk}}, bytes.NewReader(data))
+	return err
 }

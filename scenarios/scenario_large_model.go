@@ -55,7 +55,24 @@ func largeModelScenario() Scenario {
 			if err != nil {
 				return Outcome{}, fmt.Errorf("scenarios: %s: by-reference run: %w", name, err)
 			}
-			return judgeLarge(name, inline, byRef), nil
+			out := judgeLarge(name, inline, byRef)
+			if out.FailedInvariant != "" {
+				return out, nil
+			}
+			// Again with --durable: the references travel in the update
+			// stream and the checkpoints, the bodies in the blob buckets.
+			durable, err := runLargeJob(ctx, "large-ref-durable", o, -largeMaxPayload, false)
+			if err != nil {
+				return Outcome{}, fmt.Errorf("scenarios: %s: durable by-reference run: %w", name, err)
+			}
+			if d := durable.aggBlobs; d.Puts < largeRounds || d.Fetches < largeBanks*largeRounds {
+				return fail(name, InvNotExercised, "durable run: the aggregator put %d models and fetched %d updates by reference", d.Puts, d.Fetches), nil
+			}
+			if !bitEqual(inline.agg.Model, durable.agg.Model) {
+				return fail(name, InvResultChanged, "the durable by-reference run's final model differs from the inline run's"), nil
+			}
+			out.Metrics["durable_blob_fetches"] = float64(durable.aggBlobs.Fetches)
+			return out, nil
 		},
 	}
 }
@@ -70,7 +87,12 @@ type largeRun struct {
 	injected   bool // the bad reference was sent
 }
 
+// runLargeJob runs the job on a server of payload limit maxPayload (0:
+// the job's, from its size); a negative maxPayload is its opposite with
+// every party durable.
 func runLargeJob(ctx context.Context, job string, o ScenarioOptions, maxPayload int, attack bool) (largeRun, error) {
+	durable := maxPayload < 0
+	maxPayload = max(maxPayload, -maxPayload)
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	var banks []string
@@ -100,6 +122,7 @@ func runLargeJob(ctx context.Context, job string, o ScenarioOptions, maxPayload 
 	}
 	agg, err := deploy.NewAggregator(ctx, local.AggregatorOptions(deploy.AggregatorOptions{
 		Job: job, Task: deploy.TaskNode, InitSeed: o.Seed, FinalWait: 300 * time.Millisecond, Log: o.Log, OnRound: onRound,
+		Durable: durable,
 		Round: aggregator.Config{Algo: aggregator.AlgoFedAvg, Rounds: largeRounds, MinClients: largeBanks,
 			Quorum: largeBanks, RoundTimeout: time.Minute}}))
 	if err != nil {
@@ -114,7 +137,7 @@ func runLargeJob(ctx context.Context, job string, o ScenarioOptions, maxPayload 
 	}()
 	for i, l := range learners {
 		a, err := deploy.NewAgent(ctx, local.AgentOptions(deploy.AgentOptions{ID: banks[i], Job: job,
-			Task: deploy.TaskNode, Algo: aggregator.AlgoFedAvg, Learner: l, LocalEpochs: 1,
+			Task: deploy.TaskNode, Algo: aggregator.AlgoFedAvg, Learner: l, LocalEpochs: 1, Durable: durable,
 			Privacy: logisticPrivacy(o.Seed, i), Log: o.Log}))
 		if err != nil {
 			return largeRun{}, err
