@@ -156,7 +156,7 @@ func TestServerConfigParses(t *testing.T) {
 				p = q
 			}
 		}
-		want, err := PartyPermissions(secJob, p)
+		want, err := PartyPermissions(secJob, p, ring.Banks())
 		if err != nil {
 			t.Fatalf("user %s: %v", u.Nkey, err)
 		}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/vmihailenco/msgpack/v5"
 )
 
 // Endpoint is one party's end of a job on a transport. It owns what every
@@ -87,19 +89,83 @@ func (e *Endpoint) Keyring() *Keyring { return e.val.schema.Keyring }
 // Seal numbers, stamps and (with a signer) signs an envelope of kind for
 // round around body.
 func (e *Endpoint) Seal(kind Kind, round uint64, body any) ([]byte, error) {
-	e.seq++
-	env := Envelope{Job: e.job, Kind: kind, From: e.id, Round: round, Seq: e.seq, Time: e.now().UnixNano()}
-	if e.signer != nil {
-		return e.signer.Seal(env, body)
+	env, err := e.envelope(kind, round, body)
+	if err != nil {
+		return nil, err
 	}
-	return Seal(env, body)
+	return e.seal(env)
 }
 
-// Publish seals body and publishes it on subject.
+// envelope numbers and stamps an envelope of kind for round and encodes
+// body into it.
+func (e *Endpoint) envelope(kind Kind, round uint64, body any) (Envelope, error) {
+	e.seq++
+	env := Envelope{Version: SchemaVersion, Job: e.job, Kind: kind, From: e.id, Round: round, Seq: e.seq, Time: e.now().UnixNano()}
+	b, err := msgpack.Marshal(body)
+	if err != nil {
+		return Envelope{}, fmt.Errorf("bus: seal %s body: %w", kind, err)
+	}
+	env.Body = b
+	return env, nil
+}
+
+// seal signs env (with a signer) and encodes it.
+func (e *Endpoint) seal(env Envelope) ([]byte, error) {
+	if e.signer != nil {
+		return e.signer.sealEnvelope(env)
+	}
+	out, err := msgpack.Marshal(&env)
+	if err != nil {
+		return nil, fmt.Errorf("bus: seal %s envelope: %w", env.Kind, err)
+	}
+	return out, nil
+}
+
+// carriage is how the transport carries large bodies (Carrier).
+func (e *Endpoint) carriage() Carriage {
+	if c, ok := e.tr.(Carrier); ok {
+		return c.Carriage()
+	}
+	return Carriage{}
+}
+
+// Publish seals body and publishes it on subject. An update or model whose
+// sealed envelope is over the transport's inline limit goes by reference:
+// its body is stored in the party's blob bucket, and the envelope, signed
+// as usual, carries the reference. Anything over the server's payload
+// limit that cannot go so is refused here, with the limit named, rather
+// than by the connection.
 func (e *Endpoint) Publish(ctx context.Context, subject string, kind Kind, round uint64, body any) error {
-	data, err := e.Seal(kind, round, body)
+	env, err := e.envelope(kind, round, body)
 	if err != nil {
 		return fmt.Errorf("bus: %s publish %s: %w", e.id, kind, err)
+	}
+	data, err := e.seal(env)
+	if err != nil {
+		return fmt.Errorf("bus: %s publish %s: %w", e.id, kind, err)
+	}
+	c := e.carriage()
+	switch {
+	case c.Inline > 0 && len(data) > c.Inline && c.Blobs != nil && ByReference(kind):
+		ref, err := c.Blobs.Put(ctx, round, blobObjectName(&env), env.Body)
+		if err != nil {
+			return fmt.Errorf("bus: %s publish %s: %d bytes over the inline limit of %d (server payload limit %d) go by reference, and storing them failed: %w",
+				e.id, kind, len(data), c.Inline, c.MaxPayload, err)
+		}
+		if env.Ref, err = ref.Encode(); err != nil {
+			return fmt.Errorf("bus: %s publish %s: %w", e.id, kind, err)
+		}
+		env.Body = nil
+		if data, err = e.seal(env); err != nil {
+			return fmt.Errorf("bus: %s publish %s: %w", e.id, kind, err)
+		}
+	case c.MaxPayload > 0 && len(data) > c.MaxPayload:
+		why := "no object store is configured (JetStream off)"
+		if !ByReference(kind) {
+			why = "only updates and models travel by reference"
+		}
+		return fmt.Errorf("bus: %s publish %s: %d bytes over the server's payload limit (max_payload) of %d bytes, and %s",
+			e.id, kind, len(data), c.MaxPayload, why)
 	}
 	return e.tr.Publish(ctx, subject, data)
 }
@@ -122,8 +188,20 @@ func (e *Endpoint) Respond(m Msg, kind Kind, body any) error {
 	return e.tr.Respond(m, data)
 }
 
-// Open validates a received message and decodes its body (Validator.Open).
-func (e *Endpoint) Open(m Msg) (Envelope, any, error) { return e.val.Open(m.Subject, m.Data) }
+// Open validates a received message and decodes its body
+// (Validator.OpenWith), fetching a body sent by reference from the object
+// store of the transport's carriage.
+func (e *Endpoint) Open(m Msg) (Envelope, any, error) {
+	var fetch Fetch
+	if b := e.carriage().Blobs; b != nil {
+		fetch = func(ref BlobRef) ([]byte, error) {
+			ctx, cancel := context.WithTimeout(context.Background(), DefaultJSTimeout)
+			defer cancel()
+			return b.Fetch(ctx, ref)
+		}
+	}
+	return e.val.OpenWith(m.Subject, m.Data, fetch)
+}
 
 // OpenFrom decodes a message that arrives outside the validator's
 // subjects (a reply on the party's inbox): it must be of job and kind,

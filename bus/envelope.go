@@ -21,7 +21,10 @@ type Envelope struct {
 	Seq     uint64 `msgpack:"s"`
 	Time    int64  `msgpack:"t"` // unix nanoseconds at the sender
 	Body    []byte `msgpack:"b"` // the msgpack-encoded typed body
-	Sig     []byte `msgpack:"g,omitempty"`
+	// Ref, instead of Body, names the body stored in the object store
+	// (an encoded BlobRef, blobref.go); empty for a body sent inline.
+	Ref []byte `msgpack:"o,omitempty"`
+	Sig []byte `msgpack:"g,omitempty"`
 }
 
 // MsgID is the de-duplication id of the envelope.

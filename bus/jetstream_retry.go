@@ -18,7 +18,9 @@ import (
 func transientJS(err error) bool {
 	for _, final := range []error{nats.ErrConnectionClosed, nats.ErrBadSubject, nats.ErrMaxPayload,
 		jetstream.ErrMsgNotFound, jetstream.ErrKeyNotFound, jetstream.ErrObjectNotFound,
-		jetstream.ErrStreamNotFound, jetstream.ErrConsumerNotFound, jetstream.ErrBucketNotFound} {
+		jetstream.ErrStreamNotFound, jetstream.ErrConsumerNotFound, jetstream.ErrBucketNotFound,
+		// A server or account without JetStream does not gain it by waiting.
+		jetstream.ErrJetStreamNotEnabled, jetstream.ErrJetStreamNotEnabledForAccount} {
 		if errors.Is(err, final) {
 			return false
 		}

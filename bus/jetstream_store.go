@@ -43,6 +43,7 @@ type CheckpointStoreOptions struct {
 // which fences off a second aggregator of the same job (ErrFenced). Its
 // methods are safe for concurrent use; it does not own the connection.
 type JetStreamCheckpointStore struct {
+	nc      *nats.Conn
 	bucket  string
 	kv      jetstream.KeyValue
 	obj     jetstream.ObjectStore
@@ -70,7 +71,7 @@ func OpenCheckpointStore(ctx context.Context, nc *nats.Conn, job string, o Check
 	if err != nil {
 		return nil, fmt.Errorf("%s of job %s: %w", op, job, err)
 	}
-	s := &JetStreamCheckpointStore{bucket: CheckpointBucketName(job), timeout: o.Timeout}
+	s := &JetStreamCheckpointStore{nc: nc, bucket: CheckpointBucketName(job), timeout: o.Timeout}
 	ctx, cancel := bound(ctx, o.Timeout)
 	defer cancel()
 	err = retryJS(ctx, createRetry, func(ctx context.Context) error {
@@ -162,8 +163,7 @@ func (s *JetStreamCheckpointStore) SaveModel(ctx context.Context, r uint64, data
 	ctx, cancel := bound(ctx, s.timeout)
 	defer cancel()
 	err := retryJS(ctx, bulkRetry, func(ctx context.Context) error {
-		_, err := s.obj.PutBytes(ctx, modelObject(r), data)
-		return err
+		return putObject(ctx, s.nc, s.obj, modelObject(r), data)
 	})
 	if err != nil {
 		return fmt.Errorf("bus: checkpoint store %s: save model of round %d: %w", s.bucket, r, err)

@@ -124,6 +124,17 @@ func (k *Keyring) Job() string { return k.job }
 // Parties lists the parties sorted by id.
 func (k *Keyring) Parties() []Party { return append([]Party(nil), k.parties...) }
 
+// Banks are the ids of the keyring's banks, in its order.
+func (k *Keyring) Banks() []string {
+	var out []string
+	for _, p := range k.parties {
+		if p.Role == RoleBank {
+			out = append(out, p.ID)
+		}
+	}
+	return out
+}
+
 // Party returns the party with id.
 func (k *Keyring) Party(id string) (Party, bool) {
 	e, ok := k.entries[id]

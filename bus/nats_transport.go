@@ -116,6 +116,13 @@ type NATSTransport struct {
 	messages atomic.Int64
 	bytes    atomic.Int64
 	wg       sync.WaitGroup
+	blobs    atomic.Pointer[blobSetting]
+}
+
+// blobSetting is what SetBlobs set.
+type blobSetting struct {
+	store  BlobStore
+	inline int
 }
 
 // NewNATSTransport wraps nc; with own set, Close also closes nc.
@@ -142,6 +149,28 @@ func (t *NATSTransport) sign(op string, data []byte) ([]byte, error) {
 		return nil, fmt.Errorf("bus: %s: %w", op, err)
 	}
 	return out, nil
+}
+
+// SetBlobs makes the transport's endpoints send updates and models whose
+// sealed envelopes are over inline bytes by reference through store, and
+// read bodies sent so by others from it (Endpoint.Publish, Endpoint.Open).
+// inline 0 is three quarters of the server's payload limit
+// (InlineLimitFor); a nil store sends everything inline.
+func (t *NATSTransport) SetBlobs(store BlobStore, inline int) {
+	t.blobs.Store(&blobSetting{store: store, inline: inline})
+}
+
+// Carriage implements Carrier: the blob store and inline limit SetBlobs
+// set, and the server's payload limit as the connection learnt it.
+func (t *NATSTransport) Carriage() Carriage {
+	c := Carriage{MaxPayload: int(t.nc.MaxPayload())}
+	if b := t.blobs.Load(); b != nil && b.store != nil {
+		c.Blobs, c.Inline = b.store, b.inline
+		if c.Inline <= 0 {
+			c.Inline = InlineLimitFor(t.nc.MaxPayload())
+		}
+	}
+	return c
 }
 
 // Publish implements Transport.

@@ -31,12 +31,18 @@ type Permissions struct {
 //   - the auditor reads the public subjects and the ledger and publishes
 //     nothing on gf.<job>.
 //
+// For bodies sent by reference (blobref.go) each bank writes only its own
+// blob bucket and reads only the aggregator's; the aggregator writes its
+// own, reads every bank's of banks (the job's bank ids), and alone
+// creates them all (BlobStoreOptions.Create says why). Blobs are read by
+// message gets, like the ledger: no consumer on a blob stream.
+//
 // Every party reads the job's ledger stream through the JetStream API's
 // message gets (the ledger is the job's audit record, and each agent
 // replays it when its gate starts) and receives replies only under its own
 // InboxPrefix. No party may create a consumer on the ledger stream, delete
 // or purge it, or touch any other stream.
-func PartyPermissions(job string, p Party) (Permissions, error) {
+func PartyPermissions(job string, p Party, banks []string) (Permissions, error) {
 	if !ValidID(job) {
 		return Permissions{}, fmt.Errorf("bus: permissions: job %q is not [a-z0-9-]{1,64}", job)
 	}
@@ -47,7 +53,13 @@ func PartyPermissions(job string, p Party) (Permissions, error) {
 	if err != nil {
 		return Permissions{}, err
 	}
-	perm.DenyPublish = ledgerConsumerAPI(job)
+	for _, b := range banks {
+		if !ValidID(b) || b == AggregatorID {
+			return Permissions{}, fmt.Errorf("bus: permissions: bank id %q is not [a-z0-9-]{1,64} or is reserved", b)
+		}
+	}
+	perm.Publish = append(perm.Publish, blobAPI(job, p, banks)...)
+	perm.DenyPublish = append(ledgerConsumerAPI(job), blobConsumerAPI(job, banks)...)
 	return perm, nil
 }
 
@@ -163,6 +175,49 @@ func durableAggregatorAPI(job string) []string {
 			api+"CONSUMER.MSG.NEXT."+st+".*",
 			api+"CONSUMER.DELETE."+st+".*",
 		)
+	}
+	return out
+}
+
+// blobAPI is what party p needs for bodies sent by reference: write its
+// own bucket (the chunks and meta of its objects, the message gets and
+// purges with which nats.go's Put and Delete replace and remove objects)
+// and read, by message gets, the buckets whose bodies it receives. Only
+// the aggregator may create or update a bucket stream.
+func blobAPI(job string, p Party, banks []string) []string {
+	const api = "$JS.API."
+	read := func(party string) []string {
+		st := blobStreamName(job, party)
+		return []string{api + "STREAM.INFO." + st, api + "STREAM.MSG.GET." + st, api + "DIRECT.GET." + st, api + "DIRECT.GET." + st + ".>"}
+	}
+	write := func(party string) []string {
+		return append(read(party), "$O."+BlobBucketName(job, party)+".>", api+"STREAM.PURGE."+blobStreamName(job, party))
+	}
+	switch p.Role {
+	case RoleBank:
+		return append(write(p.ID), read(AggregatorID)...)
+	case RoleAggregator:
+		out := append(write(AggregatorID), api+"INFO")
+		for _, party := range append([]string{AggregatorID}, banks...) {
+			st := blobStreamName(job, party)
+			out = append(out, api+"STREAM.CREATE."+st, api+"STREAM.UPDATE."+st)
+			if party != AggregatorID {
+				out = append(out, read(party)...)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// blobConsumerAPI are the consumer requests on the job's blob streams,
+// denied to every party for the reason ledgerConsumerAPI gives.
+func blobConsumerAPI(job string, banks []string) []string {
+	const api = "$JS.API."
+	var out []string
+	for _, party := range append([]string{AggregatorID}, banks...) {
+		st := blobStreamName(job, party)
+		out = append(out, api+"CONSUMER.CREATE."+st, api+"CONSUMER.CREATE."+st+".>", api+"CONSUMER.DURABLE.CREATE."+st+".>")
 	}
 	return out
 }

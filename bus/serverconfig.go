@@ -87,8 +87,9 @@ func ServerConfig(k *Keyring, o ServerConfigOptions) ([]byte, error) {
 		}
 	}
 	b.WriteString("authorization {\n  users = [\n")
+	banks := k.Banks()
 	for _, p := range k.Parties() {
-		perm, err := PartyPermissions(k.Job(), p)
+		perm, err := PartyPermissions(k.Job(), p, banks)
 		if err != nil {
 			return nil, err
 		}

@@ -16,7 +16,7 @@ const sigDomain = "graphfed envelope signature v1\x00"
 
 // digest is what a signature covers: SHA-256 over the domain and every
 // envelope field but Sig, each length-prefixed or fixed-width, body
-// included. It does not depend on the msgpack encoding, so a re-encoded
+// and blob reference included. It does not depend on the msgpack encoding, so a re-encoded
 // envelope verifies as long as its fields are the same. Hashing first keeps
 // a 64 MiB model from being copied into one buffer for ed25519; SHA-256
 // rather than SHA-512 because CPUs with SHA extensions hash it over twice
@@ -43,6 +43,13 @@ func (e *Envelope) digest() []byte {
 	put(uint64(e.Time))
 	put(uint64(len(e.Body)))
 	h.Write(e.Body)
+	// A reference is hashed only when present, so that inline envelopes
+	// keep the digest they always had; the body's length prefix fixes
+	// where it starts.
+	if len(e.Ref) > 0 {
+		put(uint64(len(e.Ref)))
+		h.Write(e.Ref)
+	}
 	return h.Sum(nil)
 }
 

@@ -149,14 +149,26 @@ func (v *Validator) reject(err error) error {
 // vector lengths and finiteness. The decoded body is returned (one of the
 // messages.go types, as a pointer). Every rejection is counted.
 func (v *Validator) Open(subject string, data []byte) (Envelope, any, error) {
-	env, body, err := v.open(subject, data)
+	return v.OpenWith(subject, data, nil)
+}
+
+// Fetch reads the body a checked reference names (BlobStore.Fetch).
+type Fetch func(BlobRef) ([]byte, error)
+
+// OpenWith is Open for a party that reads bodies sent by reference with
+// fetch (nil: such envelopes are rejected). A reference is checked before
+// anything is fetched (checkRef); the fetched body must match its size and
+// digest, and is then decoded and checked as an inline body would be. The
+// returned envelope carries the fetched body.
+func (v *Validator) OpenWith(subject string, data []byte, fetch Fetch) (Envelope, any, error) {
+	env, body, err := v.open(subject, data, fetch)
 	if err != nil {
 		return Envelope{}, nil, v.reject(err)
 	}
 	return env, body, nil
 }
 
-func (v *Validator) open(subject string, data []byte) (Envelope, any, error) {
+func (v *Validator) open(subject string, data []byte, fetch Fetch) (Envelope, any, error) {
 	v.mu.Lock()
 	s := v.schema
 	v.mu.Unlock()
@@ -195,6 +207,11 @@ func (v *Validator) open(subject string, data []byte) (Envelope, any, error) {
 	if s.MaxRound > 0 && env.Round > s.MaxRound+1 {
 		return Envelope{}, nil, &RejectError{ReasonRound, fmt.Errorf("round %d beyond the job's %d", env.Round, s.MaxRound)}
 	}
+	if len(env.Ref) > 0 {
+		if err := resolveRef(s, &env, fetch); err != nil {
+			return Envelope{}, nil, err
+		}
+	}
 	body, err := decodeBody(&env)
 	if err != nil {
 		return Envelope{}, nil, err
@@ -203,6 +220,52 @@ func (v *Validator) open(subject string, data []byte) (Envelope, any, error) {
 		return Envelope{}, nil, err
 	}
 	return env, body, nil
+}
+
+// BlobLimit is the largest body the schema accepts by reference: an
+// update or model of NumParams parameters with a gradient estimator of
+// the same size and the envelope's scalars (JobSize.LargestMessage's
+// model term); while NumParams is unknown, DefaultMaxPayload.
+func (s Schema) BlobLimit() uint64 {
+	if s.NumParams > 0 {
+		return uint64(2*4*s.NumParams + envelopeOverhead)
+	}
+	return DefaultMaxPayload
+}
+
+// resolveRef replaces env's reference by the body it names, after the
+// checks that need no I/O: a well-formed reference, of a kind that may
+// travel by reference, in the sender's own bucket (so a bank cannot point
+// the aggregator at another party's blob), within the schema's size.
+func resolveRef(s Schema, env *Envelope, fetch Fetch) error {
+	ref, err := ParseBlobRef(env.Ref)
+	if err != nil {
+		return err
+	}
+	switch want := BlobBucketName(s.Job, env.From); {
+	case !ByReference(env.Kind):
+		return &RejectError{ReasonBlobRef, fmt.Errorf("a %s by reference; only updates and models travel so", env.Kind)}
+	case len(env.Body) > 0:
+		return &RejectError{ReasonBlobRef, fmt.Errorf("a %s with both a body and a reference", env.Kind)}
+	case ref.Bucket != want:
+		return &RejectError{ReasonBlobRef, fmt.Errorf("%s's %s refers to bucket %s, not its own %s", env.From, env.Kind, ref.Bucket, want)}
+	case ref.Size > s.BlobLimit():
+		return &RejectError{ReasonOversized, fmt.Errorf("%s by reference of %d bytes over the job's %d", env.Kind, ref.Size, s.BlobLimit())}
+	case fetch == nil:
+		return &RejectError{ReasonBlobMissing, fmt.Errorf("a %s by reference, and this party reads no object store", env.Kind)}
+	}
+	blob, err := fetch(ref)
+	if err != nil {
+		if ReasonOf(err) == "" {
+			err = &RejectError{ReasonBlobMissing, fmt.Errorf("%s/%s: %w", ref.Bucket, ref.Name, err)}
+		}
+		return err
+	}
+	if !ref.Matches(blob) {
+		return &RejectError{ReasonBlobDigest, fmt.Errorf("%s/%s: %d bytes whose SHA-256 is not the reference's (%d bytes)", ref.Bucket, ref.Name, len(blob), ref.Size)}
+	}
+	env.Body = blob
+	return nil
 }
 
 func (v *Validator) checkSender(s Schema, ps ParsedSubject, env Envelope) error {

@@ -46,6 +46,8 @@ type AgentOptions struct {
 	// Transport, when set, is used instead of dialling Conn (a caller that
 	// injects faults or shares a connection); the caller closes it.
 	Transport *bus.NATSTransport
+	// Blobs say how updates too large to go inline travel.
+	Blobs BlobOptions
 }
 
 // Validate checks the options without touching the network.
@@ -145,6 +147,9 @@ func NewAgent(ctx context.Context, o AgentOptions) (_ *Agent, err error) {
 		}
 		a.ownTr = true
 	}
+	if err := attachBlobs(a.tr, o.Job, o.ID, o.Blobs, ring == nil); err != nil {
+		return fail(err)
+	}
 	ledger, closeLedger, err := Ledger(ctx, o.Job, o.Privacy, a.tr, ring)
 	if err != nil {
 		return fail(err)
@@ -226,6 +231,9 @@ func (a *Agent) Close() error {
 	}
 	return err
 }
+
+// BlobStats count the bodies the agent sent and read by reference.
+func (a *Agent) BlobStats() bus.BlobStats { return blobStats(a.tr) }
 
 // ConnCounts are the agent's connection events so far: slow-consumer
 // drops, disconnects, reconnects (zero for a transport the caller gave).

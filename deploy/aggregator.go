@@ -50,6 +50,9 @@ type AggregatorOptions struct {
 	// HelloSkew is the clock skew allowed to agents' hellos
 	// (aggregator.ServerConfig.HelloSkew); 0: the default.
 	HelloSkew time.Duration
+	// Blobs say how models too large to go inline travel; with a keyring
+	// the aggregator creates every bank's blob bucket at its start.
+	Blobs BlobOptions
 }
 
 // Validate checks the options without touching the network.
@@ -128,6 +131,10 @@ func NewAggregator(ctx context.Context, o AggregatorOptions) (_ *Aggregator, err
 		if err := EnsureLedgerStream(ctx, a.tr, o.Job, o.Recovery.Replicas); err != nil {
 			return fail(err)
 		}
+	}
+	ensureBlobBuckets(ctx, a.tr, o.Job, ring, o.Blobs, o.Log)
+	if err := attachBlobs(a.tr, o.Job, bus.AggregatorID, o.Blobs, true); err != nil {
+		return fail(err)
 	}
 	cfg := serverConfig(o, ring, signer)
 	if o.Durable {
@@ -221,6 +228,10 @@ func (a *Aggregator) Server() *aggregator.Server { return a.srv }
 
 // Transport is the aggregator's connection (traffic counters).
 func (a *Aggregator) Transport() *bus.NATSTransport { return a.tr }
+
+// BlobStats count the models the aggregator sent and the updates it read
+// by reference.
+func (a *Aggregator) BlobStats() bus.BlobStats { return blobStats(a.tr) }
 
 // Close releases the connection unless the caller gave it.
 func (a *Aggregator) Close() error {

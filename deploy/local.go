@@ -31,6 +31,10 @@ type LocalOptions struct {
 	// payload limit as `graphfed keys` sets it (bus.JobSize.PayloadLimit);
 	// zero: keys' defaults (bus.DefaultJobSize).
 	Size bus.JobSize
+	// MaxPayload, when set, is the embedded server's payload limit instead
+	// of the one Size gives (in secure mode) or the default: a limit below
+	// the job's models sends them by reference (bus.BlobRef).
+	MaxPayload int
 }
 
 // Local is a job's NATS environment: an embedded server (plain or secure)
@@ -74,9 +78,9 @@ func StartLocal(ctx context.Context, o LocalOptions) (_ *Local, err error) {
 	if store == "" {
 		store = filepath.Join(l.dir, "js")
 	}
-	so := bus.ServerOptions{StoreDir: store}
+	so := bus.ServerOptions{StoreDir: store, MaxPayload: int32(o.MaxPayload)}
 	if o.Secure {
-		if so.ConfigFile, err = l.writeKeys(o.Banks, store, o.Size); err != nil {
+		if so.ConfigFile, err = l.writeKeys(o.Banks, store, o.Size, o.MaxPayload); err != nil {
 			return nil, err
 		}
 		so.Port = -1 // the configuration's listen port is a placeholder
@@ -99,13 +103,15 @@ func StartLocal(ctx context.Context, o LocalOptions) (_ *Local, err error) {
 // writeKeys writes every party's seed file, the keyring and the server
 // configuration into l.dir, as `graphfed keys` would, and returns the
 // configuration's path.
-func (l *Local) writeKeys(banks []string, store string, size bus.JobSize) (string, error) {
+func (l *Local) writeKeys(banks []string, store string, size bus.JobSize, payload int) (string, error) {
 	if size == (bus.JobSize{}) {
 		size = bus.DefaultJobSize()
 	}
-	payload, err := size.PayloadLimit()
-	if err != nil {
-		return "", fmt.Errorf("deploy: local: %w", err)
+	if payload == 0 {
+		var err error
+		if payload, err = size.PayloadLimit(); err != nil {
+			return "", fmt.Errorf("deploy: local: %w", err)
+		}
 	}
 	dep, err := bus.NewDeployment(l.job, banks)
 	if err != nil {

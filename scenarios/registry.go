@@ -128,6 +128,7 @@ func Builtin() (*Registry, error) {
 		r.Register(rewrittenLedgerScenario()),
 		r.Register(pushConsumerScenario()),
 		r.Register(updateFloodScenario()),
+		r.Register(largeModelScenario()),
 	)
 	for _, s := range recoveryScenarios() {
 		errs = append(errs, r.Register(s))

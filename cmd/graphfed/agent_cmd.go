@@ -24,6 +24,7 @@ type agentFlags struct {
 	noiseSeed                uint64
 	gradSigma, embSigma      float64
 	learn                    deploy.LearnerOptions
+	blobs                    blobFlags
 }
 
 // Defaults of `graphfed agent` that differ by task: an AML bank takes
@@ -107,6 +108,7 @@ func (a *agentFlags) register(cmd *cobra.Command) {
 	f.StringVar(&a.creds, "creds", "", "NATS credentials file; an NKey seed (from graphfed keys) also signs every envelope sent")
 	f.StringVar(&a.keyring, "keyring", "", "keyring.json of the job (graphfed keys): verify every envelope's signature")
 	registerInsecure(cmd, &a.insecure)
+	a.blobs.register(cmd)
 	f.BoolVar(&a.durable, "durable", false, "store updates in the job's JetStream update stream (for an aggregator run with --durable)")
 	f.Uint64Var(&a.noiseSeed, "noise-seed", 0, "seed the privacy noise: reproducible runs for testing only, marked non-private in the ledger")
 	f.StringVar(&a.ledger, "ledger", "", "privacy ledger file (fsynced); default: the job's JetStream ledger stream")
@@ -181,7 +183,7 @@ func (a *agentFlags) options(cmd *cobra.Command, priv privacyFlags, log zerolog.
 	learn.AML.OnFinalScore = finalScoreLog(log)
 	return deploy.AgentOptions{Job: a.job, ID: a.client, Task: a.task, Algo: algo,
 		Conn: deploy.ConnOptions{URL: a.natsURL, Creds: a.creds}, Keyring: a.keyring, Durable: a.durable,
-		Privacy: p, Data: learn, LocalEpochs: epochs, EvalEvery: eval, Log: log}
+		Blobs: a.blobs.options(), Privacy: p, Data: learn, LocalEpochs: epochs, EvalEvery: eval, Log: log}
 }
 
 // finalScoreLog logs a bank's final evaluation every tenth of the way: at

@@ -63,6 +63,7 @@ func newAggregatorCmd(g *globalFlags) *cobra.Command {
 		timeout, finalWait, deadlineCap             time.Duration
 		deadlineFactor                              float64
 		rec                                         recoveryFlags
+		blobs                                       blobFlags
 		rf                                          recFlags
 		createLedger, insecure, resume              bool
 	)
@@ -103,7 +104,7 @@ func newAggregatorCmd(g *globalFlags) *cobra.Command {
 			agg, err := deploy.NewAggregator(cmd.Context(), deploy.AggregatorOptions{
 				Job: job, Task: task, Conn: deploy.ConnOptions{URL: natsURL, Creds: creds}, Keyring: keyring,
 				Durable: rec.durable, Recovery: rec.options(), Round: round, InitSeed: fc.Seed, Enrol: fc.Clients,
-				CreateLedger: createLedger, Resume: resume, FinalWait: finalWait, Log: g.logger(),
+				CreateLedger: createLedger, Resume: resume, FinalWait: finalWait, Log: g.logger(), Blobs: blobs.options(),
 				OnRound: func(rc aggregator.RoundClosed) {
 					p.update(int(rc.Round), fmt.Sprintf("%s in=%d late=%d%s", rc.Reason, len(rc.In), len(rc.Late), budgetNote(rc)))
 				},
@@ -176,6 +177,7 @@ func newAggregatorCmd(g *globalFlags) *cobra.Command {
 	registerInsecure(cmd, &insecure)
 	f.BoolVar(&createLedger, "create-ledger", false, "create the job's ledger stream before the job starts (in a permissioned deployment only the aggregator may)")
 	rec.register(cmd)
+	blobs.register(cmd)
 	f.StringVar(&task, "task", "", "node, aml or rec (default: rec for lpsfed and lpsfed-bpr, node otherwise; checks --algo)")
 	f.StringVar(&fc.Algo, "algo", "fedavg", "local, fedavg, fedgnn-st, cefedgnn (node, aml); fedavg, lpsfed-bpr, lpsfed (rec)")
 	f.IntVar(&fc.Rounds, "rounds", 100, "rounds")

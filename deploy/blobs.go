@@ -1,0 +1,70 @@
+package deploy
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"graphfed/bus"
+)
+
+// BlobOptions say how a party sends updates and models too large to go
+// inline: through its JetStream blob bucket, by reference (bus.BlobRef).
+type BlobOptions struct {
+	// InlineLimit is the sealed size above which an update or model goes
+	// by reference; 0: three quarters of the server's payload limit
+	// (bus.InlineLimitFor); negative: never (a body over the payload limit
+	// is then an error naming it). `--inline-limit`.
+	InlineLimit int
+	// TTL is the max age of objects in the blob buckets this party
+	// creates; 0: bus.DefaultBlobTTL.
+	TTL time.Duration
+}
+
+// attachBlobs gives party's transport its blob store: bodies over the
+// inline limit go by reference, and bodies others sent so are read. With
+// create the party creates its own bucket when it is missing (an open
+// server); under permissions the aggregator creates every bank's
+// (ensureBlobBuckets).
+func attachBlobs(tr *bus.NATSTransport, job, party string, o BlobOptions, create bool) error {
+	if o.InlineLimit < 0 {
+		tr.SetBlobs(nil, 0)
+		return nil
+	}
+	store, err := bus.NewJetStreamBlobs(tr.Conn(), job, party, bus.BlobStoreOptions{Create: create, TTL: o.TTL})
+	if err != nil {
+		return fmt.Errorf("blobs: %w", err)
+	}
+	tr.SetBlobs(store, o.InlineLimit)
+	return nil
+}
+
+// ensureBlobBuckets creates the aggregator's blob bucket and every bank's
+// of the keyring: under the permissions of `graphfed keys` no bank may
+// create a stream (bus.BlobStoreOptions.Create says why). Without a
+// keyring each party creates its own at its first large body. A server
+// without JetStream is no reason to stop: the job runs as long as its
+// models fit inline, and a larger one fails naming the payload limit.
+func ensureBlobBuckets(ctx context.Context, tr *bus.NATSTransport, job string, ring *bus.Keyring, o BlobOptions, log zerolog.Logger) {
+	if ring == nil || o.InlineLimit < 0 {
+		return
+	}
+	parties := append([]string{bus.AggregatorID}, ring.Banks()...)
+	if err := bus.EnsureBlobBuckets(ctx, tr.Conn(), job, parties, bus.BlobStoreOptions{TTL: o.TTL}); err != nil {
+		log.Warn().Err(err).Str("job", job).Int("max_payload", int(tr.Conn().MaxPayload())).
+			Msg("no blob buckets: updates and models must fit the server's payload limit")
+	}
+}
+
+// BlobStats are the party's blob traffic so far (zero without a store).
+func blobStats(tr *bus.NATSTransport) bus.BlobStats {
+	if tr == nil {
+		return bus.BlobStats{}
+	}
+	if s, ok := tr.Carriage().Blobs.(*bus.JetStreamBlobs); ok {
+		return s.Stats()
+	}
+	return bus.BlobStats{}
+}
