@@ -105,6 +105,10 @@ func PartitionMetis(adj *CSR, clients int, opt MetisOptions, rng *rand.Rand) ([]
 	for lvl := len(graphs) - 1; ; lvl-- {
 		r := newKway(graphs[lvl], part, clients, maxPW)
 		r.refine(opt.RefinePasses, rng)
+		if clients > 1 && pairwiseFM(graphs[lvl], part, clients, maxPW, opt.RefinePasses) > 0 {
+			r = newKway(graphs[lvl], part, clients, maxPW)
+			r.refine(opt.RefinePasses, rng)
+		}
 		if lvl == 0 {
 			r.fillEmpty()
 			return part, nil

