@@ -161,7 +161,16 @@ func (g *wgraph) subgraph(side []int32, s int32) (*wgraph, []int32) {
 			ids = append(ids, int32(v))
 		}
 	}
-	h := &wgraph{xadj: make([]int, 1, len(ids)+1), vwgt: make([]int32, len(ids))}
+	m := 0 // count first: growing adj by append dominated pairwise FM's cost
+	for _, v := range ids {
+		for e := g.xadj[v]; e < g.xadj[v+1]; e++ {
+			if side[g.adj[e]] == s {
+				m++
+			}
+		}
+	}
+	h := &wgraph{xadj: make([]int, 1, len(ids)+1), vwgt: make([]int32, len(ids)),
+		adj: make([]int32, 0, m), ewgt: make([]int32, 0, m)}
 	for i, v := range ids {
 		h.vwgt[i] = g.vwgt[v]
 		h.total += int(g.vwgt[v])
