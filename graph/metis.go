@@ -56,7 +56,9 @@ const coarsenFraction = 0.9
 // coarsens the graph by heavy-edge matching down to about opt.CoarsenTo
 // vertices, cuts the coarsest graph by recursive bisection (greedy graph
 // growing plus Fiduccia–Mattheyses), then projects the parts back level by
-// level with greedy boundary refinement under the balance bound. Parts are
+// level with greedy boundary refinement under the balance bound, followed
+// by two-way FM between every pair of adjacent parts (pairwiseFM) where
+// greedy moves stall against the bound. Parts are
 // never empty and, on graphs with unit weights, never larger than
 // floor((1+opt.Imbalance)·n/k) nor smaller than one node. The edge weights
 // (adj.Val) are ignored. The result is deterministic for a seeded rng.
