@@ -31,7 +31,23 @@ func nodeDataset(dir, scenario string, seed uint64) (*graph.Dataset, string, err
 	return nil, "", fmt.Errorf("give --dataset DIR or --scenario csbm")
 }
 
-// partitionDataset splits d into clients by method.
+// partitionMethods lists --partition's values for node datasets.
+const partitionMethods = "louvain, random, metis or metis-overlap"
+
+// splitHelp documents --split for node datasets.
+const splitHelp = "public (the dataset's own split) or random:TRAIN,VAL,TEST (e.g. FedGSP's random:0.2,0.4,0.4): a --seed random split of the largest connected component, drawn before partitioning"
+
+// resplitDataset applies --split to d before it is partitioned.
+func resplitDataset(d *graph.Dataset, split string, seed uint64) (*graph.Dataset, error) {
+	spec, err := graph.ParseSplitSpec(split)
+	if err != nil {
+		return nil, err
+	}
+	return graph.ApplySplit(d, spec, seed)
+}
+
+// partitionDataset splits d into clients by method (partitionMethods);
+// metis-overlap clients share nodes and have no cross edges.
 func partitionDataset(d *graph.Dataset, clients int, method string, seed uint64) ([]*graph.ClientGraph, error) {
 	rng := rand.New(rand.NewPCG(seed, 0x9a27))
 	var owner []int32
@@ -41,8 +57,16 @@ func partitionDataset(d *graph.Dataset, clients int, method string, seed uint64)
 		owner, err = graph.PartitionLouvain(d.Adj, clients, rng)
 	case "random":
 		owner, err = graph.PartitionRandom(d.N(), clients, rng)
+	case "metis":
+		owner, err = graph.PartitionMetis(d.Adj, clients, graph.MetisOptions{}, rng)
+	case "metis-overlap":
+		members, err := graph.PartitionMetisOverlap(d.Adj, clients, graph.MetisOptions{}, rng)
+		if err != nil {
+			return nil, err
+		}
+		return graph.SplitByMembers(d, members)
 	default:
-		return nil, fmt.Errorf("unknown --partition %q (want louvain or random)", method)
+		return nil, fmt.Errorf("unknown --partition %q (want %s)", method, partitionMethods)
 	}
 	if err != nil {
 		return nil, err

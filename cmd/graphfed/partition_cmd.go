@@ -13,17 +13,20 @@ import (
 
 func newPartitionCmd(g *globalFlags) *cobra.Command {
 	var (
-		dir, scenario, method, out string
-		clients                    int
-		seed                       uint64
+		dir, scenario, method, out, split string
+		clients                           int
+		seed                              uint64
 	)
 	cmd := &cobra.Command{
-		Use:   "partition (--dataset DIR | --scenario csbm) --clients N --partition louvain|random --out DIR",
+		Use:   "partition (--dataset DIR | --scenario csbm) --clients N --partition louvain|random|metis|metis-overlap [--split random:0.2,0.4,0.4] --out DIR",
 		Short: "Split a dataset into per-client TSV directories for separate agent processes",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			start := time.Now()
 			d, name, err := nodeDataset(dir, scenario, seed)
 			if err != nil {
+				return fmt.Errorf("partition: %w", err)
+			}
+			if d, err = resplitDataset(d, split, seed); err != nil {
 				return fmt.Errorf("partition: %w", err)
 			}
 			cgs, err := partitionDataset(d, clients, method, seed)
@@ -45,7 +48,8 @@ func newPartitionCmd(g *globalFlags) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&dir, "dataset", "", "dataset directory in the TSV layout")
 	f.StringVar(&scenario, "scenario", "", "generate instead: csbm")
-	f.StringVar(&method, "partition", "louvain", "louvain or random")
+	f.StringVar(&method, "partition", "louvain", partitionMethods)
+	f.StringVar(&split, "split", "public", splitHelp)
 	f.IntVar(&clients, "clients", 3, "number of clients")
 	f.StringVar(&out, "out", "", "output directory (one sub-directory per client)")
 	f.Uint64Var(&seed, "seed", 1, "seed")

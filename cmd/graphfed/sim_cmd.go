@@ -18,6 +18,7 @@ import (
 
 type simFlags struct {
 	dir, scenario, algo, partition, natsURL, out, job string
+	split                                             string
 	clients, rounds, localEpochs, quorum              int
 	seed                                              uint64
 	roundTimeout, deadlineCap                         time.Duration
@@ -49,7 +50,8 @@ func newSimCmd(g *globalFlags) *cobra.Command {
 	f.StringVar(&s.scenario, "scenario", "", "generated world instead of --dataset: aml (multi-bank AML, the main job) or csbm")
 	f.StringVar(&s.algo, "algo", "fedavg", "local, fedavg, fedgnn-st or cefedgnn")
 	f.IntVar(&s.clients, "clients", 10, "number of clients")
-	f.StringVar(&s.partition, "partition", "louvain", "louvain or random")
+	f.StringVar(&s.partition, "partition", "louvain", partitionMethods)
+	f.StringVar(&s.split, "split", "public", splitHelp)
 	f.IntVar(&s.rounds, "rounds", 100, "federated rounds")
 	f.IntVar(&s.localEpochs, "local-epochs", 5, "local steps per round (CE-FedGNN's K; full-batch epochs for node datasets)")
 	f.Uint64Var(&s.seed, "seed", 1, "seed for data generation, partitioning and model init (simulation only)")
@@ -136,6 +138,9 @@ func runSim(cmd *cobra.Command, g *globalFlags, s simFlags) error {
 	}
 	d, name, err := nodeDataset(s.dir, s.scenario, s.seed)
 	if err != nil {
+		return fmt.Errorf("sim: %w", err)
+	}
+	if d, err = resplitDataset(d, s.split, s.seed); err != nil {
 		return fmt.Errorf("sim: %w", err)
 	}
 	clients, err := partitionDataset(d, s.clients, s.partition, s.seed)
