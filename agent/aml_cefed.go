@@ -135,14 +135,15 @@ func (l *AMLLearner) layerOverrides(b *gnn.EdgeBatch, mix bool) []gnn.EmbeddingO
 	return ovs
 }
 
-// recordLayers stores, after a training forward pass, each boundary
-// account's layer-l pre-activation as its new H̃^l (already mixed by the
-// Keep-γ override where it had one), and tracks the mean norm of our
-// accounts' pre-activations per layer.
-func (l *AMLLearner) recordLayers(b *gnn.EdgeBatch) {
+// recordLayers stores, after a training forward pass of m (a worker bound
+// to the learner's parameters), each boundary account's layer-l
+// pre-activation as its new H̃^l (already mixed by the Keep-γ override
+// where it had one), and tracks the mean norm of our accounts'
+// pre-activations per layer.
+func (l *AMLLearner) recordLayers(m *gnn.EdgeModel, b *gnn.EdgeBatch) {
 	L, H := b.Layers(), l.cfg.Hidden
 	for k := 1; k <= L; k++ {
-		z := l.model.PreActivations(k)
+		z := m.PreActivations(k)
 		var sum float64
 		n := 0
 		for r, v := range b.Nodes[:b.NumNodes[k]] {

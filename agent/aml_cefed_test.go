@@ -55,7 +55,7 @@ func TestAMLEstimatorGamma(t *testing.T) {
 			t.Fatal("no boundary account in the batch")
 		}
 		l.model.Forward(&b, l.layerOverrides(&b, true), false, nil)
-		l.recordLayers(&b)
+		l.recordLayers(l.model, &b)
 		checked := 0
 		for r, v := range b.Nodes[:b.NumNodes[1]] {
 			if !l.facing[v] {
