@@ -83,7 +83,7 @@ func (e *estimate) complete(L int) bool { return e.seen == 1<<L-1 }
 // layerOverrides builds the training or evaluation overrides of b: at
 // every layer, foreign accounts' values mix this bank's own computation
 // with their bank's latest release, by the release's reliability α (the
-// signal share of that sender's message at that layer, unpackRelease):
+// signal share of that sender's message at that layer, releaseAlpha):
 // (1−α)·computed + α·released. A clean release (α → 1) replaces the
 // computation, as Algorithm 1 reads a remote estimate; one drowned in the
 // noise a private budget needs (α → 0) leaves the bank's own view of the
@@ -94,7 +94,7 @@ func (l *AMLLearner) layerOverrides(b *gnn.EdgeBatch, mix bool) []gnn.EmbeddingO
 	var ovs []gnn.EmbeddingOverride
 	for k := 1; k <= L; k++ {
 		lo := (k - 1) * H
-		rows := b.Rows(k, func(v int32) bool { _, ok := l.remote[v]; return ok && !l.d.Owned[v] })
+		rows := b.Rows(k, func(v int32) bool { return l.remote.has(v) && !l.d.Owned[v] })
 		if len(rows) > 0 {
 			scale := float32(l.meanPre[k-1])
 			if scale == 0 {
@@ -109,10 +109,7 @@ func (l *AMLLearner) layerOverrides(b *gnn.EdgeBatch, mix bool) []gnn.EmbeddingO
 				rs := bySender[from]
 				vals := gnn.New(len(rs), H)
 				for i, r := range rs {
-					dst := vals.Row(i)
-					for j, x := range l.remote[b.Nodes[r]][lo : lo+H] {
-						dst[j] = x * scale
-					}
+					l.remote.layer(b.Nodes[r], k-1, vals.Row(i), scale)
 				}
 				alpha := l.alpha[from][k-1]
 				ovs = append(ovs, gnn.EmbeddingOverride{Layer: k, Rows: rs, Values: vals, Keep: 1 - alpha, Pre: true})
@@ -193,16 +190,14 @@ func packEstimate(dst []float32, h []float32, L, H int) []float32 {
 	return dst
 }
 
-// unpackRelease turns a message of released rows (len(ids)×L·H) into
-// per-layer unit-scale estimates (each layer multiplied by √L) and each
-// layer's reliability α. A layer's rows have expected squared norm
-// 1 + H·L·σ0² after the √L, so the mean m_l of their squared norms over the
-// message measures the noise, and α_l = 1/m_l (capped at 1) is the share of
-// signal in them (post-processing at no privacy cost).
-func unpackRelease(rows []float32, n, L, H int) ([]float32, []float32) {
-	out := make([]float32, len(rows))
+// releaseAlpha measures the reliability α of each layer of a message of
+// released rows (n×L·H): the receiver multiplies every layer by √L
+// (Receive), after which a layer's rows have expected squared norm
+// 1 + H·L·σ0², so the mean m_l of their squared norms over the message
+// measures the noise, and α_l = 1/m_l (capped at 1) is the share of signal
+// in them (post-processing at no privacy cost).
+func releaseAlpha(rows []float32, n, L, H int) []float32 {
 	alpha := make([]float32, L)
-	sqL := math.Sqrt(float64(L))
 	for k := range L {
 		var ss float64
 		for i := range n {
@@ -212,14 +207,8 @@ func unpackRelease(rows []float32, n, L, H int) ([]float32, []float32) {
 		}
 		ms := ss * float64(L) / float64(n)
 		alpha[k] = float32(1 / max(ms, 1))
-		for i := range n {
-			lo := i*L*H + k*H
-			for j, x := range rows[lo : lo+H] {
-				out[lo+j] = x * float32(sqL)
-			}
-		}
 	}
-	return out, alpha
+	return alpha
 }
 
 // sgdStep is Eq. 9 and Algorithm 1's line 18 on the gradients Backward

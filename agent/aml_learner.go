@@ -109,7 +109,7 @@ type AMLLearner struct {
 	work      *gnn.EdgeWorkers // model work buffers, shared by the process's banks
 
 	byID    map[int64]int32      // global id -> foreign account of d.Graph
-	remote  map[int32][]float32  // received per-layer estimates of foreign accounts, L·H, unit scale
+	remote  *remoteStore         // received per-layer estimates of foreign accounts, L·H, unit scale
 	alpha   map[string][]float32 // per sender, per layer: signal share of its latest release
 	own     map[int32]*estimate  // H̃^1..H̃^L of our boundary accounts
 	facing  map[int32]bool       // our accounts facing some neighbour
@@ -198,7 +198,7 @@ func NewAMLLearner(d AMLData, cfg AMLConfig) (*AMLLearner, error) {
 		return nil, fmt.Errorf("agent: aml learner: time range [%d, %d] reversed", d.First, d.Last)
 	}
 	l := &AMLLearner{cfg: cfg, d: d, work: cfg.Work, rng: rand.New(rand.NewPCG(cfg.Seed, 0xa31)), byID: make(map[int64]int32, len(d.Remote)),
-		remote: map[int32][]float32{}, alpha: map[string][]float32{}, own: map[int32]*estimate{}, facing: map[int32]bool{}, meanPre: make([]float64, len(cfg.FanOut))}
+		remote: newRemoteStore(n, len(cfg.FanOut), cfg.Hidden), alpha: map[string][]float32{}, own: map[int32]*estimate{}, facing: map[int32]bool{}, meanPre: make([]float64, len(cfg.FanOut))}
 	for a := range d.Remote {
 		if a < 0 || int(a) >= n || d.Owned[a] {
 			return nil, fmt.Errorf("agent: aml learner: remote account %d is not a foreign account of the graph", a)
@@ -363,8 +363,9 @@ func (l *AMLLearner) Boundary(to string) ([]int64, []float32, int) {
 }
 
 // Receive implements Exchanger: a release of packed per-layer estimates
-// (width L·H), unpacked per layer with each layer's reliability by
-// unpackRelease.
+// (width L·H), each layer's reliability measured by releaseAlpha and its
+// rows stored at unit scale (times √L) in the compact remoteStore; rows is
+// not kept.
 func (l *AMLLearner) Receive(from string, ids []int64, rows []float32, dim int) error {
 	L, H := len(l.cfg.FanOut), l.cfg.Hidden
 	if dim != L*H || len(rows) != dim*len(ids) {
@@ -373,14 +374,14 @@ func (l *AMLLearner) Receive(from string, ids []int64, rows []float32, dim int) 
 	if len(ids) == 0 {
 		return nil
 	}
-	vals, alpha := unpackRelease(rows, len(ids), L, H)
-	l.alpha[from] = alpha
+	l.alpha[from] = releaseAlpha(rows, len(ids), L, H)
+	sqL := float32(math.Sqrt(float64(L)))
 	for i, id := range ids {
 		a, ok := l.byID[id]
 		if !ok || l.d.Remote[a] != from {
 			continue
 		}
-		l.remote[a] = vals[i*dim : (i+1)*dim : (i+1)*dim]
+		l.remote.put(a, rows[i*dim:(i+1)*dim], sqL)
 	}
 	return nil
 }
