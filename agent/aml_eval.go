@@ -61,7 +61,7 @@ func (l *AMLLearner) score(seeds []int32, done func(n int)) ([]float32, []int32)
 		chunk := seeds[lo:min(lo+chunkSize, len(seeds))]
 		w := l.work.Acquire(l.model) // a worker per batch: banks take turns on the cores
 		var err error
-		if chunkLabels, err = l.evalSt.Batch(&w.Batch, chunk, chunkLabels, rng); err != nil {
+		if chunkLabels, err = l.evalSt.BatchOn(w, chunk, chunkLabels, rng); err != nil {
 			panic(fmt.Sprintf("agent: aml learner: sampling evaluation seeds: %v", err))
 		}
 		chunkMargins = gnn.EdgeMargins(w.Model().Forward(&w.Batch, l.layerOverrides(&w.Batch, false), false, nil), chunkMargins)

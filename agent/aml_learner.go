@@ -312,7 +312,7 @@ func (l *AMLLearner) step() float64 {
 	defer l.work.Release(w)
 	b, m := &w.Batch, w.Model()
 	var err error
-	if w.Labels, err = l.trainSt.Batch(b, seeds, w.Labels, l.rng); err != nil {
+	if w.Labels, err = l.trainSt.BatchOn(w, seeds, w.Labels, l.rng); err != nil {
 		panic(fmt.Sprintf("agent: aml learner: sampling training seeds: %v", err))
 	}
 	gnn.ZeroGrad(l.model.Params())

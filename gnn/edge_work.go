@@ -12,7 +12,9 @@ import (
 // An EdgeModel's forward and backward buffers and its EdgeBatch are
 // scratch: at a 512-seed batch they weigh ~48 MB, against a few hundred KB
 // of parameters. A process running eight banks kept eight sets of them
-// (388 MB at 5M rows) although only GOMAXPROCS steps can run at a time.
+// (388 MB at 5M rows) although only GOMAXPROCS steps can run at a time,
+// and each bank's two stages a sampler's scratch sized to its graph (170
+// MB). A worker carries both (sampling through EdgeStage.BatchOn).
 // A bank now keeps its parameters in its own model and, for each step or
 // evaluation batch, acquires a worker: a scratch model bound to those
 // parameters (EdgeWorker.Model), a batch and a gradient buffer. At most
@@ -32,7 +34,8 @@ type EdgeWorker struct {
 	Batch   EdgeBatch
 	Labels  []int32
 	DLogits *Tensor
-	model   *EdgeModel // scratch; its Params are the acquirer's
+	model   *EdgeModel    // scratch; its Params are the acquirer's
+	scratch SampleScratch // EdgeStage.BatchOn's
 }
 
 // NewEdgeWorkers returns a pool of at most n workers (n ≤ 0: GOMAXPROCS),

@@ -103,3 +103,42 @@ func TestEdgeWorkersBound(t *testing.T) {
 	}
 	work.Release(b)
 }
+
+// Samplers of different graphs taking turns on one scratch draw the very
+// batches they draw on their own.
+func TestSampleScratchShared(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	var own, shared [2]*EdgeSampler
+	for i, size := range []int{50, 200} {
+		src, dst := randMultigraph(rng, size, 6*size)
+		for _, s := range []**EdgeSampler{&own[i], &shared[i]} {
+			idx, err := NewEdgeIndex(size, src, dst, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if *s, err = NewEdgeSampler(idx, []int{3, 2}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var scr SampleScratch
+	rOwn, rShared := rand.New(rand.NewPCG(9, 9)), rand.New(rand.NewPCG(9, 9))
+	for step := range 20 {
+		i := step % 2
+		seeds := []int32{int32(step), int32(step + 20), int32(step + 41)}
+		var a, b EdgeBatch
+		if err := own[i].Sample(&a, seeds, rOwn); err != nil {
+			t.Fatal(err)
+		}
+		if err := shared[i].SampleOn(&scr, &b, seeds, rShared); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(a.Nodes, b.Nodes) || !slices.Equal(a.Edges, b.Edges) || !slices.Equal(a.EdgeSrc, b.EdgeSrc) ||
+			!slices.Equal(a.Blocks[0].In.Src, b.Blocks[0].In.Src) || !slices.Equal(a.Blocks[1].Out.Edge, b.Blocks[1].Out.Edge) {
+			t.Fatalf("step %d: a batch sampled on the shared scratch differs from the sampler's own", step)
+		}
+	}
+	if shared[0].own != nil || shared[1].own != nil {
+		t.Fatal("a sampler used only through SampleOn allocated its own scratch")
+	}
+}
