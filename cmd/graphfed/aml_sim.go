@@ -124,6 +124,7 @@ func runAMLSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Time) 
 		if attempts != nil {
 			d.Typology, _ = aml.MatchTypologies(v.Graph, attempts)
 		}
+		v.Graph.Compact() // built: trim its arrays, drop its account lookup
 		l, err := agent.NewAMLLearner(d, deploy.AMLConfigFor(s.algo, agent.AMLConfig{Kind: s.aml.kind, Opt: s.aml.opt, BatchSize: s.aml.batch,
 			Gamma: s.cefed.Gamma, Hidden: s.aml.hidden, LR: s.aml.lr, FanOut: s.aml.fanOut, ExchangeEvery: s.aml.embEvery,
 			EvalSample: s.aml.evalSample, PosFraction: s.aml.posFrac, OnFinalScore: fp.bank(i), Work: work, Seed: s.seed*7919 + uint64(i) + 1}))

@@ -23,7 +23,7 @@ import (
 // live heap nears the limit (the 30M-row medium world) should raise it, or
 // pass 0 to turn it off: past the limit the GC runs on every allocation
 // (capped by the runtime at half the CPU).
-const simMemoryLimit = 5 << 29 // 2.5 GiB
+const simMemoryLimit = 11 << 28 // 2.75 GiB
 
 // memoryLimit is --memory-limit: Go's soft memory limit for the process
 // (runtime/debug.SetMemoryLimit), with units.
