@@ -84,7 +84,7 @@ func (e *estimate) complete(L int) bool { return e.seen == 1<<L-1 }
 // layerOverrides builds the training or evaluation overrides of b: at
 // every layer, foreign accounts' values mix this bank's own computation
 // with their bank's latest release, by the release's reliability α (the
-// signal share of that sender's message at that layer, unpackRelease):
+// signal share of that sender's message at that layer, releaseAlpha):
 // (1−α)·computed + α·released. A clean release (α → 1) replaces the
 // computation, as Algorithm 1 reads a remote estimate; one drowned in the
 // noise a private budget needs (α → 0) leaves the bank's own view of the
@@ -95,7 +95,7 @@ func (l *AMLLearner) layerOverrides(b *gnn.EdgeBatch, mix bool) []gnn.EmbeddingO
 	var ovs []gnn.EmbeddingOverride
 	for k := 1; k <= L; k++ {
 		lo := (k - 1) * H
-		rows := b.Rows(k, func(v int32) bool { _, ok := l.remote[v]; return ok && !l.d.Owned[v] })
+		rows := b.Rows(k, func(v int32) bool { return l.remote.has(v) && !l.d.Owned[v] })
 		if len(rows) > 0 {
 			scale := float32(l.meanPre[k-1])
 			if scale == 0 {
@@ -110,10 +110,7 @@ func (l *AMLLearner) layerOverrides(b *gnn.EdgeBatch, mix bool) []gnn.EmbeddingO
 				rs := bySender[from]
 				vals := gnn.New(len(rs), H)
 				for i, r := range rs {
-					dst := vals.Row(i)
-					for j, x := range l.remote[b.Nodes[r]][lo : lo+H] {
-						dst[j] = x * scale
-					}
+					l.remote.layer(b.Nodes[r], k-1, vals.Row(i), scale)
 				}
 				alpha := l.alpha[from][k-1]
 				ovs = append(ovs, gnn.EmbeddingOverride{Layer: k, Rows: rs, Values: vals, Keep: 1 - alpha, Pre: true})
@@ -136,14 +133,15 @@ func (l *AMLLearner) layerOverrides(b *gnn.EdgeBatch, mix bool) []gnn.EmbeddingO
 	return ovs
 }
 
-// recordLayers stores, after a training forward pass, each boundary
-// account's layer-l pre-activation as its new H̃^l (already mixed by the
-// Keep-γ override where it had one), and tracks the mean norm of our
-// accounts' pre-activations per layer.
-func (l *AMLLearner) recordLayers(b *gnn.EdgeBatch) {
+// recordLayers stores, after a training forward pass of m (a worker bound
+// to the learner's parameters), each boundary account's layer-l
+// pre-activation as its new H̃^l (already mixed by the Keep-γ override
+// where it had one), and tracks the mean norm of our accounts'
+// pre-activations per layer.
+func (l *AMLLearner) recordLayers(m *gnn.EdgeModel, b *gnn.EdgeBatch) {
 	L, H := b.Layers(), l.cfg.Hidden
 	for k := 1; k <= L; k++ {
-		z := l.model.PreActivations(k)
+		z := m.PreActivations(k)
 		var sum float64
 		n := 0
 		for r, v := range b.Nodes[:b.NumNodes[k]] {
@@ -215,43 +213,49 @@ func packEstimate(dst []float32, h []float32, scale []float64, L, H int) []float
 	return dst
 }
 
-// unpackRelease turns a message of released rows (n rows of width
-// L·(H+1)) into per-layer estimates of width L·H in units of the sender's
-// mean pre-activation norm (direction times tan φ, at most
-// maxReleasedNorm; see packEstimate), and each layer's reliability α. A
-// layer's block has expected squared norm 1 + (H+1)·L·σ0² after the √L,
-// so the mean m_l of their squared norms over the message measures the
-// noise, and α_l = 1/m_l (capped at 1) is the share of signal in them
-// (post-processing at no privacy cost).
-func unpackRelease(rows []float32, n, L, H int) ([]float32, []float32) {
+// releaseAlpha measures the reliability α of each layer of a message of
+// released rows (n rows of width L·(H+1), see packEstimate): the receiver
+// multiplies every layer by √L, after which a layer's block has expected
+// squared norm 1 + (H+1)·L·σ0², so the mean m_l of their squared norms
+// over the message measures the noise, and α_l = 1/m_l (capped at 1) is
+// the share of signal in them (post-processing at no privacy cost).
+func releaseAlpha(rows []float32, n, L, H int) []float32 {
 	W := H + 1
-	out := make([]float32, n*L*H)
 	alpha := make([]float32, L)
-	sqL := math.Sqrt(float64(L))
-	maxPhi := math.Atan(maxReleasedNorm)
 	for k := range L {
 		var ss float64
 		for i := range n {
-			blk := rows[i*L*W+k*W : i*L*W+(k+1)*W]
-			ss += norm32(blk) * norm32(blk)
+			nb := norm32(rows[i*L*W+k*W : i*L*W+(k+1)*W])
+			ss += nb * nb
 		}
 		ms := ss * float64(L) / float64(n)
 		alpha[k] = float32(1 / max(ms, 1))
-		for i := range n {
-			blk := rows[i*L*W+k*W : i*L*W+(k+1)*W]
-			nb := norm32(blk[:H]) * sqL
-			if nb == 0 {
-				continue
-			}
-			phi := min(math.Atan2(nb, float64(blk[H])*sqL), maxPhi)
-			f := float32(math.Tan(phi) * sqL / nb)
-			dst := out[i*L*H+k*H : i*L*H+(k+1)*H]
-			for j, x := range blk[:H] {
-				dst[j] = x * f
-			}
+	}
+	return alpha
+}
+
+// decodeRelease writes into dst (L·H values) one released row (L·(H+1)
+// values) as per-layer estimates in units of the sender's mean
+// pre-activation norm: each layer's direction times tan φ, at most
+// maxReleasedNorm (see packEstimate).
+func decodeRelease(dst, row []float32, L, H int) {
+	W := H + 1
+	sqL := math.Sqrt(float64(L))
+	maxPhi := math.Atan(maxReleasedNorm)
+	for k := range L {
+		blk := row[k*W : (k+1)*W]
+		out := dst[k*H : (k+1)*H]
+		nb := norm32(blk[:H]) * sqL
+		if nb == 0 {
+			clear(out)
+			continue
+		}
+		phi := min(math.Atan2(nb, float64(blk[H])*sqL), maxPhi)
+		f := float32(math.Tan(phi) * sqL / nb)
+		for j, x := range blk[:H] {
+			out[j] = x * f
 		}
 	}
-	return out, alpha
 }
 
 // sgdStep is Eq. 9 and Algorithm 1's line 18 on the gradients Backward

@@ -55,7 +55,7 @@ func TestAMLEstimatorGamma(t *testing.T) {
 			t.Fatal("no boundary account in the batch")
 		}
 		l.model.Forward(&b, l.layerOverrides(&b, true), false, nil)
-		l.recordLayers(&b)
+		l.recordLayers(l.model, &b)
 		checked := 0
 		for r, v := range b.Nodes[:b.NumNodes[1]] {
 			if !l.facing[v] {
@@ -180,11 +180,14 @@ func TestAMLPackUnpack(t *testing.T) {
 			t.Fatalf("layer %d norm %v, want 1/√L", k, n)
 		}
 	}
-	got, alpha := unpackRelease(slices.Concat(row, row), 2, L, H)
+	two := slices.Concat(row, row)
+	alpha := releaseAlpha(two, 2, L, H)
 	want := []float32{0.6 * 2, 0, 0.8 * 2, 0, 0, 0, 0, 0, 1, 1, 1, 1}
+	got := make([]float32, L*H)
 	for i := range 2 {
+		decodeRelease(got, two[i*L*(H+1):(i+1)*L*(H+1)], L, H)
 		for j, w := range want {
-			if g := got[i*L*H+j]; math.Abs(float64(g-w)) > 1e-5 {
+			if g := got[j]; math.Abs(float64(g-w)) > 1e-5 {
 				t.Fatalf("row %d value %d: %v, want %v (direction × norm/mean)", i, j, g, w)
 			}
 		}
@@ -196,7 +199,7 @@ func TestAMLPackUnpack(t *testing.T) {
 	}
 	// A norm far beyond the sender's mean reads as maxReleasedNorm.
 	huge := packEstimate(nil, []float32{1e4, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0}, []float64{1, 1, 1}, L, H)
-	got, _ = unpackRelease(huge, 1, L, H)
+	decodeRelease(got, huge, L, H)
 	if g := got[0]; math.Abs(float64(g)-maxReleasedNorm) > 1e-3 {
 		t.Fatalf("huge norm read as %v, want the cap %v", g, maxReleasedNorm)
 	}
@@ -205,7 +208,8 @@ func TestAMLPackUnpack(t *testing.T) {
 	for i := range noisy {
 		noisy[i] += float32(rng.NormFloat64())
 	}
-	got, alpha = unpackRelease(noisy, 2, L, H)
+	alpha = releaseAlpha(noisy, 2, L, H)
+	decodeRelease(got, noisy[:L*(H+1)], L, H)
 	for k, a := range alpha {
 		// squared norm ≈ 1 + (H+1)·L·σ² with σ = 1
 		if !(a > 0.02 && a < 0.3) {

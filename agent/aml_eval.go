@@ -53,18 +53,19 @@ func sampleEval(g *graph.AMLGraph, s []int32, limit int, rng *rand.Rand) evalSet
 func (l *AMLLearner) score(seeds []int32, done func(n int)) ([]float32, []int32) {
 	chunkSize := l.cfg.BatchSize
 	rng := rand.New(rand.NewPCG(l.cfg.Seed, 0xe7a1))
-	var b gnn.EdgeBatch
 	labels := make([]int32, 0, len(seeds))
 	margins := make([]float32, 0, len(seeds))
 	var chunkLabels []int32
 	var chunkMargins []float32
 	for lo := 0; lo < len(seeds); lo += chunkSize {
 		chunk := seeds[lo:min(lo+chunkSize, len(seeds))]
+		w := l.work.Acquire(l.model) // a worker per batch: banks take turns on the cores
 		var err error
-		if chunkLabels, err = l.evalSt.Batch(&b, chunk, chunkLabels, rng); err != nil {
+		if chunkLabels, err = l.evalSt.BatchOn(w, chunk, chunkLabels, rng); err != nil {
 			panic(fmt.Sprintf("agent: aml learner: sampling evaluation seeds: %v", err))
 		}
-		chunkMargins = gnn.EdgeMargins(l.model.Forward(&b, l.layerOverrides(&b, false), false, nil), chunkMargins)
+		chunkMargins = gnn.EdgeMargins(w.Model().Forward(&w.Batch, l.layerOverrides(&w.Batch, false), false, nil), chunkMargins)
+		l.work.Release(w)
 		for i := range chunkMargins {
 			chunkMargins[i] += l.shift
 		}

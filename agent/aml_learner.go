@@ -73,6 +73,11 @@ type AMLConfig struct {
 	// scored and to score. It runs on the learner's goroutine.
 	OnFinalScore func(done, total int)
 	Seed         uint64
+	// Work is the pool of model work buffers the learner steps and scores
+	// through, shared by every bank of a process so that they hold at
+	// most GOMAXPROCS sets (gnn.EdgeWorkers); nil: a pool of one of the
+	// learner's own.
+	Work *gnn.EdgeWorkers
 	// Multi-GNN switches on top of the default model (gnn.EdgeConfig;
 	// reverse message passing and edge updates are always on).
 	Ports, TimeDeltas, EgoIDs bool
@@ -99,14 +104,12 @@ type AMLLearner struct {
 	opt       *gnn.Adam
 	rng       *rand.Rand
 	seeds     *seedStream
-	posShare  float64 // laundering share of the training transactions
-	shift     float32 // added to margins when scoring (marginShift)
-	batch     gnn.EdgeBatch
-	labels    []int32
-	dLogits   *gnn.Tensor
+	posShare  float64          // laundering share of the training transactions
+	shift     float32          // added to margins when scoring (marginShift)
+	work      *gnn.EdgeWorkers // model work buffers, shared by the process's banks
 
 	byID    map[int64]int32      // global id -> foreign account of d.Graph
-	remote  map[int32][]float32  // received per-layer estimates of foreign accounts, L·H, unit scale
+	remote  *remoteStore         // received per-layer estimates of foreign accounts, L·H, unit scale
 	alpha   map[string][]float32 // per sender, per layer: signal share of its latest release
 	own     map[int32]*estimate  // H̃^1..H̃^L of our boundary accounts
 	facing  map[int32]bool       // our accounts facing some neighbour
@@ -141,6 +144,9 @@ func NewAMLLearner(d AMLData, cfg AMLConfig) (*AMLLearner, error) {
 	}
 	if cfg.Gamma == 0 {
 		cfg.Gamma = 0.5
+	}
+	if cfg.Work == nil {
+		cfg.Work = gnn.NewEdgeWorkers(1)
 	}
 	if cfg.PosFraction == 0 {
 		cfg.PosFraction = DefaultAMLPosFraction
@@ -191,8 +197,8 @@ func NewAMLLearner(d AMLData, cfg AMLConfig) (*AMLLearner, error) {
 	if d.Last < d.First {
 		return nil, fmt.Errorf("agent: aml learner: time range [%d, %d] reversed", d.First, d.Last)
 	}
-	l := &AMLLearner{cfg: cfg, d: d, rng: rand.New(rand.NewPCG(cfg.Seed, 0xa31)), byID: make(map[int64]int32, len(d.Remote)),
-		remote: map[int32][]float32{}, alpha: map[string][]float32{}, own: map[int32]*estimate{}, facing: map[int32]bool{}, meanPre: make([]float64, len(cfg.FanOut))}
+	l := &AMLLearner{cfg: cfg, d: d, work: cfg.Work, rng: rand.New(rand.NewPCG(cfg.Seed, 0xa31)), byID: make(map[int64]int32, len(d.Remote)),
+		remote: newRemoteStore(n, len(cfg.FanOut), cfg.Hidden), alpha: map[string][]float32{}, own: map[int32]*estimate{}, facing: map[int32]bool{}, meanPre: make([]float64, len(cfg.FanOut))}
 	for a := range d.Remote {
 		if a < 0 || int(a) >= n || d.Owned[a] {
 			return nil, fmt.Errorf("agent: aml learner: remote account %d is not a foreign account of the graph", a)
@@ -289,34 +295,43 @@ func (l *AMLLearner) Params() []float32 { return gnn.Flatten(l.model.Params()) }
 // SetParams implements Learner.
 func (l *AMLLearner) SetParams(p []float32) error { return gnn.Unflatten(l.model.Params(), p) }
 
-// Train implements Learner: steps mini-batches of training transactions.
+// Train implements Learner: steps mini-batches of training transactions,
+// each through a worker of the process's pool (AMLConfig.Work).
 func (l *AMLLearner) Train(steps int) float64 {
 	var loss float64
 	for k := 0; k < steps; k++ {
-		seeds := l.seeds.next(l.cfg.BatchSize, l.rng)
-		var err error
-		if l.labels, err = l.trainSt.Batch(&l.batch, seeds, l.labels, l.rng); err != nil {
-			panic(fmt.Sprintf("agent: aml learner: sampling training seeds: %v", err))
-		}
-		params := l.model.Params()
-		gnn.ZeroGrad(params)
-		logits := l.model.Forward(&l.batch, l.layerOverrides(&l.batch, true), true, l.rng)
-		if l.dLogits == nil || l.dLogits.Rows != logits.Rows {
-			l.dLogits = gnn.New(logits.Rows, logits.Cols)
-		}
-		w := l.weights
-		if l.seeds.stratified() {
-			w = nil // the batches carry the class balance; scoring shifts the margins back
-		}
-		loss = gnn.SoftmaxCrossEntropy(logits, l.labels, nil, w, l.dLogits)
-		l.model.Backward(l.dLogits)
-		if l.cfg.Opt == OptCEFed {
-			l.sgdStep()
-		} else {
-			l.opt.Step()
-		}
-		l.recordLayers(&l.batch)
+		loss = l.step()
 	}
+	return loss
+}
+
+// step is one local step on a worker acquired for it.
+func (l *AMLLearner) step() float64 {
+	seeds := l.seeds.next(l.cfg.BatchSize, l.rng)
+	w := l.work.Acquire(l.model)
+	defer l.work.Release(w)
+	b, m := &w.Batch, w.Model()
+	var err error
+	if w.Labels, err = l.trainSt.BatchOn(w, seeds, w.Labels, l.rng); err != nil {
+		panic(fmt.Sprintf("agent: aml learner: sampling training seeds: %v", err))
+	}
+	gnn.ZeroGrad(l.model.Params())
+	logits := m.Forward(b, l.layerOverrides(b, true), true, l.rng)
+	if w.DLogits == nil || w.DLogits.Rows != logits.Rows || w.DLogits.Cols != logits.Cols {
+		w.DLogits = gnn.New(logits.Rows, logits.Cols)
+	}
+	weights := l.weights
+	if l.seeds.stratified() {
+		weights = nil // the batches carry the class balance; scoring shifts the margins back
+	}
+	loss := gnn.SoftmaxCrossEntropy(logits, w.Labels, nil, weights, w.DLogits)
+	m.Backward(w.DLogits)
+	if l.cfg.Opt == OptCEFed {
+		l.sgdStep()
+	} else {
+		l.opt.Step()
+	}
+	l.recordLayers(m, b)
 	return loss
 }
 
@@ -348,8 +363,9 @@ func (l *AMLLearner) Boundary(to string) ([]int64, []float32, int) {
 }
 
 // Receive implements Exchanger: a release of packed per-layer estimates
-// (width L·(H+1)), unpacked per layer with each layer's reliability by
-// unpackRelease.
+// (width L·(H+1)), each layer's reliability measured by releaseAlpha and
+// each row decoded (decodeRelease) into the compact remoteStore; rows is
+// not kept.
 func (l *AMLLearner) Receive(from string, ids []int64, rows []float32, dim int) error {
 	L, H := len(l.cfg.FanOut), l.cfg.Hidden
 	if dim != L*(H+1) || len(rows) != dim*len(ids) {
@@ -358,14 +374,15 @@ func (l *AMLLearner) Receive(from string, ids []int64, rows []float32, dim int) 
 	if len(ids) == 0 {
 		return nil
 	}
-	vals, alpha := unpackRelease(rows, len(ids), L, H)
-	l.alpha[from] = alpha
+	l.alpha[from] = releaseAlpha(rows, len(ids), L, H)
+	dec := make([]float32, L*H)
 	for i, id := range ids {
 		a, ok := l.byID[id]
 		if !ok || l.d.Remote[a] != from {
 			continue
 		}
-		l.remote[a] = vals[i*L*H : (i+1)*L*H : (i+1)*L*H]
+		decodeRelease(dec, rows[i*dim:(i+1)*dim], L, H)
+		l.remote.put(a, dec, 1)
 	}
 	return nil
 }

@@ -62,8 +62,8 @@ func TestAMLLearnerExchangesGlobalIDs(t *testing.T) {
 		t.Fatalf("%s released %d ids, %d values of width %d", aID, len(ids), len(rows), dim)
 	}
 	// From the wrong bank, nothing is taken; a wrong width is an error.
-	if err := b.Receive(bID, ids, rows, dim); err != nil || len(b.remote) != 0 {
-		t.Fatalf("%s took %d embeddings claimed by itself (err %v)", bID, len(b.remote), err)
+	if err := b.Receive(bID, ids, rows, dim); err != nil || b.remote.len() != 0 {
+		t.Fatalf("%s took %d embeddings claimed by itself (err %v)", bID, b.remote.len(), err)
 	}
 	if err := b.Receive(aID, ids, rows, dim+1); err == nil {
 		t.Fatal("accepted a release of the wrong width")
@@ -73,12 +73,12 @@ func TestAMLLearnerExchangesGlobalIDs(t *testing.T) {
 	if err := b.Receive(aID, unknown, pad, dim); err != nil {
 		t.Fatal(err)
 	}
-	if len(b.remote) != len(ids) {
-		t.Fatalf("%s holds %d of %d released embeddings", bID, len(b.remote), len(ids))
+	if b.remote.len() != len(ids) {
+		t.Fatalf("%s holds %d of %d released embeddings", bID, b.remote.len(), len(ids))
 	}
 	for _, id := range ids {
 		acct, ok := b.byID[id]
-		if !ok || b.d.Owned[acct] || b.d.Remote[acct] != aID || b.remote[acct] == nil {
+		if !ok || b.d.Owned[acct] || b.d.Remote[acct] != aID || !b.remote.has(acct) {
 			t.Fatalf("global id %d did not reach %s's copy of the account", id, bID)
 		}
 	}

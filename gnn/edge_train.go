@@ -51,6 +51,20 @@ func (st *EdgeStage) Batch(b *EdgeBatch, seeds []int32, labels []int32, rng *ran
 	return labels, nil
 }
 
+// BatchOn is Batch into w's batch, sampling in w's scratch: a stage
+// served through EdgeWorkers holds no graph-sized scratch of its own.
+func (st *EdgeStage) BatchOn(w *EdgeWorker, seeds []int32, labels []int32, rng *rand.Rand) ([]int32, error) {
+	if err := st.Sampler.SampleOn(&w.scratch, &w.Batch, seeds, rng); err != nil {
+		return labels, err
+	}
+	w.Batch.SetInputs(st.NodeX, st.Feat)
+	labels = labels[:0]
+	for _, e := range seeds {
+		labels = append(labels, int32(st.Labels[e]))
+	}
+	return labels, nil
+}
+
 // EvaluateEdges scores m without dropout on seeds of st, batchSize seeds
 // at a time (all at once when batchSize ≤ 0), sampling neighbourhoods with
 // rng as in training.

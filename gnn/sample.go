@@ -113,14 +113,34 @@ type EdgeSampler struct {
 	idx    *EdgeIndex
 	fanOut []int
 
-	stamp uint32
-	// Per node and per edge of the graph, the batch row and the stamp
-	// of the batch that row belongs to, side by side: one cache miss per
-	// lookup instead of two on graphs far larger than the cache.
+	own *SampleScratch // Sample's, allocated on first use
+	scr *SampleScratch // the one of the Sample in progress
+}
+
+// SampleScratch is a sampler's working space, sized to the largest graph
+// it served: per node and per edge of the graph, the batch row and the
+// stamp of the batch that row belongs to, side by side (one cache miss per
+// lookup instead of two on graphs far larger than the cache). It may serve
+// any number of samplers, one Sample at a time (EdgeWorker carries one, so
+// that a process's banks hold GOMAXPROCS of them rather than one per
+// stage): the stamp is the scratch's, so one sampler's rows are stale to
+// the next.
+type SampleScratch struct {
+	stamp   uint32
 	nodeRow []sampleRow
 	edgeRow []sampleRow
 	picked  []int32
 	chosen  []int
+}
+
+// fit grows the scratch to n nodes and m edges; new rows are stale.
+func (c *SampleScratch) fit(n, m int) {
+	if len(c.nodeRow) < n {
+		c.nodeRow = make([]sampleRow, n)
+	}
+	if len(c.edgeRow) < m {
+		c.edgeRow = make([]sampleRow, m)
+	}
 }
 
 // sampleRow is a node's or edge's row in the batch stamped stamp.
@@ -135,12 +155,7 @@ func NewEdgeSampler(idx *EdgeIndex, fanOut []int) (*EdgeSampler, error) {
 	if len(fanOut) == 0 {
 		return nil, fmt.Errorf("gnn: new edge sampler: no layers")
 	}
-	return &EdgeSampler{
-		idx:     idx,
-		fanOut:  append([]int(nil), fanOut...),
-		nodeRow: make([]sampleRow, idx.NumNodes()),
-		edgeRow: make([]sampleRow, idx.NumGraphEdges()),
-	}, nil
+	return &EdgeSampler{idx: idx, fanOut: append([]int(nil), fanOut...)}, nil
 }
 
 // DefaultFanOut is the default per-layer fan-out of the neighbour sampler.
@@ -154,6 +169,18 @@ func (s *EdgeSampler) Index() *EdgeIndex { return s.idx }
 // a repeated seed. The result is a deterministic function of the seeds and
 // the state of rng.
 func (s *EdgeSampler) Sample(b *EdgeBatch, seeds []int32, rng *rand.Rand) error {
+	if s.own == nil {
+		s.own = new(SampleScratch)
+	}
+	return s.SampleOn(s.own, b, seeds, rng)
+}
+
+// SampleOn is Sample working in scr instead of the sampler's own scratch
+// (which it then never allocates).
+func (s *EdgeSampler) SampleOn(scr *SampleScratch, b *EdgeBatch, seeds []int32, rng *rand.Rand) error {
+	scr.fit(s.idx.NumNodes(), s.idx.NumGraphEdges())
+	s.scr = scr
+	defer func() { s.scr = nil }()
 	L := len(s.fanOut)
 	s.nextStamp()
 	b.Nodes, b.Degree, b.Edges = b.Nodes[:0], b.Degree[:0], b.Edges[:0]
@@ -168,7 +195,7 @@ func (s *EdgeSampler) Sample(b *EdgeBatch, seeds []int32, rng *rand.Rand) error 
 		if e < 0 || int(e) >= s.idx.NumGraphEdges() {
 			return fmt.Errorf("gnn: sample edges: seed %d outside [0,%d)", e, s.idx.NumGraphEdges())
 		}
-		if s.edgeRow[e].stamp == s.stamp {
+		if s.scr.edgeRow[e].stamp == s.scr.stamp {
 			return fmt.Errorf("gnn: sample edges: seed %d repeated", e)
 		}
 		s.addEdge(b, e)
@@ -209,21 +236,21 @@ func (s *EdgeSampler) reset(m *EdgeMessages, targets int) {
 // nextStamp starts a new batch: rows stamped with an older value are
 // stale. On wrap-around the stamps are cleared.
 func (s *EdgeSampler) nextStamp() {
-	s.stamp++
-	if s.stamp == 0 {
-		clear(s.nodeRow)
-		clear(s.edgeRow)
-		s.stamp = 1
+	s.scr.stamp++
+	if s.scr.stamp == 0 {
+		clear(s.scr.nodeRow)
+		clear(s.scr.edgeRow)
+		s.scr.stamp = 1
 	}
 }
 
 // addNode returns v's local row, appending v if new.
 func (s *EdgeSampler) addNode(b *EdgeBatch, v int32) int32 {
-	if p := &s.nodeRow[v]; p.stamp == s.stamp {
+	if p := &s.scr.nodeRow[v]; p.stamp == s.scr.stamp {
 		return p.row
 	}
 	r := int32(len(b.Nodes))
-	s.nodeRow[v] = sampleRow{s.stamp, r}
+	s.scr.nodeRow[v] = sampleRow{s.scr.stamp, r}
 	b.Nodes = append(b.Nodes, v)
 	b.Degree = append(b.Degree, int32(s.idx.Degree(v)))
 	return r
@@ -231,11 +258,11 @@ func (s *EdgeSampler) addNode(b *EdgeBatch, v int32) int32 {
 
 // addEdge returns e's local row, appending e (and its endpoints) if new.
 func (s *EdgeSampler) addEdge(b *EdgeBatch, e int32) int32 {
-	if p := &s.edgeRow[e]; p.stamp == s.stamp {
+	if p := &s.scr.edgeRow[e]; p.stamp == s.scr.stamp {
 		return p.row
 	}
 	r := int32(len(b.Edges))
-	s.edgeRow[e] = sampleRow{s.stamp, r}
+	s.scr.edgeRow[e] = sampleRow{s.scr.stamp, r}
 	src, dst := s.idx.Endpoints(e)
 	b.Edges = append(b.Edges, e)
 	b.EdgeSrc = append(b.EdgeSrc, s.addNode(b, src))
@@ -250,22 +277,22 @@ func (s *EdgeSampler) pick(list []int32, f int, rng *rand.Rand) []int32 {
 	if f < 0 || d <= f {
 		return list
 	}
-	s.chosen = s.chosen[:0]
+	s.scr.chosen = s.scr.chosen[:0]
 	for j := d - f; j < d; j++ {
 		t := rng.IntN(j + 1)
-		for _, c := range s.chosen {
+		for _, c := range s.scr.chosen {
 			if c == t {
 				t = j
 				break
 			}
 		}
-		s.chosen = append(s.chosen, t)
+		s.scr.chosen = append(s.scr.chosen, t)
 	}
-	s.picked = s.picked[:0]
-	for _, c := range s.chosen {
-		s.picked = append(s.picked, list[c])
+	s.scr.picked = s.scr.picked[:0]
+	for _, c := range s.scr.chosen {
+		s.scr.picked = append(s.scr.picked, list[c])
 	}
-	return s.picked
+	return s.scr.picked
 }
 
 // sampleResize returns x with length n, reallocating when short; contents

@@ -33,6 +33,43 @@ type AMLGraph struct {
 	packed amlIndex
 	index  map[string]int32 // amlKey(bank, account) -> account index
 	banks  map[string]int32 // bank id -> bank index
+	// unindexed: Compact dropped packed; the next lookup rebuilds it.
+	unindexed bool
+}
+
+// Compact trims the transaction arrays to their length (appending leaves
+// up to a quarter spare) and drops the packed account lookup, which the
+// next Account or AddRow rebuilds: a bank's graph, once built, is read by
+// index only, and at 5M rows the lookups of eight banks held 112 MB.
+func (g *AMLGraph) Compact() {
+	g.Src, g.Dst, g.Time = clip(g.Src), clip(g.Dst), clip(g.Time)
+	g.AmountPaid, g.AmountReceived = clip(g.AmountPaid), clip(g.AmountReceived)
+	g.PayCurrency, g.RecvCurrency, g.Format, g.Label = clip(g.PayCurrency), clip(g.RecvCurrency), clip(g.Format), clip(g.Label)
+	g.AccountBank, g.AccountIDs = clip(g.AccountBank), clip(g.AccountIDs)
+	if g.packed.n > 0 {
+		g.packed, g.unindexed = amlIndex{}, true
+	}
+}
+
+// clip returns x in an array of exactly its length.
+func clip[T any](x []T) []T {
+	if cap(x) == len(x) {
+		return x
+	}
+	return append(make([]T, 0, len(x)), x...)
+}
+
+// reindex rebuilds the packed lookup Compact dropped.
+func (g *AMLGraph) reindex() {
+	if !g.unindexed {
+		return
+	}
+	g.unindexed = false
+	for i, acct := range g.AccountIDs {
+		if v, ok := amlPack([]byte(acct)); ok {
+			g.packed.put(g.AccountBank[i], v, int32(i))
+		}
+	}
 }
 
 // amlBase36 is the base-36 digit value of '0'-'9' and 'A'-'Z', 0xFF else.
@@ -93,6 +130,7 @@ func (g *AMLGraph) Account(bank, acct string) (int32, bool) {
 		return 0, false
 	}
 	if v, ok := amlPack([]byte(acct)); ok {
+		g.reindex()
 		return g.packed.get(b, v)
 	}
 	var buf [128]byte
@@ -124,6 +162,7 @@ func (g *AMLGraph) node(bank, acct []byte, key *[]byte) int32 {
 	}
 	v, packable := amlPack(acct)
 	if packable {
+		g.reindex()
 		if i, ok := g.packed.get(b, v); ok {
 			return i
 		}

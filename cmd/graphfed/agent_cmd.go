@@ -34,6 +34,7 @@ const agentDefaultEpochs = 5
 func newAgentCmd(g *globalFlags) *cobra.Command {
 	a := agentFlags{learn: deploy.DefaultLearnerOptions()}
 	var priv privacyFlags
+	var mem *memoryLimit
 	cmd := &cobra.Command{
 		Use:   "agent --nats URL --job ID --task node|aml|rec --data DIR [--client ID] [--algo ALGO]",
 		Short: "Run one organisation's agent against a NATS server",
@@ -46,6 +47,9 @@ func newAgentCmd(g *globalFlags) *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			start := time.Now()
+			if err := mem.apply(cmd, g.logger()); err != nil {
+				return err
+			}
 			if err := requireCredentials("agent", a.creds != "", a.insecure, "--creds SEED --keyring keyring.json", g.logger()); err != nil {
 				return err
 			}
@@ -93,6 +97,7 @@ func newAgentCmd(g *globalFlags) *cobra.Command {
 	for _, n := range []string{"job", "data"} {
 		cmd.MarkFlagRequired(n)
 	}
+	mem = registerMemoryLimit(cmd, 0, "")
 	return cmd
 }
 

@@ -67,12 +67,16 @@ func newAggregatorCmd(g *globalFlags) *cobra.Command {
 		rf                                          recFlags
 		createLedger, insecure, resume              bool
 	)
+	var mem *memoryLimit
 	cmd := &cobra.Command{
 		Use:   "aggregator --nats URL --job ID [--algo ALGO] [--config FILE]",
 		Short: "Run a job's aggregator against a NATS server",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			start := time.Now()
+			if err := mem.apply(cmd, g.logger()); err != nil {
+				return err
+			}
 			if err := requireCredentials("aggregator", creds != "", insecure, "--creds SEED --keyring keyring.json", g.logger()); err != nil {
 				return err
 			}
@@ -194,6 +198,7 @@ func newAggregatorCmd(g *globalFlags) *cobra.Command {
 	f.IntVar(&rf.phi, "phi", 128, "rec (lpsfed, lpsfed-bpr): kernel length Φ, the agents' --phi")
 	rf.registerReference(f)
 	cmd.MarkFlagRequired("job")
+	mem = registerMemoryLimit(cmd, 0, "")
 	return cmd
 }
 

@@ -16,6 +16,7 @@ import (
 	"graphfed/agent"
 	"graphfed/aggregator"
 	"graphfed/deploy"
+	"graphfed/gnn"
 	"graphfed/graph"
 	"graphfed/privacy"
 	"graphfed/scenarios"
@@ -110,6 +111,9 @@ func runAMLSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Time) 
 	worldRows, worldAccounts := w.NumEdges(), w.NumAccounts()
 	w = nil // from here on only the banks' views are used (and kept in memory)
 	fp := newFinalProgress(views)
+	// The banks share GOMAXPROCS sets of model work buffers: they train in
+	// parallel on every core without holding a set each.
+	work := gnn.NewEdgeWorkers(0)
 	learners := make([]agent.Learner, len(views))
 	ids := make([]string, len(views))
 	for i, v := range views {
@@ -120,9 +124,10 @@ func runAMLSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Time) 
 		if attempts != nil {
 			d.Typology, _ = aml.MatchTypologies(v.Graph, attempts)
 		}
+		v.Graph.Compact() // built: trim its arrays, drop its account lookup
 		l, err := agent.NewAMLLearner(d, deploy.AMLConfigFor(s.algo, agent.AMLConfig{Kind: s.aml.kind, Opt: s.aml.opt, BatchSize: s.aml.batch,
 			Gamma: s.cefed.Gamma, Hidden: s.aml.hidden, LR: s.aml.lr, FanOut: s.aml.fanOut, ExchangeEvery: s.aml.embEvery,
-			EvalSample: s.aml.evalSample, PosFraction: s.aml.posFrac, OnFinalScore: fp.bank(i), Seed: s.seed*7919 + uint64(i) + 1}))
+			EvalSample: s.aml.evalSample, PosFraction: s.aml.posFrac, OnFinalScore: fp.bank(i), Work: work, Seed: s.seed*7919 + uint64(i) + 1}))
 		if err != nil {
 			return fmt.Errorf("sim: bank %s: %w", v.ID, err)
 		}

@@ -38,13 +38,18 @@ type simFlags struct {
 
 func newSimCmd(g *globalFlags) *cobra.Command {
 	s := simFlags{node: agent.DefaultNodeConfig()}
+	var mem *memoryLimit
 	cmd := &cobra.Command{
 		Use:   "sim (--dataset DIR | --scenario csbm) --algo fedavg|local --clients N --partition louvain|random --rounds R",
 		Short: "Run an aggregator and N agents in one process on an embedded (or --nats) server",
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := mem.apply(cmd, g.logger()); err != nil {
+				return err
+			}
 			return runSim(cmd, g, s)
 		},
 	}
+	mem = registerMemoryLimit(cmd, simMemoryLimit, "the 5M-row 8-bank AML job then stays under 3 GiB of RSS with room for the GC (a live heap near the limit makes the GC run continuously: raise it for bigger worlds)")
 	f := cmd.Flags()
 	f.StringVar(&s.dir, "dataset", "", "dataset directory in the TSV layout")
 	f.StringVar(&s.scenario, "scenario", "", "generated world instead of --dataset: aml (multi-bank AML, the main job) or csbm")

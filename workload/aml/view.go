@@ -106,9 +106,14 @@ func rowString(g *graph.AMLGraph, e int) string {
 func (v *BankView) Remote() map[int32]string {
 	out := map[int32]string{}
 	g := v.Graph
+	ids := make([]string, len(g.BankIDs)) // one string per bank, not per account
 	for a, owned := range v.Owned {
 		if !owned {
-			out[int32(a)] = ClientID(g.BankIDs[g.AccountBank[a]])
+			b := g.AccountBank[a]
+			if ids[b] == "" {
+				ids[b] = ClientID(g.BankIDs[b])
+			}
+			out[int32(a)] = ids[b]
 		}
 	}
 	return out
