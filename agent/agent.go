@@ -305,7 +305,8 @@ func (a *Agent) hello(ctx context.Context, h bus.Hello) (MachineEvent, error) {
 func (a *Agent) finish(ctx context.Context, f Finished) (Result, bool, error) {
 	c := a.cfg.Client
 	err := errors.Join(a.send(ctx, f), a.ep.Transport().Flush(ctx))
-	a.cfg.Log.Info().Str("client", c).Int("rounds", a.m.Rounds()).Interface("scores", f.Scores).Msg("finished")
+	shown, grid := withoutGridCounts(f.Scores)
+	a.cfg.Log.Info().Str("client", c).Int("rounds", a.m.Rounds()).Interface("scores", shown).Int("grid_counts", grid).Msg("finished")
 	return a.result(f.Scores), true, err
 }
 

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"fmt"
+	"strings"
 
 	"graphfed/gnn"
 )
@@ -17,6 +18,40 @@ import (
 // ("val" or "test") at grid point j: "val_g12_tp".
 func gridKey(split string, j int, c string) string {
 	return fmt.Sprintf("%s_g%d_%s", split, j, c)
+}
+
+// withoutGridCounts returns scores without the grid counts, which are
+// hundreds of keys meant for pooling, not for reading in a log line, and
+// how many it left out.
+func withoutGridCounts(scores map[string]float64) (map[string]float64, int) {
+	out := make(map[string]float64, len(scores))
+	n := 0
+	for k, v := range scores {
+		if isGridKey(k) {
+			n++
+			continue
+		}
+		out[k] = v
+	}
+	return out, n
+}
+
+// isGridKey reports whether k has gridKey's form, <split>_g<digits>_<count>.
+func isGridKey(k string) bool {
+	for _, split := range []string{"val_g", "test_g"} {
+		rest, ok := strings.CutPrefix(k, split)
+		if !ok {
+			continue
+		}
+		i := 0
+		for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
+			i++
+		}
+		if i > 0 && i < len(rest) && rest[i] == '_' {
+			return true
+		}
+	}
+	return false
 }
 
 // putGridCounts writes the confusion counts of margins against labels at

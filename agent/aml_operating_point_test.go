@@ -50,3 +50,16 @@ func TestPooledOperatingPoint(t *testing.T) {
 		t.Errorf("scores without grid counts: ok %v, %v", ok, err)
 	}
 }
+
+func TestWithoutGridCounts(t *testing.T) {
+	in := map[string]float64{"val_g0_tp": 1, "test_g64_fn": 2, "test_tp": 3, "val_f1_illicit": 0.5, "test_g_x": 4, "val_gx1_tp": 5}
+	got, n := withoutGridCounts(in)
+	if n != 2 || len(got) != 4 {
+		t.Fatalf("left out %d, kept %v; want 2 left out and test_tp, val_f1_illicit, test_g_x, val_gx1_tp kept", n, got)
+	}
+	for _, k := range []string{"test_tp", "val_f1_illicit", "test_g_x", "val_gx1_tp"} {
+		if _, ok := got[k]; !ok {
+			t.Errorf("%s dropped", k)
+		}
+	}
+}
