@@ -236,9 +236,13 @@ func releaseAlpha(rows []float32, n, L, H int) []float32 {
 
 // decodeRelease writes into dst (L·H values) one released row (L·(H+1)
 // values) as per-layer estimates in units of the sender's mean
-// pre-activation norm: each layer's direction times tan φ, at most
-// maxReleasedNorm (see packEstimate).
-func decodeRelease(dst, row []float32, L, H int) {
+// pre-activation norm: each layer's direction times its norm read as
+// tan φ (see packEstimate), shrunk toward the mean norm 1 by the layer's
+// reliability alpha[k]: α·tan φ + (1−α). Under heavy noise φ reads near
+// π/2 whatever the account, so the unshrunk norm would saturate at
+// maxReleasedNorm and inflate the noise it carries into the mix; a clean
+// release (α = 1) is read exactly.
+func decodeRelease(dst, row []float32, alpha []float32, L, H int) {
 	W := H + 1
 	sqL := math.Sqrt(float64(L))
 	maxPhi := math.Atan(maxReleasedNorm)
@@ -251,7 +255,8 @@ func decodeRelease(dst, row []float32, L, H int) {
 			continue
 		}
 		phi := min(math.Atan2(nb, float64(blk[H])*sqL), maxPhi)
-		f := float32(math.Tan(phi) * sqL / nb)
+		a := float64(alpha[k])
+		f := float32((a*math.Tan(phi) + 1 - a) * sqL / nb)
 		for j, x := range blk[:H] {
 			out[j] = x * f
 		}

@@ -185,7 +185,7 @@ func TestAMLPackUnpack(t *testing.T) {
 	want := []float32{0.6 * 2, 0, 0.8 * 2, 0, 0, 0, 0, 0, 1, 1, 1, 1}
 	got := make([]float32, L*H)
 	for i := range 2 {
-		decodeRelease(got, two[i*L*(H+1):(i+1)*L*(H+1)], L, H)
+		decodeRelease(got, two[i*L*(H+1):(i+1)*L*(H+1)], alpha, L, H)
 		for j, w := range want {
 			if g := got[j]; math.Abs(float64(g-w)) > 1e-5 {
 				t.Fatalf("row %d value %d: %v, want %v (direction × norm/mean)", i, j, g, w)
@@ -199,7 +199,7 @@ func TestAMLPackUnpack(t *testing.T) {
 	}
 	// A norm far beyond the sender's mean reads as maxReleasedNorm.
 	huge := packEstimate(nil, []float32{1e4, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0}, []float64{1, 1, 1}, L, H)
-	decodeRelease(got, huge, L, H)
+	decodeRelease(got, huge, []float32{1, 1, 1}, L, H)
 	if g := got[0]; math.Abs(float64(g)-maxReleasedNorm) > 1e-3 {
 		t.Fatalf("huge norm read as %v, want the cap %v", g, maxReleasedNorm)
 	}
@@ -209,7 +209,13 @@ func TestAMLPackUnpack(t *testing.T) {
 		noisy[i] += float32(rng.NormFloat64())
 	}
 	alpha = releaseAlpha(noisy, 2, L, H)
-	decodeRelease(got, noisy[:L*(H+1)], L, H)
+	decodeRelease(got, noisy[:L*(H+1)], alpha, L, H)
+	for k := range L {
+		// shrunk toward the mean norm 1 by α: at most α·8 + 1 − α
+		if n := norm32(got[k*H : (k+1)*H]); n > float64(alpha[k])*maxReleasedNorm+1-float64(alpha[k])+1e-4 {
+			t.Fatalf("noisy layer %d read with norm %v, beyond its shrunk bound", k, n)
+		}
+	}
 	for k, a := range alpha {
 		// squared norm ≈ 1 + (H+1)·L·σ² with σ = 1
 		if !(a > 0.02 && a < 0.3) {

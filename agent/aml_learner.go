@@ -381,7 +381,7 @@ func (l *AMLLearner) Receive(from string, ids []int64, rows []float32, dim int) 
 		if !ok || l.d.Remote[a] != from {
 			continue
 		}
-		decodeRelease(dec, rows[i*dim:(i+1)*dim], L, H)
+		decodeRelease(dec, rows[i*dim:(i+1)*dim], l.alpha[from], L, H)
 		l.remote.put(a, dec, 1)
 	}
 	return nil
