@@ -83,18 +83,7 @@ func PartitionMetis(adj *CSR, clients int, opt MetisOptions, rng *rand.Rand) ([]
 	}
 
 	// Coarsen.
-	graphs := []*wgraph{g}
-	var cmaps [][]int32
-	maxVW := int32(max(1, int(1.5*float64(g.total)/float64(opt.CoarsenTo))))
-	for cur := g; cur.n() > opt.CoarsenTo; {
-		cmap, members := cur.matchHeavyEdges(maxVW, rng)
-		if float64(len(members)) > coarsenFraction*float64(cur.n()) {
-			break
-		}
-		cur = cur.contract(cmap, members)
-		graphs = append(graphs, cur)
-		cmaps = append(cmaps, cmap)
-	}
+	graphs, cmaps := g.coarsen(opt.CoarsenTo, rng)
 
 	// Initial partition of the coarsest graph.
 	coarsest := graphs[len(graphs)-1]

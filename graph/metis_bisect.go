@@ -236,18 +236,7 @@ const bisectCoarsenTo = 40
 // bisectCoarsenTo vertices, keeps the least-cut of tries greedy-growing
 // starts there, and refines with FM on the way back up.
 func (g *wgraph) bisect(frac0, ub float64, tries, passes int, rng *rand.Rand) []int32 {
-	graphs := []*wgraph{g}
-	var cmaps [][]int32
-	maxVW := int32(max(1, int(1.5*float64(g.total)/bisectCoarsenTo)))
-	for cur := g; cur.n() > bisectCoarsenTo; {
-		cmap, members := cur.matchHeavyEdges(maxVW, rng)
-		if float64(len(members)) > coarsenFraction*float64(cur.n()) {
-			break
-		}
-		cur = cur.contract(cmap, members)
-		graphs = append(graphs, cur)
-		cmaps = append(cmaps, cmap)
-	}
+	graphs, cmaps := g.coarsen(bisectCoarsenTo, rng)
 	coarsest := graphs[len(graphs)-1]
 	target0 := int(math.Round(frac0 * float64(g.total)))
 	var best *bisection
@@ -305,4 +294,25 @@ func pick(ids []int32, v int32) int32 {
 		return v
 	}
 	return ids[v]
+}
+
+// coarsen contracts heavy-edge matchings of g until at most to vertices
+// remain or a matching stops shrinking the graph by coarsenFraction. It
+// returns the graphs from g to the coarsest and, per contraction, the map
+// from a graph's vertices to the next one's. A merged vertex weighs at
+// most 1.5 × total/to, so the coarsest graph can still be balanced.
+func (g *wgraph) coarsen(to int, rng *rand.Rand) ([]*wgraph, [][]int32) {
+	graphs := []*wgraph{g}
+	var cmaps [][]int32
+	maxVW := int32(max(1, int(1.5*float64(g.total)/float64(to))))
+	for cur := g; cur.n() > to; {
+		cmap, members := cur.matchHeavyEdges(maxVW, rng)
+		if float64(len(members)) > coarsenFraction*float64(cur.n()) {
+			break
+		}
+		cur = cur.contract(cmap, members)
+		graphs = append(graphs, cur)
+		cmaps = append(cmaps, cmap)
+	}
+	return graphs, cmaps
 }
