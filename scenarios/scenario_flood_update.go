@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sync"
 	"time"
 
 	"graphfed/agent"
@@ -141,21 +140,8 @@ func runFloodJob(ctx context.Context, job string, o ScenarioOptions, attack bool
 		}
 		agents = append(agents, a)
 	}
-	var wg sync.WaitGroup
-	errs := make([]error, len(agents))
-	for i, a := range agents {
-		wg.Go(func() {
-			if _, err := a.Run(ctx); err != nil {
-				errs[i] = fmt.Errorf("agent %s: %w", honest[i], err)
-				cancel()
-			}
-		})
-	}
-	run.agg, err = agg.Run(ctx)
-	if err != nil {
-		cancel()
-	}
-	wg.Wait()
+	var errs []error
+	run.agg, errs, err = runAgentsBeside(ctx, cancel, agg, agents, honest)
 	for _, a := range agents {
 		run.agents = append(run.agents, a.ConnCounts())
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
@@ -144,21 +143,8 @@ func runLargeJob(ctx context.Context, job string, o ScenarioOptions, maxPayload 
 		}
 		agents = append(agents, a)
 	}
-	var wg sync.WaitGroup
-	errs := make([]error, len(agents))
-	for i, a := range agents {
-		wg.Go(func() {
-			if _, err := a.Run(ctx); err != nil {
-				errs[i] = fmt.Errorf("agent %s: %w", banks[i], err)
-				cancel()
-			}
-		})
-	}
-	run.agg, err = agg.Run(ctx)
-	if err != nil {
-		cancel()
-	}
-	wg.Wait()
+	var errs []error
+	run.agg, errs, err = runAgentsBeside(ctx, cancel, agg, agents, banks)
 	run.aggBlobs = agg.BlobStats()
 	for _, a := range agents {
 		run.bankBlobs = append(run.bankBlobs, a.BlobStats())
