@@ -3,6 +3,7 @@ package bus
 import (
 	"bytes"
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -145,7 +146,7 @@ func TestEndpointByReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := body.(*Model); got.Round != 3 || !bitEqual(got.Params, p) {
+	if got := body.(*Model); got.Round != 3 || !slices.Equal(got.Params, p) {
 		t.Fatalf("model by reference arrived as round %d with %d params", got.Round, len(got.Params))
 	}
 
@@ -155,7 +156,7 @@ func TestEndpointByReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := body.(*Update); !bitEqual(got.Params.Floats(), p) || got.Weight != 5 {
+	if got := body.(*Update); !slices.Equal(got.Params.Floats(), p) || got.Weight != 5 {
 		t.Fatal("update by reference arrived changed")
 	}
 
@@ -164,18 +165,6 @@ func TestEndpointByReference(t *testing.T) {
 	if env, _ := Open(s.Data); len(env.Ref) != 0 {
 		t.Fatal("a small model went by reference")
 	}
-}
-
-func bitEqual(a, b []float32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // Every bad reference is a counted reject with its reason, never a panic
