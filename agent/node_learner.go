@@ -2,6 +2,7 @@ package agent
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 
 	"graphfed/gnn"
@@ -16,6 +17,15 @@ type NodeConfig struct {
 	LR          float64
 	WeightDecay float64
 	Seed        uint64 // local randomness (dropout); distinct per client
+	// Metric scores val_score and test_score: graph.MetricAccuracy or
+	// graph.MetricROCAUC; empty: the dataset's own (meta.json).
+	Metric string
+	// Prox is FedProx's μ: each local step adds μ·(w − w_g) to the
+	// gradient, w_g being the model last received. 0: plain FedAvg steps.
+	Prox float64
+	// PersonalHead is FedPer: the last layer stays with the client. It is
+	// sent as zeros and the received one is ignored.
+	PersonalHead bool
 }
 
 // DefaultNodeConfig is Kipf & Welling's GCN setup.
@@ -35,6 +45,10 @@ type NodeLearner struct {
 	train   []bool
 	val     []bool
 	test    []bool
+	metric  string
+	global  []float32 // FedProx's anchor w_g: the parameters last set
+	head    int       // FedPer: the number of trailing parameters kept local
+	best    bestVal
 }
 
 // NewNodeLearner builds a learner over d. Non-negative (bag-of-words)
@@ -54,6 +68,20 @@ func NewNodeLearner(d *graph.Dataset, cfg NodeConfig) (*NodeLearner, error) {
 		val:   gnn.SplitMask(d.Split, graph.SplitVal),
 		test:  gnn.SplitMask(d.Split, graph.SplitTest),
 	}
+	switch l.metric = cfg.Metric; l.metric {
+	case "":
+		l.metric = d.ScoreMetric()
+	case graph.MetricAccuracy:
+	case graph.MetricROCAUC:
+		if d.Classes != 2 {
+			return nil, fmt.Errorf("agent: node learner: metric %s needs 2 classes, the data has %d", l.metric, d.Classes)
+		}
+	default:
+		return nil, fmt.Errorf("agent: node learner: unknown metric %q (want %s or %s)", cfg.Metric, graph.MetricAccuracy, graph.MetricROCAUC)
+	}
+	if cfg.Prox < 0 || math.IsNaN(cfg.Prox) {
+		return nil, fmt.Errorf("agent: node learner: FedProx μ = %v, want ≥ 0", cfg.Prox)
+	}
 	if err := l.build(0); err != nil {
 		return nil, err
 	}
@@ -68,6 +96,12 @@ func (l *NodeLearner) build(seed uint64) error {
 	}
 	l.model = m
 	l.trainer = gnn.Trainer{Model: m, Opt: gnn.NewAdam(m.Params(), l.cfg.LR), WeightDecay: l.cfg.WeightDecay}
+	l.head = 0
+	if l.cfg.PersonalHead {
+		l.head = headParams(m)
+	}
+	l.global = nil
+	l.best = bestVal{}
 	return nil
 }
 
@@ -87,11 +121,30 @@ func (l *NodeLearner) Init(seed uint64) {
 	_ = l.build(seed)
 }
 
-// Params implements Learner.
-func (l *NodeLearner) Params() []float32 { return gnn.Flatten(l.model.Params()) }
+// Params implements Learner. Under FedPer the personal head goes out as
+// zeros: it never leaves the client.
+func (l *NodeLearner) Params() []float32 {
+	p := gnn.Flatten(l.model.Params())
+	clear(p[len(p)-l.head:])
+	return p
+}
 
-// SetParams implements Learner.
-func (l *NodeLearner) SetParams(p []float32) error { return gnn.Unflatten(l.model.Params(), p) }
+// SetParams implements Learner. Under FedPer the received head is ignored
+// and the client's own is kept; under FedProx p becomes the anchor of the
+// proximal term.
+func (l *NodeLearner) SetParams(p []float32) error {
+	if l.head > 0 && len(p) == l.NumParams() {
+		own := gnn.Flatten(l.model.Params())
+		p = append(p[:len(p)-l.head:len(p)-l.head], own[len(own)-l.head:]...)
+	}
+	if err := gnn.Unflatten(l.model.Params(), p); err != nil {
+		return err
+	}
+	if l.cfg.Prox > 0 {
+		l.global = append(l.global[:0], p...)
+	}
+	return nil
+}
 
 // Train implements Learner: full-batch epochs on the local training nodes.
 func (l *NodeLearner) Train(epochs int) float64 {
@@ -100,17 +153,22 @@ func (l *NodeLearner) Train(epochs int) float64 {
 		return 0
 	}
 	for e := 0; e < epochs; e++ {
-		loss = l.trainer.Step(l.in, l.data.Labels, l.train, l.rng)
+		loss = l.step()
 	}
+	l.best.observe(l.scores())
 	return loss
 }
 
-// Evaluate implements Learner.
+// Evaluate implements Learner: the current parameters' scores, and the
+// test score at the best validation score seen right after local training
+// (FedGSP's protocol, which scores each client's locally updated model).
 func (l *NodeLearner) Evaluate() map[string]float64 {
-	te := gnn.Evaluate(l.model, l.in, l.data.Labels, l.test)
-	va := gnn.Evaluate(l.model, l.in, l.data.Labels, l.val)
-	return map[string]float64{
-		"test_acc": te.Acc, "test_macro_f1": te.MacroF1, "test_n": float64(te.Count),
-		"val_acc": va.Acc, "val_n": float64(va.Count),
+	sc := l.scores()
+	out := map[string]float64{
+		"test_acc": sc.testAcc, "test_macro_f1": sc.testF1, "test_n": float64(sc.testN),
+		"val_acc": sc.valAcc, "val_n": float64(sc.valN),
+		"val_score": sc.val, "test_score": sc.test,
 	}
+	l.best.put(out)
+	return out
 }

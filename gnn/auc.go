@@ -48,3 +48,26 @@ func ROCAUC(scores []float64, positive []bool) float64 {
 	}
 	return (rankSum - float64(pos)*float64(pos+1)/2) / (float64(pos) * float64(neg))
 }
+
+// BinaryAUC is the ROC-AUC of a two-class model's logits on the nodes
+// where mask is true (nil: all) and labels[i] ≥ 0, ranking by the logit
+// margin of class 1, which orders nodes as p(class 1) does. It is NaN when
+// the nodes hold one class only.
+//
+// Shapes: logits N×2, len(labels) == N, mask nil or N long.
+func BinaryAUC(logits *Tensor, labels []int32, mask []bool) float64 {
+	if logits.Cols != 2 || len(labels) != logits.Rows || mask != nil && len(mask) != logits.Rows {
+		shapePanic("binary auc", "logits %dx%d, %d labels, %d mask", logits.Rows, logits.Cols, len(labels), len(mask))
+	}
+	var scores []float64
+	var pos []bool
+	for i, y := range labels {
+		if y < 0 || mask != nil && !mask[i] {
+			continue
+		}
+		r := logits.Row(i)
+		scores = append(scores, float64(r[1])-float64(r[0]))
+		pos = append(pos, y == 1)
+	}
+	return ROCAUC(scores, pos)
+}

@@ -35,6 +35,25 @@ type Dataset struct {
 	Labels   []int32
 	Classes  int
 	Split    []Split
+	// Metric is how the dataset's results are scored (meta.json's
+	// "metric"): MetricAccuracy, or MetricROCAUC for the binary
+	// heterophilic graphs (minesweeper, tolokers). Empty means accuracy.
+	Metric string
+}
+
+// The metrics a dataset may name.
+const (
+	MetricAccuracy = "accuracy"
+	MetricROCAUC   = "roc_auc"
+)
+
+// ScoreMetric is the metric d's results are scored by: d.Metric, or
+// accuracy when the dataset names none.
+func (d *Dataset) ScoreMetric() string {
+	if d.Metric == "" {
+		return MetricAccuracy
+	}
+	return d.Metric
 }
 
 // N is the number of nodes.

@@ -49,6 +49,7 @@ func SplitByOwner(d *Dataset, owner []int32, clients int) ([]*ClientGraph, error
 				Labels:   make([]int32, 0, size[c]),
 				Classes:  d.Classes,
 				Split:    make([]Split, 0, size[c]),
+				Metric:   d.Metric,
 			},
 		}
 	}

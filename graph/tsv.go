@@ -42,6 +42,7 @@ type tsvMeta struct {
 	Val             *int   `json:"val,omitempty"`
 	Test            *int   `json:"test,omitempty"`
 	UnlabeledNodes  *int   `json:"unlabeled_nodes,omitempty"`
+	Metric          string `json:"metric,omitempty"`
 }
 
 // LoadTSV reads a dataset in the TSV layout from dir. The adjacency is made
@@ -62,7 +63,7 @@ func LoadTSV(dir string) (*Dataset, error) {
 	if name == "" {
 		name = filepath.Base(dir)
 	}
-	d := &Dataset{Name: name, Classes: classes}
+	d := &Dataset{Name: name, Classes: classes, Metric: meta.Metric}
 
 	var edges []Edge
 	err = scanTSV(dir, edgesFile, func(line string) error {
@@ -262,6 +263,15 @@ func parseMeta(raw []byte) (tsvMeta, error) {
 			return m, fmt.Errorf("%q = %d outside [0,%d]", f.name, *f.v, f.max)
 		}
 	}
+	switch m.Metric {
+	case "", MetricAccuracy:
+	case MetricROCAUC:
+		if *m.Classes != 2 {
+			return m, fmt.Errorf("metric %q needs 2 classes, %q = %d", m.Metric, "classes", *m.Classes)
+		}
+	default:
+		return m, fmt.Errorf("unknown metric %q (want %s or %s)", m.Metric, MetricAccuracy, MetricROCAUC)
+	}
 	return m, nil
 }
 
@@ -436,7 +446,7 @@ func WriteTSV(dir string, d *Dataset) error {
 		Name: d.Name, Nodes: ptr(n), UndirectedEdges: ptr(d.Adj.NNZ() / 2),
 		Features: ptr(d.NumFeatures()), Classes: ptr(d.Classes),
 		Train: ptr(d.Count(SplitTrain)), Val: ptr(d.Count(SplitVal)), Test: ptr(d.Count(SplitTest)),
-		UnlabeledNodes: ptr(unlabelled),
+		UnlabeledNodes: ptr(unlabelled), Metric: d.Metric,
 	}
 	raw, err := json.MarshalIndent(meta, "", " ")
 	if err != nil {

@@ -1,0 +1,97 @@
+package agent
+
+import (
+	"math"
+
+	"graphfed/gnn"
+	"graphfed/graph"
+)
+
+// nodeScores are one evaluation of a node learner's current parameters:
+// val and test in the learner's metric, and accuracy beside them.
+type nodeScores struct {
+	val, test       float64
+	valAcc, testAcc float64
+	testF1          float64
+	valN, testN     int
+}
+
+func (l *NodeLearner) scores() nodeScores {
+	logits := l.model.Forward(l.in, false, nil)
+	te := gnn.Score(logits, l.data.Labels, l.test)
+	va := gnn.Score(logits, l.data.Labels, l.val)
+	sc := nodeScores{val: va.Acc, test: te.Acc, valAcc: va.Acc, testAcc: te.Acc, testF1: te.MacroF1, valN: va.Count, testN: te.Count}
+	if l.metric == graph.MetricROCAUC {
+		sc.val = gnn.BinaryAUC(logits, l.data.Labels, l.val)
+		sc.test = gnn.BinaryAUC(logits, l.data.Labels, l.test)
+	}
+	return sc
+}
+
+// bestVal keeps the test score at the best validation score observed. A
+// client whose validation nodes hold one class has a NaN AUC: it never
+// counts as best, and the client reports NaN until it has a score.
+type bestVal struct {
+	seen      bool
+	val, test float64
+}
+
+func (b *bestVal) observe(sc nodeScores) {
+	if math.IsNaN(sc.val) {
+		return
+	}
+	if !b.seen || sc.val > b.val {
+		b.seen, b.val, b.test = true, sc.val, sc.test
+	}
+}
+
+func (b *bestVal) put(out map[string]float64) {
+	if !b.seen {
+		out["best_val_score"], out["test_at_best_val"] = math.NaN(), math.NaN()
+		return
+	}
+	out["best_val_score"], out["test_at_best_val"] = b.val, b.test
+}
+
+// step is one full-batch local step: the trainer's, with FedProx's
+// proximal gradient μ·(w − w_g) added before the optimizer moves.
+func (l *NodeLearner) step() float64 {
+	if l.cfg.Prox == 0 || len(l.global) == 0 {
+		return l.trainer.Step(l.in, l.data.Labels, l.train, l.rng)
+	}
+	params := l.model.Params()
+	gnn.ZeroGrad(params)
+	logits := l.model.Forward(l.in, true, l.rng)
+	d := gnn.New(logits.Rows, logits.Cols)
+	loss := gnn.SoftmaxCrossEntropy(logits, l.data.Labels, l.train, nil, d)
+	l.model.Backward(d)
+	addProxGrad(params, l.global, l.cfg.Prox)
+	gnn.ApplyWeightDecay(params, l.cfg.WeightDecay)
+	l.trainer.Opt.Step()
+	return loss
+}
+
+// addProxGrad adds the gradient of (μ/2)·‖w − anchor‖² to params' G;
+// anchor is the flat parameter vector (gnn.Flatten order).
+func addProxGrad(params []*gnn.Param, anchor []float32, mu float64) {
+	off := 0
+	m := float32(mu)
+	for _, p := range params {
+		a := anchor[off : off+len(p.W.Data)]
+		for i, w := range p.W.Data {
+			p.G.Data[i] += m * (w - a[i])
+		}
+		off += len(p.W.Data)
+	}
+}
+
+// headParams counts the parameters of m's last layer: FedPer's personal
+// head. A model that does not expose its layers has none.
+func headParams(m gnn.Model) int {
+	net, ok := m.(interface{ Layers() []gnn.Layer })
+	if !ok || len(net.Layers()) == 0 {
+		return 0
+	}
+	layers := net.Layers()
+	return gnn.NumParams(layers[len(layers)-1].Params())
+}
