@@ -42,3 +42,31 @@ func AMLConfigFor(algo string, c agent.AMLConfig) agent.AMLConfig {
 	}
 	return c
 }
+
+// DefaultProx is FedProx's μ when none is given: the middle of the
+// {0.001, 0.01, 0.1, 1} grid of Li et al. (2020).
+const DefaultProx = 0.01
+
+// NodeConfigFor returns c as algo trains a node classifier: FedProx adds
+// its proximal term (μ = c.Prox, or DefaultProx), FedPer keeps the last
+// layer personal, and every other algorithm trains plainly.
+func NodeConfigFor(algo string, c agent.NodeConfig) agent.NodeConfig {
+	prox := c.Prox
+	c.Prox, c.PersonalHead = 0, false
+	switch algo {
+	case algoFedProx:
+		c.Prox = prox
+		if c.Prox == 0 {
+			c.Prox = DefaultProx
+		}
+	case algoFedPer:
+		c.PersonalHead = true
+	}
+	return c
+}
+
+// TODO(lead): aggregator.AlgoFedProx/AlgoFedPer once merged.
+const (
+	algoFedProx = "fedprox"
+	algoFedPer  = "fedper"
+)

@@ -108,7 +108,7 @@ func nodeLearner(algo string, o LearnerOptions) (Learned, error) {
 	if err != nil {
 		return Learned{}, err
 	}
-	cfg := o.Node
+	cfg := NodeConfigFor(algo, o.Node)
 	cfg.Seed = o.Seed
 	nl, err := agent.NewNodeLearner(d, cfg)
 	if err != nil {

@@ -196,7 +196,7 @@ func simLearners(cfg SimConfig) ([]agent.Learner, []string, error) {
 	learners := make([]agent.Learner, len(cfg.Clients))
 	ids := make([]string, len(cfg.Clients))
 	for i, cg := range cfg.Clients {
-		nc := cfg.Node
+		nc := deploy.NodeConfigFor(cfg.Algo, cfg.Node)
 		nc.Seed = cfg.Seed*1000003 + uint64(i) + 1
 		l, err := agent.NewNodeLearner(cg.Data, nc)
 		if err != nil {

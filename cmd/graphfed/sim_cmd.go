@@ -76,6 +76,7 @@ func newSimCmd(g *globalFlags) *cobra.Command {
 	f.Float64Var(&s.node.LR, "lr", s.node.LR, "Adam learning rate")
 	f.Float64Var(&s.node.WeightDecay, "weight-decay", s.node.WeightDecay, "L2 weight decay")
 	f.Float64Var(&s.node.Dropout, "dropout", s.node.Dropout, "dropout probability")
+	f.Float64Var(&s.node.Prox, "mu", deploy.DefaultProx, "FedProx's proximal weight μ (--algo fedprox)")
 	s.priv.register(cmd)
 	s.aml.register(cmd)
 	s.lpsfed.register(cmd)
@@ -165,13 +166,14 @@ func runSim(cmd *cobra.Command, g *globalFlags, s simFlags) error {
 		return fmt.Errorf("sim: %w", err)
 	}
 	var rows []roundRow
+	metric := d.ScoreMetric()
 	p := newProgress("sim "+s.algo, s.rounds)
 	sc := s.simConfig(deploy.TaskNode, log, priv)
 	sc.Clients, sc.Node, sc.Learners, sc.IDs, sc.SlowFactor = clients, s.node, learners, ids, slow
 	sc.OnRound = func(rc aggregator.RoundClosed, scores map[string]map[string]float64) {
-		acc, _ := meanScore(scores, "test_acc")
+		acc, _ := meanScore(scores, "test_score")
 		rows = append(rows, roundRow{rc: rc, acc: acc})
-		p.update(int(rc.Round), fmt.Sprintf("%s in=%d late=%d test_acc(start)=%.4f%s", rc.Reason, len(rc.In), len(rc.Late), acc, budgetNote(rc)))
+		p.update(int(rc.Round), fmt.Sprintf("%s in=%d late=%d test_%s(start)=%.4f%s", rc.Reason, len(rc.In), len(rc.Late), metric, acc, budgetNote(rc)))
 	}
 	sc.OnProgress = func(_ aggregator.RoundClosed, pr scenarios.Progress) { rows[len(rows)-1].prog = pr }
 	res, err := scenarios.RunSim(cmd.Context(), sc)
@@ -183,17 +185,19 @@ func runSim(cmd *cobra.Command, g *globalFlags, s simFlags) error {
 	f1, _ := meanScore(res.Agg.Final, "test_macro_f1")
 	accW := weightedScore(res.Agg.Final, "test_acc", "test_n")
 	std := stdScore(res.Agg.Final, "test_acc", acc)
+	metrics := map[string]any{
+		"test_acc": acc, "test_acc_std": std, "test_acc_weighted": accW, "test_macro_f1": f1,
+		"clients_reporting": n, "partition": s.partition, "split": s.split, "rejects": res.Agg.Rejects,
+	}
+	putClientScores(metrics, metric, res.Agg.Final)
 	rep := Report{
 		Command: "sim", Algo: s.algo, Dataset: name, Clients: s.clients, Rounds: int(res.Agg.Rounds), Seed: int64(s.seed),
-		Metrics: map[string]any{
-			"test_acc": acc, "test_acc_std": std, "test_acc_weighted": accW, "test_macro_f1": f1,
-			"clients_reporting": n, "partition": s.partition, "rejects": res.Agg.Rejects,
-		},
+		Metrics: metrics,
 		Comm:    &CommReport{Bytes: res.Bytes, Messages: res.Messages},
 		Privacy: privacyReport(res.Agg.Final, res.Ledger, priv),
 	}
 	if s.out != "" {
-		if err := writeSimRun(s.out, rep, rows, "test_acc"); err != nil {
+		if err := writeSimRun(s.out, rep, rows, "test_"+metric); err != nil {
 			return fmt.Errorf("sim: %w", err)
 		}
 	}
@@ -241,7 +245,7 @@ func stdScore(scores map[string]map[string]float64, key string, mean float64) fl
 	var ss float64
 	n := 0
 	for _, sc := range scores {
-		if v, ok := sc[key]; ok {
+		if v, ok := sc[key]; ok && !math.IsNaN(v) {
 			ss += (v - mean) * (v - mean)
 			n++
 		}
