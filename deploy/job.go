@@ -98,9 +98,13 @@ func (j *Job) Ledger(ctx context.Context) ([]privacy.Entry, error) {
 type Progress struct {
 	Messages, Bytes int64 // published by every party so far
 	// ClientEpsilon is the largest ε of a client's model and gradient
-	// releases composed; NodeEpsilonP90 the largest per-node embedding ε at
-	// its bank's 90th-percentile metric distance ρ (0 before the first
-	// calibration). Both at the job's δ.
+	// releases composed; NodeEpsilonP90 the ε of the node with the most
+	// embedding releases, over every bank, evaluated at its bank's latest
+	// 90th-percentile metric distance ρ (0 before the first calibration).
+	// Both at the job's δ. It is a worst node, not a percentile over
+	// nodes (the summary's p90 is that), and ρ is re-measured as the
+	// embeddings move, so it may pass a target the gate enforced at the ρ
+	// measured when each release was made.
 	ClientEpsilon, NodeEpsilonP90 float64
 }
 

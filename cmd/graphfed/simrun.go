@@ -29,7 +29,7 @@ func writeSimRun(dir string, rep Report, rows []roundRow, metric string) error {
 	}
 	defer f.Close()
 	w := csv.NewWriter(f)
-	w.Write([]string{"round", "reason", "in", "late", "stale", "seconds", metric + "_start", "bytes", "messages", "client_epsilon", "node_epsilon_p90"})
+	w.Write([]string{"round", "reason", "in", "late", "stale", "seconds", metric + "_start", "bytes", "messages", "client_epsilon", "node_epsilon_worst_at_p90_rho"})
 	for _, r := range rows {
 		w.Write([]string{
 			strconv.FormatUint(r.rc.Round, 10), r.rc.Reason, strings.Join(r.rc.In, " "), strings.Join(r.rc.Late, " "),
