@@ -26,7 +26,11 @@ func TestConfigValidate(t *testing.T) {
 		{"fedgsp defaults", func() Config { return base(AlgoFedGSP) }, ""},
 		{"fedprox", func() Config { return base(AlgoFedProx) }, ""},
 		{"fedper", func() Config { return base(AlgoFedPer) }, ""},
-		{"fedgsp γ 0", func() Config { c := base(AlgoFedGSP); c.FedGSP = FedGSPConfig{Alpha: 1, Beta: 1, GraphRounds: 3}; return c }, "γ"},
+		{"fedgsp γ 0", func() Config {
+			c := base(AlgoFedGSP)
+			c.FedGSP = FedGSPConfig{Alpha: 1, Beta: 1, GraphRounds: 3}
+			return c
+		}, "γ"},
 		{"fedgsp negative α", func() Config { c := base(AlgoFedGSP); c.FedGSP = DefaultFedGSPConfig(); c.FedGSP.Alpha = -1; return c }, "α"},
 		{"fedgsp negative graph rounds", func() Config {
 			c := base(AlgoFedGSP)

@@ -113,7 +113,7 @@ func (s *fedgspStrategy) takeDescriptors(client string, d Descriptor) {
 	s.desc[client] = d
 }
 
-func (s *fedgspStrategy) FoldsLate() bool   { return false }
+func (s *fedgspStrategy) FoldsLate() bool    { return false }
 func (s *fedgspStrategy) Open(uint64) string { return "" }
 func (s *fedgspStrategy) Payload() []byte    { return nil }
 
