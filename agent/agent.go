@@ -44,6 +44,9 @@ type Config struct {
 	GradSigma   float64
 	EmbSigma    float64
 	MarginSigma float64
+	// DescriptorSigma is σ on a FedGSP learner's descriptor rows
+	// (MachineConfig.DescriptorSigma); zero: DefaultDescriptorSigma.
+	DescriptorSigma float64
 	// Keyring, when set, requires every envelope the agent receives (the
 	// aggregator's rounds, models, done and hello reply, the peers'
 	// embeddings) to carry its sender's valid signature; others are
@@ -98,7 +101,7 @@ func New(cfg Config, tr bus.Transport, l Learner, gate *privacy.Gate) (*Agent, e
 	}
 	m, err := NewMachine(MachineConfig{Job: cfg.Job, Client: cfg.Client, Algo: cfg.Algo, LocalEpochs: cfg.LocalEpochs, EvalEvery: cfg.EvalEvery,
 		HelloRetry: cfg.HelloRetry, ModelSigma: cfg.ModelSigma, ModelClip: cfg.ModelClip, GradSigma: cfg.GradSigma,
-		EmbSigma: cfg.EmbSigma, MarginSigma: cfg.MarginSigma, Gate: gate}, l)
+		EmbSigma: cfg.EmbSigma, MarginSigma: cfg.MarginSigma, DescriptorSigma: cfg.DescriptorSigma, Gate: gate}, l)
 	if err != nil {
 		return nil, err
 	}

@@ -73,3 +73,27 @@ type FinalEvaluator interface {
 	Learner
 	EvaluateFinal() map[string]float64
 }
+
+// Descriptor is FedGSP's spectral descriptors (the FedGSP contract):
+// 4·Orders·Principal rows of Dim values, row-major, each row of norm at
+// most 1. Like Scalar it is an alias of an unnamed struct type, so that
+// package fedgsp satisfies DescriptorReleaser without importing agent.
+type Descriptor = struct {
+	Orders, Principal, Dim int
+	Rows                   []float32
+}
+
+// DescriptorReleaser is a learner with data-derived descriptors to release
+// once (FedGSP's principal directions of its bases). The machine asks for
+// them as it prepares the first update it sends, releases them through the
+// gate on privacy.ChannelDescriptor (clip 1 per row, σ =
+// MachineConfig.DescriptorSigma), attaches them to that update and
+// confirms with DescriptorsReleased. A restarted agent whose ledger holds
+// the release confirms without releasing again. A budget refusal sends the
+// update without them (the aggregator then keeps uniform rows for the
+// client).
+type DescriptorReleaser interface {
+	Learner
+	Descriptors() (d Descriptor, ok bool) // ok=false: nothing (left) to release
+	DescriptorsReleased()                 // the gate released them and they went out: never offer again
+}

@@ -35,6 +35,10 @@ type MachineConfig struct {
 	ModelSigma, ModelClip float64
 	GradSigma, EmbSigma   float64
 	MarginSigma           float64
+	// DescriptorSigma is σ on the rows of a DescriptorReleaser's
+	// descriptors (unit directions, clipped to norm 1); zero picks
+	// DefaultDescriptorSigma.
+	DescriptorSigma float64
 	// Gate, when set, is the gate every release goes through (a driver
 	// that reads its spending too); it must have been built over the
 	// agent's durable ledger. Otherwise every Start builds one from
@@ -110,7 +114,7 @@ func NewMachine(cfg MachineConfig, l Learner) (*Machine, error) {
 		v   *float64
 		def float64
 	}{{&cfg.ModelSigma, DefaultModelSigma}, {&cfg.ModelClip, DefaultModelClip}, {&cfg.GradSigma, DefaultGradSigma},
-		{&cfg.EmbSigma, DefaultEmbSigma}, {&cfg.MarginSigma, DefaultMarginSigma}} {
+		{&cfg.EmbSigma, DefaultEmbSigma}, {&cfg.MarginSigma, DefaultMarginSigma}, {&cfg.DescriptorSigma, DefaultDescriptorSigma}} {
 		if *d.v == 0 {
 			*d.v = d.def
 		}
@@ -224,6 +228,13 @@ func (m *Machine) start(ctx context.Context, s Start) ([]MachineAction, error) {
 	for _, e := range entries {
 		m.released[e.Channel] = max(m.released[e.Channel], e.Round)
 		m.trained = max(m.trained, e.Round)
+	}
+	if _, ok := m.released[privacy.ChannelDescriptor]; ok {
+		// Released in an earlier life (and sent, or lost with that life's
+		// update): never again.
+		if dr, ok := m.learner.(DescriptorReleaser); ok {
+			dr.DescriptorsReleased()
+		}
 	}
 	m.gate, m.up = gate, true
 	return m.hello(), nil

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"graphfed/bus"
 	"graphfed/privacy"
@@ -23,6 +24,12 @@ const (
 	DefaultGradSigma   = 1e-3
 	DefaultEmbSigma    = 0.1
 	DefaultMarginSigma = 1e-3
+	// DefaultDescriptorSigma is σ on FedGSP's descriptor rows, the
+	// utility setting of the other channels: a directions' coordinate is
+	// about 1/sqrt(Dim) (0.026 on Cora), so 1e-3 keeps them and claims no
+	// meaningful ε (sensitivity 2·sqrt(4·K·kpr), 18.3 on Cora's K=7,
+	// kpr=3); a σ that buys one swamps the directions.
+	DefaultDescriptorSigma = 1e-3
 )
 
 // train runs one round: scores of the model it starts from (every
@@ -53,7 +60,7 @@ func (m *Machine) train(ctx context.Context, round, modelRound uint64) ([]Machin
 		return append(out, up), nil
 	}
 	for _, step := range []func(context.Context, *PublishUpdate, []MachineAction) ([]MachineAction, error){
-		m.releaseModel, m.releaseGrad, m.exchange, m.releaseScalars,
+		m.releaseModel, m.releaseGrad, m.exchange, m.releaseScalars, m.releaseDescriptors,
 	} {
 		var err error
 		if out, err = step(ctx, &up, out); err != nil {
@@ -157,6 +164,38 @@ func (m *Machine) releaseScalars(ctx context.Context, up *PublishUpdate, out []M
 		up.Releases = append(up.Releases, rel.Entry())
 		sr.ScalarReleased(s)
 	}
+	return out, nil
+}
+
+// releaseDescriptors attaches a DescriptorReleaser's descriptors to the
+// first update it sends: once, through the gate on ChannelDescriptor,
+// whether or not the parameters went out (the descriptors are a release
+// of their own). A release found in the ledger at Start is never made
+// again; a budget refusal closes the channel and the update goes without.
+func (m *Machine) releaseDescriptors(ctx context.Context, up *PublishUpdate, out []MachineAction) ([]MachineAction, error) {
+	dr, ok := m.learner.(DescriptorReleaser)
+	if !ok {
+		return out, nil
+	}
+	if _, done := m.released[privacy.ChannelDescriptor]; done {
+		return out, nil
+	}
+	d, ok := dr.Descriptors()
+	if !ok {
+		return out, nil
+	}
+	if d.Orders < 1 || d.Principal < 1 || d.Dim < 1 || len(d.Rows) != 4*d.Orders*d.Principal*d.Dim {
+		return nil, fmt.Errorf("agent %s: release descriptors: %d values for 4·%d·%d rows of %d", m.cfg.Client, len(d.Rows), d.Orders, d.Principal, d.Dim)
+	}
+	rel, out, ok, err := m.release(ctx, privacy.Request{Channel: privacy.ChannelDescriptor, Round: up.Update.Round,
+		Flat: slices.Clone(d.Rows), Dim: d.Dim, Sigma: m.cfg.DescriptorSigma, Clip: 1}, out)
+	if err != nil || !ok {
+		return out, err
+	}
+	up.Update.Descriptors = bus.FromReleased(rel)
+	up.Update.DescOrders, up.Update.DescPrincipal, up.Update.DescDim = d.Orders, d.Principal, d.Dim
+	up.Releases = append(up.Releases, rel.Entry())
+	dr.DescriptorsReleased()
 	return out, nil
 }
 

@@ -13,19 +13,26 @@ const (
 	AlgoLocal    = "local"     // no federation: rounds pace the clients, nothing is averaged
 	AlgoCEFedGNN = "cefedgnn"  // parameters and gradient estimators averaged; embeddings go peer to peer
 	AlgoFedGNNST = "fedgnn-st" // as cefedgnn, stale exchange without moving averages (ablation)
+	// FedProx and FedPer aggregate as FedAvg: the proximal term and the
+	// personal head are the learner's business.
+	AlgoFedProx = "fedprox" // sample-weighted average; clients train with a proximal term
+	AlgoFedPer  = "fedper"  // sample-weighted average; clients keep their own head
 )
 
 // Algos lists the algorithms the aggregator runs, each a Strategy.
 func Algos() []string {
-	return []string{AlgoFedAvg, AlgoLocal, AlgoCEFedGNN, AlgoFedGNNST, AlgoLPSFedBPR, AlgoLPSFed}
+	return []string{AlgoFedAvg, AlgoLocal, AlgoCEFedGNN, AlgoFedGNNST, AlgoLPSFedBPR, AlgoLPSFed, AlgoFedProx, AlgoFedPer, AlgoFedGSP}
 }
 
 // Averages reports whether the algorithm federates client parameters.
 func (c Config) Averages() bool { return c.Algo != AlgoLocal }
 
 // Personalizes reports whether the algorithm sends each client a model of
-// its own (LPSFed) rather than one global model.
-func (c Config) Personalizes() bool { return c.Algo == AlgoLPSFed || c.Algo == AlgoLPSFedBPR }
+// its own (LPSFed, FedGSP) rather than one global model.
+func (c Config) Personalizes() bool { return c.lpsfed() || c.Algo == AlgoFedGSP }
+
+// lpsfed reports whether the algorithm is LPSFed's (Config.LPSFed applies).
+func (c Config) lpsfed() bool { return c.Algo == AlgoLPSFed || c.Algo == AlgoLPSFedBPR }
 
 // Config fixes a job's round policy.
 type Config struct {
@@ -53,6 +60,9 @@ type Config struct {
 	FreezeRounds int
 	// LPSFed is the reference graph of an lpsfed or lpsfed-bpr job.
 	LPSFed LPSFedConfig
+	// FedGSP is the collaboration-graph learning of a fedgsp job; the zero
+	// value is DefaultFedGSPConfig.
+	FedGSP FedGSPConfig `json:",omitzero"`
 	// DeadlineFactor, when positive, adapts each round's deadline to the
 	// measured update times (deadline.go): DeadlineFactor × their median
 	// over the latest DeadlineWindow updates (0: 32), never below
@@ -95,10 +105,17 @@ func (c Config) Validate() error {
 	if c.FreezeRounds < 0 {
 		return fmt.Errorf("aggregator: config: freeze rounds %d < 0", c.FreezeRounds)
 	}
-	if c.Personalizes() {
+	if c.lpsfed() {
 		if err := c.LPSFed.validate(); err != nil {
 			return err
 		}
+	}
+	if c.Algo == AlgoFedGSP {
+		if err := c.FedGSP.validate(); err != nil {
+			return err
+		}
+	}
+	if c.Personalizes() {
 		if c.Buffer > 0 || c.Staleness.Policy != "" && c.Staleness.Policy != StaleDrop {
 			return fmt.Errorf("aggregator: config: %s mixes each client's own update of the round: no buffer, no staleness policy but drop", c.Algo)
 		}

@@ -22,7 +22,24 @@ func TestConfigValidate(t *testing.T) {
 			c.LPSFed.Strict, c.LPSFed.StrictStats = true, ReferenceStats{Users: 1, Items: 1, Edges: 1}
 			return c
 		}, ""},
-		{"unknown algo", func() Config { return base("fedgsp") }, "fedavg, local, cefedgnn, fedgnn-st, lpsfed-bpr, lpsfed"},
+		{"unknown algo", func() Config { return base("fedsage") }, "fedavg, local, cefedgnn, fedgnn-st, lpsfed-bpr, lpsfed, fedprox, fedper, fedgsp"},
+		{"fedgsp defaults", func() Config { return base(AlgoFedGSP) }, ""},
+		{"fedprox", func() Config { return base(AlgoFedProx) }, ""},
+		{"fedper", func() Config { return base(AlgoFedPer) }, ""},
+		{"fedgsp γ 0", func() Config {
+			c := base(AlgoFedGSP)
+			c.FedGSP = FedGSPConfig{Alpha: 1, Beta: 1, GraphRounds: 3}
+			return c
+		}, "γ"},
+		{"fedgsp negative α", func() Config { c := base(AlgoFedGSP); c.FedGSP = DefaultFedGSPConfig(); c.FedGSP.Alpha = -1; return c }, "α"},
+		{"fedgsp negative graph rounds", func() Config {
+			c := base(AlgoFedGSP)
+			c.FedGSP = DefaultFedGSPConfig()
+			c.FedGSP.GraphRounds = -1
+			return c
+		}, "graph rounds"},
+		{"fedgsp half a layout", func() Config { c := base(AlgoFedGSP); c.FedGSP = DefaultFedGSPConfig(); c.FedGSP.Orders = 3; return c }, "layout"},
+		{"fedgsp with fedbuff", func() Config { c := base(AlgoFedGSP); c.Buffer = 2; return c }, "own update"},
 		{"empty algo", func() Config { return base("") }, `unknown algo ""`},
 		{"lpsfed without phi", func() Config { c := base(AlgoLPSFed); c.LPSFed.Phi = 0; return c }, "phi 0"},
 		{"lpsfed huge phi", func() Config { c := base(AlgoLPSFed); c.LPSFed.Phi = MaxPhi + 1; return c }, "phi"},

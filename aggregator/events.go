@@ -38,6 +38,12 @@ type UpdateIn struct {
 	RhoVersion uint64
 	Margin     float64
 	HasMargin  bool
+	// Descriptors are FedGSP's spectral descriptors, released once with
+	// the first update a client sends (bus.Update.Descriptors); nil in
+	// every other update. A strategy that keeps them (FedGSP) takes them
+	// as the update arrives, even when the update itself comes too late
+	// for its round: they never change.
+	Descriptors *Descriptor
 	// Took is how long the client says its round's work took (bus.Update
 	// TrainNanos); 0: not reported. It feeds the adaptive deadline only.
 	Took time.Duration

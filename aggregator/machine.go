@@ -203,6 +203,13 @@ func (m *Machine) update(e UpdateIn, out []Action) []Action {
 	if e.HasRho && !finite(e.Rho) || e.HasMargin && !finite(e.Margin) {
 		return append(out, Dropped{Client: e.Client, Round: e.Round, Reason: "non_finite"})
 	}
+	if e.Descriptors != nil && e.Round <= m.round {
+		// Descriptors never change: a strategy that keeps them takes
+		// them whether or not the update still counts for its round.
+		if dt, ok := m.strategy.(descriptorTaker); ok {
+			dt.takeDescriptors(e.Client, *e.Descriptors)
+		}
+	}
 	w := e.Weight
 	if w <= 0 {
 		w = c.weight

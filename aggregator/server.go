@@ -348,6 +348,9 @@ func updateEvent(from string, b *bus.Update, now time.Time) (UpdateIn, error) {
 	if b.TrainNanos > 0 {
 		ev.Took = time.Duration(b.TrainNanos)
 	}
+	if b.Descriptors.Len() > 0 {
+		ev.Descriptors = &Descriptor{Orders: b.DescOrders, Principal: b.DescPrincipal, Dim: b.DescDim, Rows: b.Descriptors.Floats()}
+	}
 	var ok bool
 	if ev.Rho, ev.HasRho, ok = scalar(b.Rho); !ok {
 		return UpdateIn{}, fmt.Errorf("update of round %d: rho of %d values is not one finite value", b.Round, b.Rho.Len())

@@ -128,7 +128,8 @@ func TestSnapshotRestoreRefusesBadStrategyState(t *testing.T) {
 		{"model of the wrong length", func(s *Snapshot) { s.Models[0].Params = []float32{1} }, "values"},
 		{"margin not finite", func(s *Snapshot) { s.Models[0].Margin = math.Inf(1) }, "margin"},
 		{"pending ρ not finite", func(s *Snapshot) { s.Pending[0].Rho = math.NaN() }, "releases"},
-		{"unknown algo", func(s *Snapshot) { s.Config.Algo = "fedgsp" }, "lpsfed-bpr, lpsfed"},
+		{"unknown algo", func(s *Snapshot) { s.Config.Algo = "fedsage" }, "lpsfed-bpr, lpsfed"},
+		{"lpsfed state for fedgsp", func(s *Snapshot) { s.Config.Algo = AlgoFedGSP }, "fedgsp state"},
 	}
 	checkRestoreRefusals(t, good, tests)
 }

@@ -74,15 +74,25 @@ type Outcome struct {
 	Mix    *Mixed  // a personalizing strategy's record, or nil
 }
 
+// descriptorTaker is a strategy that keeps its clients' descriptors
+// (FedGSP). The machine hands over the descriptors of every update the
+// strategy's Check accepted, as it arrives, whether the update then
+// counts for its round or comes too late.
+type descriptorTaker interface {
+	takeDescriptors(client string, d Descriptor)
+}
+
 // newStrategy builds the strategy of cfg.Algo; cfg is valid.
 func newStrategy(cfg Config) (Strategy, error) {
 	switch cfg.Algo {
-	case AlgoFedAvg, AlgoCEFedGNN, AlgoFedGNNST:
+	case AlgoFedAvg, AlgoCEFedGNN, AlgoFedGNNST, AlgoFedProx, AlgoFedPer:
 		return meanStrategy{}, nil
 	case AlgoLocal:
 		return localStrategy{}, nil
 	case AlgoLPSFed, AlgoLPSFedBPR:
 		return newLPSFedStrategy(cfg.LPSFed), nil
+	case AlgoFedGSP:
+		return newFedGSPStrategy(cfg.FedGSP.effective()), nil
 	}
 	return nil, fmt.Errorf("aggregator: no strategy for algo %q", cfg.Algo)
 }

@@ -61,6 +61,16 @@ type Update struct {
 	// nanoseconds of its wall clock; 0: not measured. The aggregator sizes
 	// adaptive deadlines from it (aggregator.Config.DeadlineFactor).
 	TrainNanos int64 `msgpack:"train_ns,omitempty"`
+	// Descriptors are FedGSP's spectral descriptors, released once (on
+	// privacy.ChannelDescriptor) with the first update a client sends:
+	// 4·DescOrders·DescPrincipal rows of DescDim values, row-major (blocks
+	// A, B, C, D of the FedGSP contract). Empty, with zero shape fields, in
+	// every other update and for every other algorithm. checkDescriptors
+	// bounds them.
+	Descriptors   Sensitive `msgpack:"desc,omitempty"`
+	DescOrders    int       `msgpack:"desc_k,omitempty"`
+	DescPrincipal int       `msgpack:"desc_kpr,omitempty"`
+	DescDim       int       `msgpack:"desc_dim,omitempty"`
 }
 
 // Model is a global (gf.<job>.model.all) or personalized

@@ -348,6 +348,9 @@ func checkBody(s Schema, body any) error {
 				return err
 			}
 		}
+		if err := checkDescriptors(s, b); err != nil {
+			return err
+		}
 		// Weights are sample counts; past 1e15 (aggregator.MaxWeight) their
 		// sums could overflow and turn the average into NaN.
 		if b.Weight < 0 || b.Weight != b.Weight || b.Weight > 1e15 {

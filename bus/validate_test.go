@@ -99,6 +99,8 @@ func FuzzValidatorOpen(f *testing.F) {
 	f.Add("gf.j.hello.a", sealT(f, Envelope{Job: "j", Kind: KindHello, From: "a"}, &Hello{NumParams: 2}))
 	f.Add("gf.j.round", sealT(f, Envelope{Job: "j", Kind: KindRound, From: AggregatorID}, &RoundOpen{Round: 2}))
 	f.Add("gf.j.update.a", []byte{0x80})
+	f.Add("gf.j.update.a", sealT(f, env, &Update{Round: 1, Weight: 1, Params: Sensitive{v: []float32{1, 2}},
+		Descriptors: Sensitive{v: []float32{1, 0, 0, 1, 0.5, 0.5, 0, 1}}, DescOrders: 1, DescPrincipal: 1, DescDim: 2}))
 	f.Fuzz(func(t *testing.T, subject string, data []byte) {
 		v := NewValidator(Schema{Job: "j", NumParams: 2})
 		env, body, err := v.Open(subject, data)
@@ -117,6 +119,12 @@ func FuzzValidatorOpen(f *testing.F) {
 		if u, ok := body.(*Update); ok && u.Params.Len() > 0 {
 			if u.Params.Len() != 2 || firstNonFinite(u.Params.Floats()) >= 0 {
 				t.Fatalf("accepted bad params %v", u.Params)
+			}
+		}
+		if u, ok := body.(*Update); ok && u.Descriptors.Len() > 0 {
+			d := u.Descriptors.Len()
+			if d > MaxDescriptorValues(2) || d != 4*u.DescOrders*u.DescPrincipal*u.DescDim || firstNonFinite(u.Descriptors.Floats()) >= 0 {
+				t.Fatalf("accepted bad descriptors: %d values, shape %d/%d/%d", d, u.DescOrders, u.DescPrincipal, u.DescDim)
 			}
 		}
 	})

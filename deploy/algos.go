@@ -18,7 +18,10 @@ const (
 // lists them, or nil for an unknown task.
 func Algorithms(task string) []string {
 	switch task {
-	case TaskNode, TaskAML:
+	case TaskNode:
+		return []string{aggregator.AlgoLocal, aggregator.AlgoFedAvg, aggregator.AlgoFedGNNST, aggregator.AlgoCEFedGNN,
+			aggregator.AlgoFedProx, aggregator.AlgoFedPer, aggregator.AlgoFedGSP}
+	case TaskAML:
 		return []string{aggregator.AlgoLocal, aggregator.AlgoFedAvg, aggregator.AlgoFedGNNST, aggregator.AlgoCEFedGNN}
 	case TaskRec:
 		return []string{aggregator.AlgoFedAvg, aggregator.AlgoLPSFedBPR, aggregator.AlgoLPSFed}

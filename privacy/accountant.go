@@ -259,8 +259,8 @@ func (a *Accountant) apply(e Entry) {
 // Channel returns the composition of one client's releases on a channel.
 func (a *Accountant) Channel(k ChannelKey) Stat { return a.channels[k] }
 
-// Client returns the composition of all of a client's model, grad and
-// margin releases, the quantity the client budget caps.
+// Client returns the composition of all of a client's model, grad,
+// margin and descriptor releases, the quantity the client budget caps.
 func (a *Accountant) Client(k ClientKey) Stat { return a.clients[k] }
 
 // Node returns the composition of one node's embedding releases.
@@ -284,8 +284,8 @@ func (a *Accountant) ChannelStats() []ChannelStat {
 	return out
 }
 
-// ClientStats lists every client with a model, grad or margin release,
-// sorted by key.
+// ClientStats lists every client with a model, grad, margin or
+// descriptor release, sorted by key.
 func (a *Accountant) ClientStats() []ClientStat {
 	out := make([]ClientStat, 0, len(a.clients))
 	for k, s := range a.clients {

@@ -49,10 +49,13 @@ type Report struct {
 	Calibrations []CalibrationRecord // the latest per client
 	Channels     []ChannelEpsilon    // per client channel
 	ChannelMax   map[Channel]float64 // per channel, the worst client
-	Clients      []ClientEpsilon     // per client, model+grad+margin composed
-	Nodes        int                 // distinct released nodes
-	Percentiles  []PercentileEpsilon // per-node ε at each ρ_q
-	Rounds       []RoundEpsilon      // cumulative ε after each round
+	Clients      []ClientEpsilon     // per client, model+grad+margin+descriptor composed
+	// Descriptors lists every descriptor release (FedGSP's spectral
+	// descriptors, sent once per client), in ledger order.
+	Descriptors []DescriptorRelease
+	Nodes       int                 // distinct released nodes
+	Percentiles []PercentileEpsilon // per-node ε at each ρ_q
+	Rounds      []RoundEpsilon      // cumulative ε after each round
 	// Integrity is what verifying the ledger found (AuditReading); zero
 	// for Audit over entries already trusted.
 	Integrity Integrity
@@ -65,6 +68,18 @@ type CalibrationRecord struct {
 	Calibration Calibration
 }
 
+// DescriptorRelease is one descriptor release as the ledger records it,
+// with the ε of that release alone.
+type DescriptorRelease struct {
+	Job, Client string
+	Seq, Round  uint64
+	Rows, Dim   int
+	Sigma, Clip float64
+	Sensitivity float64 // Entry.Rho: 2·clip·sqrt(rows)
+	Epsilon     float64
+	Seeded      bool
+}
+
 // ChannelEpsilon is the ε of one client's channel.
 type ChannelEpsilon struct {
 	Job, Client string
@@ -73,7 +88,7 @@ type ChannelEpsilon struct {
 	Epsilon     float64
 }
 
-// ClientEpsilon is the ε of a client's model, grad and margin releases
+// ClientEpsilon is the ε of a client's model, grad, margin and descriptor releases
 // composed.
 type ClientEpsilon struct {
 	Job, Client string
@@ -147,6 +162,11 @@ func Audit(entries []Entry, opt AuditOptions) (Report, error) {
 		}
 		rep.Releases++
 		rep.Seeded = rep.Seeded || e.Seeded
+		if e.Channel == ChannelDescriptor {
+			rep.Descriptors = append(rep.Descriptors, DescriptorRelease{Job: e.Job, Client: e.Client, Seq: e.Seq, Round: e.Round,
+				Rows: e.Count, Dim: e.Dim, Sigma: e.Sigma, Clip: e.Clip, Sensitivity: e.Rho,
+				Epsilon: acct.Epsilon(Stat{Mu2: sq(e.Rho / e.Sigma), Releases: 1}, 1), Seeded: e.Seeded})
+		}
 	}
 	rep.Entries = len(kept)
 	for _, c := range latest {

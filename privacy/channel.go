@@ -20,6 +20,10 @@ const (
 	// ChannelEmb: node embeddings (CE-FedGNN boundary embeddings, σ0),
 	// accounted per node under metric DP.
 	ChannelEmb Channel = "emb"
+	// ChannelDescriptor: FedGSP's spectral descriptors (the principal
+	// directions of a client's homophily and heterophily bases), released
+	// once per client, rows clipped to norm 1.
+	ChannelDescriptor Channel = "descriptor"
 	// ChannelCalibration marks a ledger entry that releases nothing and
 	// records the metric-DP distances ρ measured by Calibrate, so that an
 	// audit needs only the ledger.
@@ -30,14 +34,14 @@ const (
 func ParseChannel(s string) (Channel, error) {
 	c := Channel(s)
 	if !c.valid() {
-		return "", errorf("parse channel", ErrInvalid, fmt.Sprintf("channel %q (want model, grad, margin, emb or calibration)", s))
+		return "", errorf("parse channel", ErrInvalid, fmt.Sprintf("channel %q (want model, grad, margin, emb, descriptor or calibration)", s))
 	}
 	return c, nil
 }
 
 func (c Channel) valid() bool {
 	switch c {
-	case ChannelModel, ChannelGrad, ChannelMargin, ChannelEmb, ChannelCalibration:
+	case ChannelModel, ChannelGrad, ChannelMargin, ChannelEmb, ChannelDescriptor, ChannelCalibration:
 		return true
 	}
 	return false
@@ -49,12 +53,17 @@ func (c Channel) releases() bool { return c.valid() && c != ChannelCalibration }
 
 // Sensitivity is the L2 distance between the clipped releases of two
 // neighbouring inputs, which the gate records as Entry.Rho for the model,
-// grad and margin channels. graphfed uses the replace-one neighbouring
+// grad, margin and descriptor channels. graphfed uses the replace-one neighbouring
 // relation at client level: a neighbouring client may hold any data at all,
 // so each of the rows clipped to norm clip may become any other row in the
 // ball, at distance up to 2·clip, and all of them at once:
 //
 //	ρ = 2·clip·sqrt(rows).
+//
+// FedGSP's descriptors are such rows (4·K·kpr unit directions, clip 1):
+// ρ = 2·sqrt(4·K·kpr), 18.3 for Cora's K=7, kpr=3. A meaningful ε then
+// needs a σ per coordinate comparable to ρ, far above the directions'
+// own coordinates (about 1/sqrt(Dim)): the noise swamps them.
 //
 // Embeddings are accounted under metric DP instead: their distance ρ is not
 // a worst case but a percentile measured at audit time (Calibrate), so

@@ -33,7 +33,7 @@ type Config struct {
 
 // Request is one value to release.
 type Request struct {
-	Channel Channel // ChannelModel, ChannelGrad, ChannelMargin or ChannelEmb
+	Channel Channel // ChannelModel, ChannelGrad, ChannelMargin, ChannelDescriptor or ChannelEmb
 	Round   uint64
 	// The rows, either as Rows or as a row-major Flat slice of Dim-long
 	// rows. Every row is clipped to norm Clip separately; embedding rows
@@ -389,7 +389,7 @@ func (g *Gate) RhoAt(q float64) (float64, bool) {
 // Spending is what a gate's client has spent, at δ = Delta.
 type Spending struct {
 	Delta float64
-	// Channels: ε of each model, grad or margin channel on its own.
+	// Channels: ε of each model, grad, margin or descriptor channel on its own.
 	Channels map[Channel]float64
 	// Client: ε of the composition of all of them (what Budget.Epsilon caps).
 	Client float64
@@ -408,7 +408,7 @@ func (g *Gate) Spent(rho float64) Spending {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	s := Spending{Delta: g.cfg.Delta, Channels: map[Channel]float64{}, Rho: rho, Seeded: g.cfg.Seed != nil}
-	for _, ch := range []Channel{ChannelModel, ChannelGrad, ChannelMargin} {
+	for _, ch := range []Channel{ChannelModel, ChannelGrad, ChannelMargin, ChannelDescriptor} {
 		if st := g.acct.Channel(ChannelKey{g.cfg.Job, g.cfg.Client, ch}); st.Releases > 0 {
 			s.Channels[ch] = g.acct.Epsilon(st, 1)
 		}

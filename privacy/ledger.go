@@ -31,7 +31,7 @@ type Entry struct {
 	Seq     uint64  `json:"seq"`                // per (Job, Client), from 1, assigned by the gate
 	Job     string  `json:"job"`                // [a-z0-9-]{1,64}
 	Client  string  `json:"client"`             // [a-z0-9-]{1,64}
-	Channel Channel `json:"channel"`            // model, grad, margin, emb or calibration
+	Channel Channel `json:"channel"`            // model, grad, margin, descriptor, emb or calibration
 	Round   uint64  `json:"round"`              // the training round of the release
 	NodeIDs []int64 `json:"node_ids,omitempty"` // emb: one id per row; optional elsewhere
 	Count   int     `json:"count"`              // rows released

@@ -24,10 +24,18 @@ func (r Report) WriteText(w io.Writer) error {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", c.Job, c.Client, c.Channel, c.Releases, fmtEps(c.Epsilon))
 		}
 		tw.Flush()
-		fmt.Fprintln(&b, "\nper client, all model/grad/margin releases composed:")
+		fmt.Fprintln(&b, "\nper client, all model/grad/margin/descriptor releases composed:")
 		fmt.Fprintln(tw, "job\tclient\treleases\tε")
 		for _, c := range r.Clients {
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", c.Job, c.Client, c.Releases, fmtEps(c.Epsilon))
+		}
+		tw.Flush()
+	}
+	if len(r.Descriptors) > 0 {
+		fmt.Fprintln(&b, "\ndescriptor releases (FedGSP, once per client; rows of norm ≤ clip, replace-one):")
+		fmt.Fprintln(tw, "job\tclient\tseq\tround\trows×dim\tσ\tsensitivity\tε")
+		for _, d := range r.Descriptors {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d×%d\t%g\t%.4g\t%s\n", d.Job, d.Client, d.Seq, d.Round, d.Rows, d.Dim, d.Sigma, d.Sensitivity, fmtEps(d.Epsilon))
 		}
 		tw.Flush()
 	}

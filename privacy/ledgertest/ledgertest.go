@@ -58,6 +58,8 @@ func unlinked() []privacy.Entry {
 			Sigma: 2, Clip: 1, Rho: 4, Time: at.Add(2 * time.Second), Seeded: true},
 		{Seq: 3, Job: "job-1", Client: "bank-3", Channel: privacy.ChannelCalibration, Round: 2, Time: at.Add(3 * time.Second),
 			Calibration: &privacy.Calibration{K: 50, N: 1000, Sampled: 0, Q: []float64{50, 100}, Rho: []float64{0.05, 0.9}}},
+		{Seq: 2, Job: "job-1", Client: "bank-10", Channel: privacy.ChannelDescriptor, Round: 1, Count: 84, Dim: 1433,
+			Sigma: 0.5, Clip: 1, Rho: privacy.Sensitivity(privacy.ChannelDescriptor, 1, 84), Time: at.Add(4 * time.Second)},
 	}
 }
 
