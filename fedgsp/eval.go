@@ -12,8 +12,8 @@ import (
 // tracked over the evaluations Train runs after each local update (the
 // current scores until the first Train).
 func (l *Learner) Evaluate() map[string]float64 {
-	val, valAcc := l.score(l.valIn, l.valLabels())
-	test, testAcc := l.score(l.tstIn, l.testLabels())
+	val, valAcc := l.score(l.wsVal, l.valIn, l.valLabels())
+	test, testAcc := l.score(l.wsTest, l.tstIn, l.testLabels())
 	best, atBest := val, test
 	if l.tracked {
 		best, atBest = l.bestVal, l.testAtB
@@ -31,11 +31,11 @@ func (l *Learner) Evaluate() map[string]float64 {
 // class only has no ranking to measure; it scores 0.5 (chance) then, so
 // that a small client's metrics stay finite, and such a score never
 // becomes a best validation score by accident of NaN comparisons.
-func (l *Learner) score(in []*gnn.Tensor, labels []int32) (metric, acc float64) {
+func (l *Learner) score(ws *workspace, in []*gnn.Tensor, labels []int32) (metric, acc float64) {
 	if len(labels) == 0 {
 		return 0, 0
 	}
-	logits := l.m.forward(in, false, nil)
+	logits := l.m.forward(ws, in, false, nil)
 	pred := gnn.ArgMax(logits, nil)
 	hit := 0
 	for i, y := range labels {

@@ -56,14 +56,15 @@ func TestGradientsFiniteDifference(t *testing.T) {
 				}
 			}
 			const seed = 99
+			ws := m.newWorkspace()
 			loss := func() float64 {
-				logits := m.forward(inputs, true, newRNG(seed))
+				logits := m.forward(ws, inputs, true, newRNG(seed))
 				return gnn.SoftmaxCrossEntropy(logits, labels, nil, nil, nil)
 			}
-			logits := m.forward(inputs, true, newRNG(seed))
+			logits := m.forward(ws, inputs, true, newRNG(seed))
 			dl := gnn.New(logits.Rows, logits.Cols)
 			gnn.SoftmaxCrossEntropy(logits, labels, nil, nil, dl)
-			m.backward(dl)
+			m.backward(ws, dl)
 			at := func(p *gnn.Param, i int, v float32) float64 {
 				orig := p.W.Data[i]
 				p.W.Data[i] = v

@@ -33,6 +33,9 @@ type Learner struct {
 	optCoef *gnn.Adam
 	rng     *rand.Rand
 	dLogits *gnn.Tensor
+	wsTrain *workspace
+	wsVal   *workspace
+	wsTest  *workspace
 
 	tracked          bool
 	bestVal, testAtB float64
@@ -117,6 +120,7 @@ func NewLearner(d *graph.Dataset, cfg Config) (*Learner, error) {
 	l.valIn = slice(l.nTrain, l.nTrain+l.nVal)
 	l.tstIn = slice(l.nTrain+l.nVal, rows)
 	l.m = newModel(K, dim, cfg.Hidden, cfg.Layers, d.Classes, cfg.DropoutC, cfg.DropoutM)
+	l.wsTrain, l.wsVal, l.wsTest = l.m.newWorkspace(), l.m.newWorkspace(), l.m.newWorkspace()
 	l.Init(0)
 	return l, nil
 }
@@ -190,8 +194,8 @@ func (l *Learner) Train(epochs int) float64 {
 			loss = l.step()
 		}
 	}
-	val, _ := l.score(l.valIn, l.valLabels())
-	test, _ := l.score(l.tstIn, l.testLabels())
+	val, _ := l.score(l.wsVal, l.valIn, l.valLabels())
+	test, _ := l.score(l.wsTest, l.tstIn, l.testLabels())
 	if !l.tracked || val > l.bestVal {
 		l.tracked, l.bestVal, l.testAtB = true, val, test
 	}
@@ -201,10 +205,10 @@ func (l *Learner) Train(epochs int) float64 {
 // step is one Adam step of both groups on the mean training cross-entropy
 // plus the groups' L2 terms.
 func (l *Learner) step() float64 {
-	logits := l.m.forward(l.trainIn, true, l.rng)
+	logits := l.m.forward(l.wsTrain, l.trainIn, true, l.rng)
 	l.dLogits = reuse(l.dLogits, logits.Rows, logits.Cols)
 	loss := gnn.SoftmaxCrossEntropy(logits, l.labels[:l.nTrain], nil, nil, l.dLogits)
-	l.m.backward(l.dLogits)
+	l.m.backward(l.wsTrain, l.dLogits)
 	gnn.ApplyWeightDecay(l.m.mlp, l.cfg.WD1)
 	gnn.ApplyWeightDecay(l.m.coef, l.cfg.WD2)
 	l.optMLP.Step()

@@ -24,28 +24,48 @@ type model struct {
 	dropC                float64
 	coef                 []*gnn.Param // K+1 params, 1×d each
 	dense                []*dense
+	dropM                float64
 	params, mlp          []*gnn.Param
+}
 
-	// Forward state kept for Backward.
+// dense is one Dense layer.
+type dense struct {
+	w, b     *gnn.Param
+	residual bool
+	relu     bool
+}
+
+// workspace is the state of one forward pass, kept for its backward, and
+// the buffers it reuses: the learner keeps one per split so that the
+// training, validation and test passes (different row counts) never
+// reallocate.
+type workspace struct {
 	inputs []*gnn.Tensor
 	z      *gnn.Tensor
 	seed   uint64 // dropout_C mask seed of the last training forward
 	trainC bool
-	dz     *gnn.Tensor
+	layers []layerState
 }
 
-// dense is one Dense layer with its dropout on the input.
-type dense struct {
-	w, b     *gnn.Param
-	residual bool
-	drop     gnn.Dropout
-	x, a, h  *gnn.Tensor // input after dropout, pre-activation, ReLU output
-	dx       *gnn.Tensor
-	relu     bool
+// layerState is one Dense layer's pass: its input dropout, the input after
+// dropout, the pre-activation, the ReLU output and the input gradient.
+type layerState struct {
+	drop    gnn.Dropout
+	x, a, h *gnn.Tensor
+	dx      *gnn.Tensor
+}
+
+// newWorkspace returns an empty workspace for m.
+func (m *model) newWorkspace() *workspace {
+	ws := &workspace{layers: make([]layerState, len(m.dense))}
+	for l := range ws.layers {
+		ws.layers[l].drop.P = m.dropM
+	}
+	return ws
 }
 
 func newModel(orders, dim, hidden, layers, classes int, dropC, dropM float64) *model {
-	m := &model{orders: orders, dim: dim, classes: classes, dropC: dropC}
+	m := &model{orders: orders, dim: dim, classes: classes, dropC: dropC, dropM: dropM}
 	for k := 0; k <= orders; k++ {
 		p := gnn.NewParam(fmt.Sprintf("coef.%d", k), 1, dim, true)
 		m.coef = append(m.coef, p)
@@ -61,7 +81,6 @@ func newModel(orders, dim, hidden, layers, classes int, dropC, dropM float64) *m
 			w:        gnn.NewParam(fmt.Sprintf("dense.%d.W", l), in, out, true),
 			b:        gnn.NewParam(fmt.Sprintf("dense.%d.b", l), 1, out, true),
 			residual: in == out,
-			drop:     gnn.Dropout{P: dropM},
 			relu:     l < layers-1,
 		}
 		m.dense = append(m.dense, dl)
@@ -91,93 +110,121 @@ func (m *model) init(seed uint64) {
 }
 
 // forward returns the logits for the rows of inputs (K+1 tensors r×d, the
-// same rows of each B_k). The result is owned by the model.
-func (m *model) forward(inputs []*gnn.Tensor, train bool, rng *rand.Rand) *gnn.Tensor {
+// same rows of each B_k), computed in ws, which owns the result.
+func (m *model) forward(ws *workspace, inputs []*gnn.Tensor, train bool, rng *rand.Rand) *gnn.Tensor {
 	r, d := inputs[0].Rows, m.dim
-	m.inputs = inputs
-	m.z = reuse(m.z, r, d)
-	m.z.Zero()
-	m.trainC = train && m.dropC > 0
-	if m.trainC {
-		m.seed = rng.Uint64()
+	ws.inputs = inputs
+	ws.z = reuse(ws.z, r, d)
+	ws.z.Zero()
+	ws.trainC = train && m.dropC > 0
+	if ws.trainC {
+		ws.seed = rng.Uint64()
 	}
 	for k, in := range inputs {
-		m.combine(k, in, func(idx, j int, v float32) { m.z.Data[idx] += m.coef[k].W.Data[j] * v })
+		m.combine(ws, k, in, ws.z.Data, nil)
 	}
-	h := m.z
-	for _, dl := range m.dense {
-		dl.x = dl.drop.Forward(h, train, rng)
-		dl.a = reuse(dl.a, r, dl.w.W.Cols)
-		gnn.MatMul(dl.a, dl.x, dl.w.W)
-		gnn.AddBias(dl.a, dl.b.W)
+	h := ws.z
+	for l, dl := range m.dense {
+		st := &ws.layers[l]
+		st.x = st.drop.Forward(h, train, rng)
+		st.a = reuse(st.a, r, dl.w.W.Cols)
+		gnn.MatMul(st.a, st.x, dl.w.W)
+		gnn.AddBias(st.a, dl.b.W)
 		if dl.residual {
-			gnn.Add(dl.a, dl.a, dl.x)
+			gnn.Add(st.a, st.a, st.x)
 		}
-		h = dl.a
+		h = st.a
 		if dl.relu {
-			dl.h = reuse(dl.h, r, dl.w.W.Cols)
-			gnn.ReLU(dl.h, dl.a)
-			h = dl.h
+			st.h = reuse(st.h, r, dl.w.W.Cols)
+			gnn.ReLU(st.h, st.a)
+			h = st.h
 		}
 	}
 	return h
 }
 
-// combine calls fn(index, column, value) for every entry of input k after
-// dropout_C (kept entries scaled by 1/(1−p); dropped ones skipped). The
-// mask is a function of the forward's seed and k alone, so backward
-// regenerates it instead of storing K+1 masks of the inputs' size.
-func (m *model) combine(k int, in *gnn.Tensor, fn func(idx, j int, v float32)) {
+// combine runs one order k of the combination over the entries of input k
+// after dropout_C (kept entries scaled by 1/(1−p)): forward (z != nil)
+// adds c_k ⊙ B̃_k to z; backward (grad != nil, dz in z's place) adds
+// Σ_rows dz ⊙ B̃_k to c_k's gradient. The mask is a function of the pass's
+// seed and k alone, so backward regenerates it instead of storing K+1 masks
+// of the inputs' size.
+func (m *model) combine(ws *workspace, k int, in *gnn.Tensor, z []float32, grad []float32) {
 	d := m.dim
-	if !m.trainC {
-		for idx, v := range in.Data {
-			fn(idx, idx%d, v)
-		}
-		return
+	c := m.coef[k].W.Data[:d]
+	scale := float32(1)
+	th := uint32(0)
+	var s splitMix
+	if ws.trainC {
+		scale = float32(1 / (1 - m.dropC))
+		th = uint32(m.dropC * (1 << 32))
+		s = splitMix(ws.seed ^ (uint64(k+1) * 0x9e3779b97f4a7c15))
 	}
-	th := uint32(m.dropC * (1 << 32))
-	scale := float32(1 / (1 - m.dropC))
-	s := splitMix(m.seed ^ (uint64(k+1) * 0x9e3779b97f4a7c15))
 	for i := 0; i < in.Rows; i++ {
 		row := in.Data[i*d : (i+1)*d]
+		zr := z[i*d : (i+1)*d]
+		if !ws.trainC {
+			if grad == nil {
+				for j, v := range row {
+					zr[j] += c[j] * v
+				}
+			} else {
+				for j, v := range row {
+					grad[j] += zr[j] * v
+				}
+			}
+			continue
+		}
 		for j := 0; j < d; j += 2 {
 			u := s.next()
-			if uint32(u) >= th {
-				fn(i*d+j, j, row[j]*scale)
+			v0 := row[j] * scale
+			if uint32(u) < th {
+				v0 = 0
 			}
-			if j+1 < d && uint32(u>>32) >= th {
-				fn(i*d+j+1, j+1, row[j+1]*scale)
+			if grad == nil {
+				zr[j] += c[j] * v0
+			} else {
+				grad[j] += zr[j] * v0
+			}
+			if j+1 < d {
+				v1 := row[j+1] * scale
+				if uint32(u>>32) < th {
+					v1 = 0
+				}
+				if grad == nil {
+					zr[j+1] += c[j+1] * v1
+				} else {
+					grad[j+1] += zr[j+1] * v1
+				}
 			}
 		}
 	}
 }
 
 // backward sets every parameter's gradient from dLogits, the gradient of
-// the loss with respect to the last forward's logits (overwritten).
-func (m *model) backward(dLogits *gnn.Tensor) {
+// the loss with respect to the logits of ws's last forward (overwritten).
+func (m *model) backward(ws *workspace, dLogits *gnn.Tensor) {
 	dA := dLogits
 	for l := len(m.dense) - 1; l >= 0; l-- {
-		dl := m.dense[l]
-		gnn.MatMulTN(dl.w.G, dl.x, dA)
+		dl, st := m.dense[l], &ws.layers[l]
+		gnn.MatMulTN(dl.w.G, st.x, dA)
 		dl.b.G.Zero()
 		gnn.AddBiasGrad(dl.b.G, dA)
-		dl.dx = reuse(dl.dx, dA.Rows, dl.w.W.Rows)
-		gnn.MatMulNT(dl.dx, dA, dl.w.W)
+		st.dx = reuse(st.dx, dA.Rows, dl.w.W.Rows)
+		gnn.MatMulNT(st.dx, dA, dl.w.W)
 		if dl.residual {
-			gnn.Add(dl.dx, dl.dx, dA)
+			gnn.Add(st.dx, st.dx, dA)
 		}
-		dl.drop.Backward(dl.dx, dl.dx)
+		st.drop.Backward(st.dx, st.dx)
 		if l > 0 {
-			prev := m.dense[l-1]
-			gnn.ReLUBackward(dl.dx, dl.dx, prev.h)
+			gnn.ReLUBackward(st.dx, st.dx, ws.layers[l-1].h)
 		}
-		dA = dl.dx
+		dA = st.dx
 	}
-	dz := dA // gradient with respect to z
-	for k, in := range m.inputs {
+	for k, in := range ws.inputs { // dA is now the gradient with respect to z
 		g := m.coef[k].G.Data
 		clear(g)
-		m.combine(k, in, func(idx, j int, v float32) { g[j] += dz.Data[idx] * v })
+		m.combine(ws, k, in, dA.Data, g)
 	}
 }
 
