@@ -29,22 +29,17 @@ func principal(c *mat.Dense, kpr int) ([][]float64, error) {
 	}
 	cov := mat.NewSymDense(cols, nil)
 	cov.SymOuterK(1, c.T())
-	var eig mat.EigenSym
-	if !eig.Factorize(cov, true) {
-		return nil, fmt.Errorf("fedgsp: pca: eigendecomposition of a %dx%d covariance failed", cols, cols)
+	vals, vecs, err := topEigen(cov, kpr, exactEigenLimit)
+	if err != nil {
+		return nil, fmt.Errorf("fedgsp: pca: %dx%d covariance: %w", cols, cols, err)
 	}
-	vals := eig.Values(nil)
-	var vecs mat.Dense
-	eig.VectorsTo(&vecs)
 	out := make([][]float64, kpr)
-	top := vals[len(vals)-1]
 	for a := 0; a < kpr; a++ {
 		out[a] = make([]float64, cols)
-		idx := len(vals) - 1 - a
-		if idx < 0 || !significant(vals[idx], top) {
+		if a >= len(vals) || !significant(vals[a], vals[0]) {
 			continue
 		}
-		mat.Col(out[a], idx, &vecs)
+		mat.Col(out[a], a, vecs)
 		fixSign(out[a])
 	}
 	return out, nil
@@ -54,23 +49,18 @@ func principal(c *mat.Dense, kpr int) ([][]float64, error) {
 // matrix g = C·Cᵀ of the centred c.
 func principalGram(c *mat.Dense, g *mat.SymDense, kpr int) ([][]float64, error) {
 	n, cols := c.Dims()
-	var eig mat.EigenSym
-	if !eig.Factorize(g, true) {
-		return nil, fmt.Errorf("fedgsp: pca: eigendecomposition of a %dx%d Gram matrix failed", n, n)
+	vals, vecs, err := topEigen(g, kpr, exactEigenLimit)
+	if err != nil {
+		return nil, fmt.Errorf("fedgsp: pca: %dx%d Gram matrix: %w", n, n, err)
 	}
-	vals := eig.Values(nil)
-	var vecs mat.Dense
-	eig.VectorsTo(&vecs)
 	out := make([][]float64, kpr)
-	top := vals[len(vals)-1]
 	u := make([]float64, n)
 	for a := 0; a < kpr; a++ {
 		out[a] = make([]float64, cols)
-		idx := len(vals) - 1 - a
-		if idx < 0 || !significant(vals[idx], top) {
+		if a >= len(vals) || !significant(vals[a], vals[0]) {
 			continue
 		}
-		mat.Col(u, idx, &vecs)
+		mat.Col(u, a, vecs)
 		v := mat.NewVecDense(cols, out[a])
 		v.MulVec(c.T(), mat.NewVecDense(n, u))
 		if nv := mat.Norm(v, 2); nv > 0 {
