@@ -182,7 +182,7 @@ func agentConfig(o AgentOptions, ring *bus.Keyring, signer *bus.Signer) agent.Co
 		HelloRetry: o.HelloRetry, Slowdown: o.Slowdown, SlowFactor: o.SlowFactor, Now: o.Now,
 		Log:        o.Log.With().Str("client", o.ID).Logger(),
 		ModelSigma: o.Privacy.ModelSigma, ModelClip: o.Privacy.ModelClip, GradSigma: o.Privacy.GradSigma, EmbSigma: emb,
-		Keyring: ring, Signer: signer}
+		DescriptorSigma: o.Privacy.DescriptorSigma, Keyring: ring, Signer: signer}
 }
 
 // agentTransport is what the agent publishes on: tr, or with durable its

@@ -54,19 +54,13 @@ func NodeConfigFor(algo string, c agent.NodeConfig) agent.NodeConfig {
 	prox := c.Prox
 	c.Prox, c.PersonalHead = 0, false
 	switch algo {
-	case algoFedProx:
+	case aggregator.AlgoFedProx:
 		c.Prox = prox
 		if c.Prox == 0 {
 			c.Prox = DefaultProx
 		}
-	case algoFedPer:
+	case aggregator.AlgoFedPer:
 		c.PersonalHead = true
 	}
 	return c
 }
-
-// TODO(lead): aggregator.AlgoFedProx/AlgoFedPer once merged.
-const (
-	algoFedProx = "fedprox"
-	algoFedPer  = "fedper"
-)

@@ -3,11 +3,13 @@ package deploy
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/rs/zerolog"
 
 	"graphfed/agent"
 	"graphfed/aggregator"
+	"graphfed/fedgsp"
 	"graphfed/graph"
 )
 
@@ -25,7 +27,10 @@ type LearnerOptions struct {
 	Seed uint64
 	Node agent.NodeConfig // task node; its Seed is Seed
 	AML  agent.AMLConfig  // task aml; its Seed is Seed, and γ is 1 under fedgnn-st
-	Rec  RecOptions       // task rec
+	// FedGSPPreset names task node's FedGSP settings (fedgsp.Preset), or
+	// "auto" or "": fedgsp.PresetFor the data's name and homophily.
+	FedGSPPreset string
+	Rec          RecOptions // task rec
 }
 
 // DefaultLearnerOptions are the defaults `graphfed agent` starts from:
@@ -108,6 +113,9 @@ func nodeLearner(algo string, o LearnerOptions) (Learned, error) {
 	if err != nil {
 		return Learned{}, err
 	}
+	if algo == aggregator.AlgoFedGSP {
+		return fedgspLearner(d, o)
+	}
 	cfg := NodeConfigFor(algo, o.Node)
 	cfg.Seed = o.Seed
 	nl, err := agent.NewNodeLearner(d, cfg)
@@ -121,3 +129,26 @@ func nodeLearner(algo string, o LearnerOptions) (Learned, error) {
 // errNoLearner is NewAgent's complaint when neither a learner nor a data
 // directory was given.
 var errNoLearner = errors.New("no learner and no data directory")
+
+// fedgspLearner builds FedGSP's spectral learner on a client graph.
+func fedgspLearner(d *graph.Dataset, o LearnerOptions) (Learned, error) {
+	name, cfg := "", fedgsp.Config{}
+	switch o.FedGSPPreset {
+	case "", "auto":
+		h, _ := fedgsp.EstimateHomophily(d.Adj, d.Labels, d.Split)
+		name, cfg = fedgsp.PresetFor(d.Name, h)
+	default:
+		var ok bool
+		if cfg, ok = fedgsp.Preset(o.FedGSPPreset); !ok {
+			return Learned{}, fmt.Errorf("unknown FedGSP preset %q (want auto, %s)", o.FedGSPPreset, strings.Join(fedgsp.PresetNames(), ", "))
+		}
+		name = o.FedGSPPreset
+	}
+	cfg.Metric, cfg.Seed = d.ScoreMetric(), o.Seed
+	l, err := fedgsp.NewLearner(d, cfg)
+	if err != nil {
+		return Learned{}, err
+	}
+	return Learned{Learner: l, Stats: map[string]any{"nodes": d.N(), "classes": d.Classes,
+		"train": d.Count(graph.SplitTrain), "fedgsp_preset": name, "metric": cfg.Metric}}, nil
+}

@@ -22,6 +22,9 @@ type PrivacyOptions struct {
 	ModelClip     float64 // L2 clip of released model parameters (and gradient estimators)
 	GradSigma     float64 // σ2 on gradient estimators (cefedgnn, fedgnn-st)
 	EmbSigma      float64 // σ0 on normalized boundary embeddings (cefedgnn, fedgnn-st)
+	// DescriptorSigma is σ on FedGSP's descriptor rows (unit principal
+	// directions, released once per client).
+	DescriptorSigma float64
 	// NodeTarget, when positive, is a per-node ε target for boundary
 	// embeddings at the NodeTargetQ-th percentile metric distance: the
 	// gate holds it at the distance measured before each release and
@@ -52,7 +55,7 @@ const DefaultAMLNodeTarget = 8
 func DefaultPrivacy() PrivacyOptions {
 	return PrivacyOptions{Delta: DefaultDelta, Accountant: "rdp",
 		ModelSigma: agent.DefaultModelSigma, ModelClip: agent.DefaultModelClip,
-		GradSigma: agent.DefaultGradSigma, EmbSigma: agent.DefaultEmbSigma}
+		GradSigma: agent.DefaultGradSigma, EmbSigma: agent.DefaultEmbSigma, DescriptorSigma: agent.DefaultDescriptorSigma}
 }
 
 // PartySeed is party i's noise seed in a job seeded with seed: parties must
@@ -89,6 +92,7 @@ func (p PrivacyOptions) Validate() error {
 	positive("model σ1", "model-sigma", p.ModelSigma)
 	positive("model clip", "model-clip", p.ModelClip)
 	positive("gradient σ2", "grad-sigma", p.GradSigma)
+	positive("descriptor σ", "desc-sigma", p.DescriptorSigma)
 	if p.EmbSigma < 0 && !math.IsInf(p.EmbSigma, 0) {
 		// The old "σ0 = -1 means no exchange" convention silently turned
 		// CE-FedGNN into FedAvg.

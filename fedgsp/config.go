@@ -3,12 +3,14 @@ package fedgsp
 import (
 	"fmt"
 	"math"
+
+	"graphfed/graph"
 )
 
 // Metrics a learner can score with.
 const (
-	MetricAccuracy = "accuracy"
-	MetricROCAUC   = "roc_auc"
+	MetricAccuracy = graph.MetricAccuracy
+	MetricROCAUC   = graph.MetricROCAUC
 )
 
 // Config configures a FedGSP client. The names follow the authors'

@@ -34,7 +34,7 @@
 // bias (the authors' has none by default); the Lanczos vectors of Alg. 1
 // are re-orthogonalised and a column whose Krylov space is exhausted keeps
 // V_k = 0 (both exact-arithmetic no-ops, needed for the θ property in
-// float64); ROC-AUC over a single-class split scores 0.5.
+// float64); ROC-AUC over a single-class split is NaN (undefined).
 //
 // The package satisfies agent.Learner and agent.DescriptorReleaser
 // structurally; it imports neither agent nor bus. All backward passes are

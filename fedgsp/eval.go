@@ -1,10 +1,6 @@
 package fedgsp
 
-import (
-	"math"
-
-	"graphfed/gnn"
-)
+import "graphfed/gnn"
 
 // Evaluate scores the current parameters on the local val and test nodes.
 // Keys (contract): val_score/test_score in the configured metric,
@@ -28,9 +24,10 @@ func (l *Learner) Evaluate() map[string]float64 {
 
 // score returns the configured metric and the accuracy of the model (no
 // dropout) on rows with labels. No rows score 0. ROC-AUC on rows of one
-// class only has no ranking to measure; it scores 0.5 (chance) then, so
-// that a small client's metrics stay finite, and such a score never
-// becomes a best validation score by accident of NaN comparisons.
+// class only has no ranking to measure: it is NaN then, as for the node
+// learners (gnn.BinaryAUC), so that a report's mean over clients leaves
+// the client out instead of counting it at chance; Train never takes a
+// NaN validation score as the best.
 func (l *Learner) score(ws *workspace, in []*gnn.Tensor, labels []int32) (metric, acc float64) {
 	if len(labels) == 0 {
 		return 0, 0
@@ -51,13 +48,10 @@ func (l *Learner) score(ws *workspace, in []*gnn.Tensor, labels []int32) (metric
 	pos := make([]bool, len(labels))
 	for i, y := range labels {
 		row := logits.Row(i)
-		// p(class 1) of the 2-class softmax is σ(z₁ − z₀).
-		scores[i] = 1 / (1 + math.Exp(float64(row[0])-float64(row[1])))
+		// The margin z₁ − z₀ orders nodes as p(class 1) = σ(z₁ − z₀) does,
+		// without the sigmoid's saturation into ties.
+		scores[i] = float64(row[1]) - float64(row[0])
 		pos[i] = y == 1
 	}
-	auc := gnn.ROCAUC(scores, pos)
-	if math.IsNaN(auc) {
-		auc = 0.5
-	}
-	return auc, acc
+	return gnn.ROCAUC(scores, pos), acc
 }

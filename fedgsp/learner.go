@@ -2,6 +2,7 @@ package fedgsp
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 
 	"graphfed/gnn"
@@ -196,7 +197,7 @@ func (l *Learner) Train(epochs int) float64 {
 	}
 	val, _ := l.score(l.wsVal, l.valIn, l.valLabels())
 	test, _ := l.score(l.wsTest, l.tstIn, l.testLabels())
-	if !l.tracked || val > l.bestVal {
+	if !math.IsNaN(val) && (!l.tracked || val > l.bestVal) {
 		l.tracked, l.bestVal, l.testAtB = true, val, test
 	}
 	return loss

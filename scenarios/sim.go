@@ -49,7 +49,10 @@ type SimConfig struct {
 	// lpsfed-bpr).
 	FreezeRounds int
 	LPSFed       aggregator.LPSFedConfig
-	Seed         uint64
+	// FedGSP is FedGSP's server configuration (Algo fedgsp); the zero
+	// value takes aggregator.DefaultFedGSPConfig.
+	FedGSP aggregator.FedGSPConfig
+	Seed   uint64
 	// NATSURL names an external server or cluster; empty starts an embedded
 	// server for the run.
 	NATSURL string
@@ -155,7 +158,7 @@ func simJobOptions(cfg SimConfig, learners []agent.Learner, ids []string) (deplo
 		RoundTimeout: cfg.RoundTimeout, Staleness: cfg.Staleness, Buffer: cfg.Buffer, FreezeRounds: cfg.FreezeRounds,
 		DeadlineFactor: cfg.DeadlineFactor, DeadlineCap: cfg.DeadlineCap}
 	if round.Personalizes() {
-		round.LPSFed = cfg.LPSFed
+		round.LPSFed, round.FedGSP = cfg.LPSFed, cfg.FedGSP
 	}
 	o := deploy.JobOptions{
 		Local:   deploy.LocalOptions{Job: cfg.Job, Secure: cfg.Secure, URL: cfg.NATSURL},

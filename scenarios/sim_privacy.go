@@ -23,6 +23,7 @@ type SimPrivacy struct {
 	ModelClip  float64
 	GradSigma  float64 // σ2 on gradient estimators (CE-FedGNN)
 	EmbSigma   float64 // σ0 on normalized embeddings (cefedgnn, fedgnn-st); must be positive when set
+	DescSigma  float64 // σ on FedGSP's descriptor rows; 0: agent.DefaultDescriptorSigma
 	// NodeTarget, when positive, is every client's per-node ε target for
 	// boundary embeddings over EmbReleases planned releases
 	// (deploy.PrivacyOptions.NodeTarget): σ0 is derived, EmbSigma unused.
@@ -51,7 +52,7 @@ func (p SimPrivacy) options(i int) (deploy.PrivacyOptions, error) {
 	o.NodeTarget, o.EmbReleases = p.NodeTarget, p.EmbReleases
 	for _, f := range []struct{ dst, v *float64 }{
 		{&o.Delta, &p.Delta}, {&o.ModelSigma, &p.ModelSigma}, {&o.ModelClip, &p.ModelClip},
-		{&o.GradSigma, &p.GradSigma}, {&o.EmbSigma, &p.EmbSigma},
+		{&o.GradSigma, &p.GradSigma}, {&o.EmbSigma, &p.EmbSigma}, {&o.DescriptorSigma, &p.DescSigma},
 	} {
 		if *f.v != 0 {
 			*f.dst = *f.v

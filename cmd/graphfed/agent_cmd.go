@@ -2,6 +2,7 @@ package main
 
 import (
 	"math"
+	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -9,6 +10,7 @@ import (
 
 	"graphfed/agent"
 	"graphfed/deploy"
+	"graphfed/fedgsp"
 	"graphfed/privacy"
 	"graphfed/scenarios"
 )
@@ -128,6 +130,9 @@ func (a *agentFlags) register(cmd *cobra.Command) {
 	f.Float64Var(&l.Node.LR, "lr", l.Node.LR, "node: Adam learning rate")
 	f.Float64Var(&l.Node.WeightDecay, "weight-decay", l.Node.WeightDecay, "node: L2 weight decay")
 	f.Float64Var(&l.Node.Dropout, "dropout", l.Node.Dropout, "node: dropout probability")
+	f.Float64Var(&l.Node.Prox, "mu", deploy.DefaultProx, "node (fedprox): proximal weight μ")
+	f.StringVar(&l.FedGSPPreset, "fedgsp-preset", "auto", "node (fedgsp): the spectral model's settings, auto (by the data's name, else its train nodes' homophily), "+strings.Join(fedgsp.PresetNames(), ", "))
+	f.Float64("desc-sigma", agent.DefaultDescriptorSigma, "node (fedgsp): Gaussian σ on the descriptor rows, released once")
 	// aml, as `graphfed sim --scenario aml`
 	f.StringVar(&l.AML.Kind, "gnn", l.AML.Kind, "aml: message passing, gin, sage or gcn")
 	f.IntVar(&l.AML.BatchSize, "batch", l.AML.BatchSize, "aml: seed transactions per local step")

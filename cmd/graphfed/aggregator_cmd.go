@@ -65,6 +65,7 @@ func newAggregatorCmd(g *globalFlags) *cobra.Command {
 		rec                                         recoveryFlags
 		blobs                                       blobFlags
 		rf                                          recFlags
+		gsp                                         fedgspFlags
 		createLedger, insecure, resume              bool
 	)
 	var mem *memoryLimit
@@ -103,6 +104,13 @@ func newAggregatorCmd(g *globalFlags) *cobra.Command {
 			}
 			if round.Personalizes() {
 				round.LPSFed = rf.config(fc.Seed)
+			}
+			if fc.Algo == aggregator.AlgoFedGSP {
+				gc, err := gsp.serverConfig(cmd)
+				if err != nil {
+					return err
+				}
+				round.FedGSP = gc
 			}
 			p := newProgress("aggregator "+job, fc.Rounds)
 			agg, err := deploy.NewAggregator(cmd.Context(), deploy.AggregatorOptions{
@@ -197,6 +205,7 @@ func newAggregatorCmd(g *globalFlags) *cobra.Command {
 	f.StringSliceVar(&fc.Clients, "clients", nil, "client ids allowed to join (default: any)")
 	f.IntVar(&rf.phi, "phi", 128, "rec (lpsfed, lpsfed-bpr): kernel length Φ, the agents' --phi")
 	rf.registerReference(f)
+	gsp.registerServer(cmd)
 	cmd.MarkFlagRequired("job")
 	mem = registerMemoryLimit(cmd, 0, "")
 	return cmd

@@ -32,7 +32,7 @@ type channelClaim struct {
 // against the client budget (or meaningfulEpsilon) at their noise.
 func channelClaims(rep privacy.Report, p scenarios.SimPrivacy) []channelClaim {
 	var out []channelClaim
-	for _, ch := range []privacy.Channel{privacy.ChannelEmb, privacy.ChannelModel, privacy.ChannelGrad, privacy.ChannelMargin} {
+	for _, ch := range []privacy.Channel{privacy.ChannelEmb, privacy.ChannelModel, privacy.ChannelGrad, privacy.ChannelMargin, privacy.ChannelDescriptor} {
 		if ch == privacy.ChannelEmb {
 			if rep.Nodes == 0 {
 				continue
@@ -94,6 +94,8 @@ func channelNoise(ch privacy.Channel, p scenarios.SimPrivacy) (string, float64) 
 		return "σ1", pick(p.ModelSigma, agent.DefaultModelSigma)
 	case privacy.ChannelGrad:
 		return "σ2", pick(p.GradSigma, agent.DefaultGradSigma)
+	case privacy.ChannelDescriptor:
+		return "σ_desc", pick(p.DescSigma, agent.DefaultDescriptorSigma)
 	}
 	return "σ", agent.DefaultMarginSigma
 }

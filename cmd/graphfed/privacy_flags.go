@@ -96,6 +96,9 @@ func (p *privacyFlags) options(cmd *cobra.Command) deploy.PrivacyOptions {
 	if v, err := cmd.Flags().GetFloat64("grad-sigma"); err == nil {
 		o.GradSigma = v
 	}
+	if v, err := cmd.Flags().GetFloat64("desc-sigma"); err == nil {
+		o.DescriptorSigma = v
+	}
 	return o
 }
 

@@ -33,6 +33,7 @@ type simFlags struct {
 	aml                                               amlFlags
 	async                                             asyncFlags
 	lpsfed                                            lpsfedFlags
+	fedgsp                                            fedgspFlags
 	durable, secure                                   bool
 }
 
@@ -40,7 +41,7 @@ func newSimCmd(g *globalFlags) *cobra.Command {
 	s := simFlags{node: agent.DefaultNodeConfig()}
 	var mem *memoryLimit
 	cmd := &cobra.Command{
-		Use:   "sim (--dataset DIR | --scenario csbm) --algo fedavg|local --clients N --partition louvain|random --rounds R",
+		Use:   "sim (--dataset DIR | --scenario csbm) --algo ALGO --clients N --partition louvain|random|metis|metis-overlap --rounds R",
 		Short: "Run an aggregator and N agents in one process on an embedded (or --nats) server",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := mem.apply(cmd, g.logger()); err != nil {
@@ -53,7 +54,7 @@ func newSimCmd(g *globalFlags) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&s.dir, "dataset", "", "dataset directory in the TSV layout")
 	f.StringVar(&s.scenario, "scenario", "", "generated world instead of --dataset: aml (multi-bank AML, the main job) or csbm")
-	f.StringVar(&s.algo, "algo", "fedavg", "local, fedavg, fedgnn-st or cefedgnn")
+	f.StringVar(&s.algo, "algo", "fedavg", "local, fedavg, fedprox, fedper, fedgsp, fedgnn-st or cefedgnn (aml: local, fedavg, fedgnn-st, cefedgnn)")
 	f.IntVar(&s.clients, "clients", 10, "number of clients")
 	f.StringVar(&s.partition, "partition", "louvain", partitionMethods)
 	f.StringVar(&s.split, "split", "public", splitHelp)
@@ -80,6 +81,7 @@ func newSimCmd(g *globalFlags) *cobra.Command {
 	s.priv.register(cmd)
 	s.aml.register(cmd)
 	s.lpsfed.register(cmd)
+	s.fedgsp.register(cmd)
 	s.async.register(cmd)
 	s.cefed = agent.DefaultCEFedConfig()
 	f.StringVar(&s.learner, "learner", "", "node learner: adam (GCN/SAGE with Adam) or cefed (CE-FedGNN's SAGE-mean with moving averages and Eq. 9 updates); default: cefed for cefedgnn and fedgnn-st, adam otherwise")
@@ -157,7 +159,21 @@ func runSim(cmd *cobra.Command, g *globalFlags, s simFlags) error {
 	if err != nil {
 		return fmt.Errorf("sim: %w", err)
 	}
-	priv.EmbSigma = s.embSigma
+	var gspServer aggregator.FedGSPConfig
+	if s.algo == aggregator.AlgoFedGSP {
+		preset, gc, sc, err := s.fedgsp.resolve(cmd, d)
+		if err != nil {
+			return fmt.Errorf("sim: %w", err)
+		}
+		log.Info().Str("preset", preset).Int("orders", gc.Orders).Float64("tau", gc.Tau).Int("hidden", gc.Hidden).Int("layers", gc.Layers).
+			Float64("lr", gc.LR1).Float64("coef_lr", gc.LR2).Float64("gamma", sc.Gamma).Float64("alpha", sc.Alpha).Float64("beta", sc.Beta).
+			Str("metric", gc.Metric).Msg("fedgsp settings")
+		if learners, ids, err = fedgspLearners(clients, gc, s.seed); err != nil {
+			return fmt.Errorf("sim: %w", err)
+		}
+		gspServer = sc
+	}
+	priv.EmbSigma, priv.DescSigma = s.embSigma, s.fedgsp.descSigma
 	ps := graph.PartitionStats(clients)
 	log.Info().Str("dataset", name).Int("nodes", d.N()).Int("clients", s.clients).Str("partition", s.partition).
 		Int("min_nodes", ps.MinNodes).Int("max_nodes", ps.MaxNodes).Float64("cross_share", ps.CrossShare).Msg("partitioned")
@@ -170,6 +186,7 @@ func runSim(cmd *cobra.Command, g *globalFlags, s simFlags) error {
 	p := newProgress("sim "+s.algo, s.rounds)
 	sc := s.simConfig(deploy.TaskNode, log, priv)
 	sc.Clients, sc.Node, sc.Learners, sc.IDs, sc.SlowFactor = clients, s.node, learners, ids, slow
+	sc.FedGSP = gspServer
 	sc.OnRound = func(rc aggregator.RoundClosed, scores map[string]map[string]float64) {
 		acc, _ := meanScore(scores, "test_score")
 		rows = append(rows, roundRow{rc: rc, acc: acc})
