@@ -48,6 +48,7 @@ type NodeLearner struct {
 	metric  string
 	global  []float32 // FedProx's anchor w_g: the parameters last set
 	head    int       // FedPer: the number of trailing parameters kept local
+	dLogits *gnn.Tensor
 	best    bestVal
 }
 
