@@ -13,6 +13,7 @@ import (
 
 	"graphfed/agent"
 	"graphfed/aggregator"
+	"graphfed/fedgsp"
 	"graphfed/graph"
 	"graphfed/lpsfed"
 	"graphfed/workload/aml"
@@ -79,6 +80,10 @@ func TestNewLearner(t *testing.T) {
 		{"aml from a node directory", TaskAML, aggregator.AlgoCEFedGNN, node, "split.json", ""},
 		{"node fedavg", TaskNode, aggregator.AlgoFedAvg, node, "", ""},
 		{"node local", TaskNode, aggregator.AlgoLocal, node, "", ""},
+		{"node fedprox", TaskNode, aggregator.AlgoFedProx, node, "", ""},
+		{"node fedper", TaskNode, aggregator.AlgoFedPer, node, "", ""},
+		{"node fedgsp", TaskNode, aggregator.AlgoFedGSP, node, "", ""},
+		{"aml fedgsp refused", TaskAML, aggregator.AlgoFedGSP, bankDir, `task aml has no algorithm "fedgsp"`, ""},
 		{"node cefedgnn refused", TaskNode, aggregator.AlgoCEFedGNN, node, "records no cross-client edges", ""},
 		{"node fedgnn-st refused", TaskNode, aggregator.AlgoFedGNNST, node, "records no cross-client edges", ""},
 		{"rec lpsfed", TaskRec, aggregator.AlgoLPSFed, filepath.Join(recDir, "client-0"), "", ""},
@@ -110,6 +115,14 @@ func TestNewLearner(t *testing.T) {
 			// bank exchanges with the banks its rows name; an LPSFed
 			// client has the algorithm's loss.
 			switch lr := l.Learner.(type) {
+			case *fedgsp.Learner:
+				if _, ok := l.Learner.(agent.DescriptorReleaser); !ok || tc.algo != aggregator.AlgoFedGSP {
+					t.Fatalf("FedGSP learner for %s, or one that releases no descriptors", tc.algo)
+				}
+			case *agent.NodeLearner:
+				if tc.algo == aggregator.AlgoFedGSP {
+					t.Fatal("fedgsp built a GCN learner")
+				}
 			case *lpsfed.Learner:
 				if err := lr.SetAlgo(tc.algo); err != nil {
 					t.Fatalf("learner built for %s refuses it: %v", tc.algo, err)
