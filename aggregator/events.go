@@ -152,6 +152,9 @@ type Mixed struct {
 	RhoBar       map[string]float64 `json:"rho_bar,omitempty"`
 	GlobalMargin float64            `json:"global_margin,omitempty"`
 	HasMargin    bool               `json:"has_margin,omitempty"`
+	// Collab is FedGSP's overall collaboration graph W after a round
+	// that learned it: each client's row, over the clients in id order.
+	Collab map[string][]float64 `json:"collab,omitempty"`
 }
 
 // Dropped records an update that did not count, with its reason.

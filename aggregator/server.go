@@ -389,7 +389,9 @@ func (s *Server) act(ctx context.Context, a Action) error {
 	case RoundClosed:
 		l := s.cfg.Log.Info().Uint64("round", x.Round).Str("reason", x.Reason).Strs("in", x.In).Strs("late", x.Late).
 			Strs("stale", x.Stale).Strs("dead", x.Dead).Bool("frozen", x.Frozen).Dur("took", x.Duration)
-		if x.Mix != nil {
+		if x.Mix != nil && x.Mix.Collab != nil {
+			l = l.Interface("collab", x.Mix.Collab)
+		} else if x.Mix != nil {
 			l = l.Interface("rho_bar", x.Mix.RhoBar).Float64("global_margin", x.Mix.GlobalMargin)
 		}
 		l.Msg("round closed")

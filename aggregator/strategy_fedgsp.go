@@ -123,13 +123,28 @@ func (s *fedgspStrategy) Close(in CloseInput) Outcome {
 			s.graphs = append(s.graphs, uniformGraph(len(s.ids)))
 		}
 	}
-	if !s.frozen && in.Round < uint64(s.cfg.GraphRounds) {
+	learned := !s.frozen && in.Round < uint64(s.cfg.GraphRounds)
+	if learned {
 		s.learn()
 	}
 	if in.Round+1 >= uint64(s.cfg.GraphRounds) {
 		s.frozen, s.desc = true, map[string]Descriptor{}
 	}
-	return s.mix(in)
+	out := s.mix(in)
+	if learned {
+		out.Mix = &Mixed{Collab: s.collabRows()}
+	}
+	return out
+}
+
+// collabRows is the overall graph W by client, for the round's record.
+func (s *fedgspStrategy) collabRows() map[string][]float64 {
+	n := len(s.ids)
+	rows := make(map[string][]float64, n)
+	for i, id := range s.ids {
+		rows[id] = append([]float64(nil), s.graphs[0][i*n:(i+1)*n]...)
+	}
+	return rows
 }
 
 // learn updates every graph on the rows of the clients with descriptors

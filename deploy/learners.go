@@ -9,6 +9,7 @@ import (
 
 	"graphfed/agent"
 	"graphfed/aggregator"
+	"graphfed/bus"
 	"graphfed/fedgsp"
 	"graphfed/graph"
 )
@@ -145,10 +146,28 @@ func fedgspLearner(d *graph.Dataset, o LearnerOptions) (Learned, error) {
 		name = o.FedGSPPreset
 	}
 	cfg.Metric, cfg.Seed = d.ScoreMetric(), o.Seed
-	l, err := fedgsp.NewLearner(d, cfg)
+	l, err := NewFedGSPLearner(d, cfg)
 	if err != nil {
 		return Learned{}, err
 	}
 	return Learned{Learner: l, Stats: map[string]any{"nodes": d.N(), "classes": d.Classes,
 		"train": d.Count(graph.SplitTrain), "fedgsp_preset": name, "metric": cfg.Metric}}, nil
+}
+
+// NewFedGSPLearner builds a FedGSP learner and checks that its
+// descriptors will pass validation: an update carries at most
+// bus.MaxDescriptorValues of them (the payload limit is sized from the
+// parameters), and a rejected first update would lose them for good.
+func NewFedGSPLearner(d *graph.Dataset, cfg fedgsp.Config) (*fedgsp.Learner, error) {
+	l, err := fedgsp.NewLearner(d, cfg)
+	if err != nil {
+		return nil, err
+	}
+	n := 4 * cfg.Orders * cfg.Principal * d.NumFeatures()
+	if limit := bus.MaxDescriptorValues(l.NumParams()); n > limit {
+		return nil, fmt.Errorf("fedgsp: descriptors of %d values (4·K·kpr·d = 4·%d·%d·%d) exceed the %d an update may carry "+
+			"for a model of %d parameters: raise the hidden width or lower the principal directions or orders",
+			n, cfg.Orders, cfg.Principal, d.NumFeatures(), limit, l.NumParams())
+	}
+	return l, nil
 }

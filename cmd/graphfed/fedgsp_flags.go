@@ -8,6 +8,7 @@ import (
 
 	"graphfed/agent"
 	"graphfed/aggregator"
+	"graphfed/deploy"
 	"graphfed/fedgsp"
 	"graphfed/graph"
 	"graphfed/scenarios"
@@ -139,7 +140,7 @@ func fedgspLearners(clients []*graph.ClientGraph, c fedgsp.Config, seed uint64) 
 	for i, cg := range clients {
 		cfg := c
 		cfg.Seed = seed*1000003 + uint64(i) + 1
-		l, err := fedgsp.NewLearner(cg.Data, cfg)
+		l, err := deploy.NewFedGSPLearner(cg.Data, cfg)
 		if err != nil {
 			return nil, nil, fmt.Errorf("client %d: %w", i, err)
 		}
