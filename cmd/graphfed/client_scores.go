@@ -11,10 +11,11 @@ import (
 // score (test_score) and of the test score at each client's best
 // validation round (test_at_best_val: FedGSP's protocol, which scores a
 // client's locally updated model after every round of local training),
-// and each client's pair under clients.
+// and each client's pair under clients. The validation means beside them
+// (val_score, best_val_score) are what settings are chosen by.
 func putClientScores(m map[string]any, metric string, final map[string]map[string]float64) {
 	m["metric"] = metric
-	for _, key := range []string{"test_score", "test_at_best_val"} {
+	for _, key := range []string{"test_score", "test_at_best_val", "val_score", "best_val_score"} {
 		mean, _ := meanScore(final, key)
 		m[key] = mean
 		m[key+"_std"] = stdScore(final, key, mean)
