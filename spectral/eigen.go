@@ -24,6 +24,12 @@ type EigenOptions struct {
 	NoProbe bool
 	// Progress, when set, is called after every Lanczos restart.
 	Progress func(EigenProgress)
+	// DenseMax and DenseLimit are passed to LanczosLargest: a component
+	// whose operator (the fold's smaller side for a bipartite component)
+	// has dimension up to DenseMax is solved densely by gonum's EigenSym,
+	// and one up to DenseLimit when Lanczos stalls (0: DefaultDenseMax and
+	// DefaultDenseLimit; negative: never).
+	DenseMax, DenseLimit int
 }
 
 // EigenProgress reports a Lanczos run on one component.
@@ -57,6 +63,9 @@ type EigenStats struct {
 	Iterations int // block Lanczos steps, summed over Lanczos runs
 	MatVecs    int // single-vector operator applications
 	Probes     int // multiplicity probes
+	Dense      int // components solved by EigenSym (by size or as a fallback)
+	Fallbacks  int // of which because Lanczos stalled or failed the check
+	Widenings  int // Lanczos retries with a wider block and basis
 }
 
 // Vector returns a copy of eigenvector q (length N).
@@ -73,10 +82,20 @@ func (st *EigenStats) add(res *LanczosResult) {
 	if res.Iterations > 0 {
 		st.Lanczos++
 	}
+	if res.folded {
+		st.Folded++
+	}
 	st.Restarts += res.Restarts
 	st.Iterations += res.Iterations
 	st.MatVecs += res.MatVecs
 	st.Probes += res.Probes
+	st.Widenings += res.Widenings
+	if res.Dense {
+		st.Dense++
+	}
+	if res.Fallback {
+		st.Fallbacks++
+	}
 }
 
 // foldMinSigma: the fold finds the eigenvalues +σ of S from B·Bᵀ; it is
@@ -139,6 +158,9 @@ func LowestEigenpairs(l *Laplacian, phi int, opt EigenOptions) (*Eigenpairs, err
 			res = l.nullVector(c)
 		default:
 			res, err = l.solveComponent(ci, c, want, local, opt, &e.Stats)
+			if err == nil {
+				err = exactZero(res, ci, c)
+			}
 		}
 		if err != nil {
 			return nil, err
@@ -201,8 +223,30 @@ func (l *Laplacian) nullVector(c *component) *LanczosResult {
 	return &LanczosResult{N: len(v), Nev: 1, Values: []float64{0}, Vectors: v, Residuals: []float64{0}}
 }
 
+// exactZero sets the lowest eigenvalue of a connected component with an
+// edge to exactly 0, which it is (simple, with eigenvector D^1/2·1); the
+// solver leaves rounding there (1 − σ for σ = 0.99999999999999956 on the
+// fold). A lowest value far from 0 means a wrong answer, which is an
+// error rather than something to round away.
+func exactZero(res *LanczosResult, ci int, c *component) error {
+	if v := res.Values[0]; math.Abs(v) > 1e-6 {
+		return fmt.Errorf("spectral: eigenpairs: component %d (%d nodes): lowest eigenvalue %g, want 0 (solver failure)", ci, len(c.nodes), v)
+	}
+	res.Values[0] = 0
+	return nil
+}
+
+// checkFactor: a Lanczos answer is accepted when every residual
+// ‖L·v − λ·v‖, recomputed on the component, is within checkFactor·Tol (the
+// solver's own estimates come from the Krylov relation, which rounding
+// and locking can leave optimistic).
+const checkFactor = 10
+
 // solveComponent returns the want lowest eigenpairs of L restricted to
 // component c: Values ascending, Vectors over the component's local ids.
+// A Lanczos answer is checked against the component's operator; one that
+// fails is replaced by a dense solve when the operator's dimension is
+// within DenseLimit, and is an error otherwise.
 func (l *Laplacian) solveComponent(ci int, c *component, want int, local []int32, opt EigenOptions, st *EigenStats) (*LanczosResult, error) {
 	size := len(c.nodes)
 	sub := c.subgraph(l.adj, local)
@@ -210,38 +254,112 @@ func (l *Laplacian) solveComponent(ci int, c *component, want int, local []int32
 	for k, g := range c.nodes {
 		inv[k] = l.invSqrt[g]
 	}
-	lopt := LanczosOptions{Block: opt.Block, MaxBasis: opt.MaxBasis, Tol: opt.Tol, Seed: opt.Seed + uint64(ci), NoProbe: opt.NoProbe}
+	lopt := LanczosOptions{Block: opt.Block, MaxBasis: opt.MaxBasis, Tol: opt.Tol, Seed: opt.Seed + uint64(ci), NoProbe: opt.NoProbe,
+		DenseMax: opt.DenseMax, DenseLimit: opt.DenseLimit}
 	if opt.Progress != nil {
 		lopt.Progress = func(p LanczosProgress) {
 			opt.Progress(EigenProgress{Component: ci, Nodes: size, LanczosProgress: p})
 		}
 	}
-	if c.bipartite && !opt.NoFold && size > denseMax {
-		res, ok, err := l.solveFolded(c, sub, inv, want, lopt, st)
-		if err != nil || ok {
-			return res, err
+	where := func(dim int) string {
+		if dim == size {
+			return fmt.Sprintf("component %d (%d nodes)", ci, size)
 		}
+		return fmt.Sprintf("component %d (%d nodes, bipartite, fold of dimension %d)", ci, size, dim)
 	}
-	res, err := LanczosLargest(&normAdjOp{adj: sub, invSqrt: inv}, want, lopt)
+	solve := func(lopt LanczosOptions) (*LanczosResult, int, error) {
+		if c.bipartite && !opt.NoFold {
+			res, dim, ok, err := l.solveFolded(c, sub, inv, want, lopt)
+			if err != nil {
+				return nil, dim, fmt.Errorf("spectral: eigenpairs: %s: %w", where(dim), err)
+			}
+			if ok {
+				return res, dim, nil
+			}
+		}
+		res, err := LanczosLargest(&normAdjOp{adj: sub, invSqrt: inv}, want, lopt)
+		if err != nil {
+			return nil, size, fmt.Errorf("spectral: eigenpairs: %s: %w", where(size), err)
+		}
+		for q, v := range res.Values {
+			res.Values[q] = 1 - v
+		}
+		return res, size, nil
+	}
+	res, dim, err := solve(lopt)
 	if err != nil {
-		return nil, fmt.Errorf("spectral: eigenpairs: component %d (%d nodes): %w", ci, size, err)
+		return nil, err
 	}
 	st.add(res)
-	for q, v := range res.Values {
-		res.Values[q] = 1 - v
+	if res.Dense {
+		return res, nil
 	}
+	worst := maxComponentResidual(sub, inv, res)
+	if worst <= checkFactor*opt.Tol {
+		return res, nil
+	}
+	limit := opt.DenseLimit
+	if limit == 0 {
+		limit = DefaultDenseLimit
+	}
+	if dim > limit {
+		return nil, fmt.Errorf("spectral: eigenpairs: %s: Lanczos pairs have residual %.2g on the component, above %g·%g, and dimension %d is above the dense fallback's limit %d: %w",
+			where(dim), worst, float64(checkFactor), opt.Tol, dim, limit, ErrNoConvergence)
+	}
+	lopt.DenseMax = dim // the same operator, solved densely
+	res, _, err = solve(lopt)
+	if err != nil {
+		return nil, err
+	}
+	res.Fallback = true
+	st.Dense++
+	st.Fallbacks++
+	st.MatVecs += res.MatVecs
 	return res, nil
 }
 
+// maxComponentResidual is the largest ‖L·v_q − λ_q·v_q‖ over the pairs of
+// res (L's eigenvalues, vectors on the component's local ids), with
+// L·v = v − S·v.
+func maxComponentResidual(sub *graph.CSR, inv []float64, res *LanczosResult) float64 {
+	n, k := res.N, res.Nev
+	sv := make([]float64, n*k)
+	(&normAdjOp{adj: sub, invSqrt: inv}).MulBlock(sv, res.Vectors, k)
+	sum := make([]float64, k)
+	for i := 0; i < n; i++ {
+		row, v := sv[i*k:(i+1)*k], res.Vectors[i*k:(i+1)*k]
+		for q, x := range v {
+			d := x - row[q] - res.Values[q]*x
+			sum[q] += d * d
+		}
+	}
+	worst := 0.0
+	for _, s2 := range sum {
+		if !(s2 <= worst*worst) { // NaN counts as the worst
+			worst = math.Sqrt(s2)
+			if math.IsNaN(worst) {
+				return worst
+			}
+		}
+	}
+	return worst
+}
+
 // solveFolded solves a bipartite component through M = B·Bᵀ on its smaller
-// side. ok is false when the fold does not apply (too many wanted pairs
-// for the smaller side, or a wanted σ too close to 0); the caller then
-// solves unfolded.
-func (l *Laplacian) solveFolded(c *component, sub *graph.CSR, inv []float64, want int, lopt LanczosOptions, st *EigenStats) (*LanczosResult, bool, error) {
+// side, of dimension dim. ok is false when the fold does not apply (too
+// many wanted pairs for the smaller side, or a wanted σ too close to 0);
+// the caller then solves unfolded.
+func (l *Laplacian) solveFolded(c *component, sub *graph.CSR, inv []float64, want int, lopt LanczosOptions) (res *LanczosResult, dim int, ok bool, err error) {
 	r, rows, cols := c.biadjacency(sub)
 	a := len(rows)
-	if want > a/2 {
-		return nil, false, nil
+	denseMax := lopt.DenseMax
+	if denseMax == 0 {
+		denseMax = DefaultDenseMax
+	}
+	// Lanczos needs room for a basis beyond the wanted set; a dense solve
+	// of the fold can return all of its pairs.
+	if want > a/2 && (a > denseMax || want > a) {
+		return nil, a, false, nil
 	}
 	op := &foldOp{r: r, rt: transpose(r), invSqrtA: make([]float64, a),
 		invSqrtB: make([]float64, len(cols)), invB: make([]float64, len(cols))}
@@ -258,20 +376,20 @@ func (l *Laplacian) solveFolded(c *component, sub *graph.CSR, inv []float64, wan
 	lopt.tolFor = func(theta float64) float64 {
 		return tol * math.Sqrt2 * max(math.Sqrt(max(theta, 0)), foldMinSigma)
 	}
-	res, err := LanczosLargest(op, want, lopt)
+	fres, err := LanczosLargest(op, want, lopt)
 	if err != nil {
-		return nil, false, fmt.Errorf("spectral: eigenpairs: bipartite component of %d nodes: %w", len(c.nodes), err)
+		return nil, a, false, err
 	}
-	st.add(res)
-	if math.Sqrt(max(res.Values[want-1], 0)) < foldMinSigma {
-		return nil, false, nil
+	if math.Sqrt(max(fres.Values[want-1], 0)) < foldMinSigma {
+		return nil, a, false, nil
 	}
-	st.Folded++
+	res = fres
 	half := make([]float64, len(cols)*want)
 	op.halfApply(half, res.Vectors, want)
 	size := len(c.nodes)
 	out := &LanczosResult{N: size, Nev: want, Values: make([]float64, want), Vectors: make([]float64, size*want),
-		Residuals: make([]float64, want), Restarts: res.Restarts, Iterations: res.Iterations, MatVecs: res.MatVecs, Probes: res.Probes}
+		Residuals: make([]float64, want), Restarts: res.Restarts, Iterations: res.Iterations, MatVecs: res.MatVecs, Probes: res.Probes,
+		Widenings: res.Widenings, Dense: res.Dense, Fallback: res.Fallback, folded: true}
 	// ‖Bᵀu‖ = σ in exact arithmetic; scaling the item half by its computed
 	// norm keeps every vector unit whatever the rounding.
 	wn := make([]float64, want)
@@ -298,7 +416,7 @@ func (l *Laplacian) solveFolded(c *component, sub *graph.CSR, inv []float64, wan
 			dst[q] = x * wn[q]
 		}
 	}
-	return out, true, nil
+	return out, a, true, nil
 }
 
 // fixSigns flips each column of the n×k row-major matrix v so that its

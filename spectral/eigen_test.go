@@ -103,15 +103,20 @@ func TestLowestEigenpairsMatchDense(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				e, err := LowestEigenpairs(l, c.phi, EigenOptions{Seed: 11, NoFold: c.noFold})
-				if err != nil {
-					t.Fatal(err)
+				want := denseLowest(t, l)
+				// By default these components are small enough for the
+				// dense path; DenseMax −1 sends them through Lanczos.
+				for _, dm := range []int{0, -1} {
+					e, err := LowestEigenpairs(l, c.phi, EigenOptions{Seed: 11, NoFold: c.noFold, DenseMax: dm})
+					if err != nil {
+						t.Fatal(err)
+					}
+					worst := checkEigenpairs(t, l, e, want)
+					mu.Lock()
+					overall = math.Max(overall, worst)
+					mu.Unlock()
+					t.Logf("n=%d Φ=%d DenseMax %d: max |λ−λ_dense| = %.2g, %+v", l.N(), c.phi, dm, worst, e.Stats)
 				}
-				worst := checkEigenpairs(t, l, e, denseLowest(t, l))
-				mu.Lock()
-				overall = math.Max(overall, worst)
-				mu.Unlock()
-				t.Logf("n=%d Φ=%d: max |λ−λ_dense| = %.2g, %+v", l.N(), c.phi, worst, e.Stats)
 			})
 		}
 	})
@@ -126,7 +131,7 @@ func TestFoldUsedAndProbed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := LowestEigenpairs(l, 20, EigenOptions{Seed: 1})
+	e, err := LowestEigenpairs(l, 20, EigenOptions{Seed: 1, DenseMax: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +160,7 @@ func TestLowestEigenpairsDeterministic(t *testing.T) {
 	}
 	run := func(procs int, seed uint64) *Eigenpairs {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-		e, err := LowestEigenpairs(l, 40, EigenOptions{Seed: seed})
+		e, err := LowestEigenpairs(l, 40, EigenOptions{Seed: seed, DenseMax: -1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -206,7 +211,7 @@ func TestLowestEigenpairsProgressAndErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	calls := 0
-	if _, err := LowestEigenpairs(l, 30, EigenOptions{Progress: func(p EigenProgress) {
+	if _, err := LowestEigenpairs(l, 30, EigenOptions{DenseMax: -1, Progress: func(p EigenProgress) {
 		calls++
 		if p.Wanted != 30 || p.Nodes < 500 || p.Converged > p.Wanted {
 			t.Errorf("odd progress %+v", p)

@@ -6,14 +6,10 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// Operators up to denseMax are solved densely: materializing A costs n
-// products and EigenSym O(n³), which below a few hundred is cheaper than
-// building a Krylov basis. A wanted set too close to n for a Lanczos
-// basis falls back to dense up to denseLimit.
-const (
-	denseMax   = 200
-	denseLimit = 2500
-)
+// denseFloor: a wanted set too close to n for a Lanczos basis is solved
+// densely up to this dimension even when DenseMax and DenseLimit are set
+// lower.
+const denseFloor = 2500
 
 // denseLargest materializes op and returns its nev largest eigenpairs.
 func denseLargest(op Operator, nev int) (*LanczosResult, error) {
@@ -27,7 +23,7 @@ func denseLargest(op Operator, nev int) (*LanczosResult, error) {
 	var ev mat.Dense
 	es.VectorsTo(&ev)
 	res := &LanczosResult{N: n, Nev: nev, Values: make([]float64, nev), Vectors: make([]float64, n*nev),
-		Residuals: make([]float64, nev), MatVecs: n}
+		Residuals: make([]float64, nev), MatVecs: n, Dense: true}
 	for q := 0; q < nev; q++ {
 		col := n - 1 - q
 		res.Values[q] = asc[col]

@@ -68,11 +68,16 @@ func (s *krylov) restart(iter int) (res *LanczosResult, conv int, err error) {
 	// and active values together; lock the converged ones.
 	wanted := s.wantedActive(theta)
 	var lock, keep []int
+	s.pending = s.pending[:0]
 	for q := 0; q < wanted; q++ {
 		if resid[q] <= s.tol(theta[q]) {
 			lock = append(lock, q)
+		} else {
+			s.pending = append(s.pending, resid[q])
 		}
 	}
+	slices.Sort(s.pending)
+	slices.Reverse(s.pending)
 	conv = min(nl, s.nev) + len(lock)
 	done := len(lock) == wanted
 	if !done {

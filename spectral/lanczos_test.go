@@ -35,7 +35,7 @@ func TestLanczosLargestMultiplicity(t *testing.T) {
 			d[i] = 0.5 * float64(i) / float64(n)
 		}
 	}
-	res, err := LanczosLargest(d, 12, LanczosOptions{Seed: 5})
+	res, err := LanczosLargest(d, 12, LanczosOptions{Seed: 5, DenseMax: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestLanczosLargestErrors(t *testing.T) {
 		{501, LanczosOptions{}, "want 1..500"},
 		{3, LanczosOptions{Block: -1}, "want non-negative"},
 		{3, LanczosOptions{Tol: math.NaN()}, "want non-negative"},
-		{300, LanczosOptions{MaxRestarts: 1, MaxBasis: 310, Tol: 1e-300}, "no convergence"},
+		{300, LanczosOptions{MaxRestarts: 1, MaxBasis: 310, Tol: 1e-300, DenseMax: -1, DenseLimit: -1}, "no convergence"},
 	} {
 		_, err := LanczosLargest(d, c.nev, c.opt)
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "spectral: lanczos: ") {
