@@ -33,8 +33,13 @@ func fedgspServerPreset(name string) aggregator.FedGSPConfig {
 		c.Gamma, c.Alpha, c.Beta = 50, 0.05, 2
 	case "tolokers":
 		c.Gamma, c.Alpha, c.Beta = 1.6, 0.2, 1.2
-	case "heterophilic": // the authors' Roman-empire row
-		c.Gamma, c.Alpha, c.Beta = 4, 0.25, 1.2
+	case "heterophilic":
+		// α and β of the authors' Roman-empire row; γ chosen on
+		// chameleon's validation nodes (seed 1, 10 METIS clients, mean
+		// best-validation accuracy): γ 0.25 → 0.674, 0.5 → 0.676,
+		// 1 → 0.670, 4 (Roman-empire's) → 0.627, 16 → 0.543. At 0.5 the
+		// overall graph W keeps about 0.97 of each row on the client itself.
+		c.Gamma, c.Alpha, c.Beta = 0.5, 0.25, 1.2
 	}
 	return c
 }
