@@ -134,7 +134,7 @@ func newAggregatorCmd(g *globalFlags) *cobra.Command {
 				return err
 			}
 			metrics := map[string]any{"task": task}
-			for _, k := range []string{"test_acc", "test_macro_f1", "test_f1_illicit", "recall_at_20", "ndcg_at_20"} {
+			for _, k := range []string{"test_acc", "test_macro_f1", "test_score", "test_at_best_val", "test_f1_illicit", "recall_at_20", "ndcg_at_20"} {
 				if v, n := meanScore(res.Final, k); n > 0 {
 					metrics[k] = v
 				}
