@@ -34,7 +34,8 @@ func newPartitionCmd(g *globalFlags) *cobra.Command {
 				return fmt.Errorf("partition: %w", err)
 			}
 			for i, cg := range cgs {
-				cg.Data.Name = scenarios.ClientID(i)
+				// The dataset stays in the name: a FedGSP agent picks its preset by it.
+				cg.Data.Name = name + "/" + scenarios.ClientID(i)
 				if err := graph.WriteTSV(filepath.Join(out, scenarios.ClientID(i)), cg.Data); err != nil {
 					return fmt.Errorf("partition: %w", err)
 				}
