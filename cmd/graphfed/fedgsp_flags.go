@@ -24,8 +24,8 @@ type fedgspFlags struct {
 	descSigma float64
 }
 
-// fedgspServerPresets are the authors' server rows beside the client
-// presets of the same name (fedgsp.Preset).
+// fedgspServerPreset is the authors' server row beside the client
+// preset of the same name (fedgsp.Preset).
 func fedgspServerPreset(name string) aggregator.FedGSPConfig {
 	c := aggregator.DefaultFedGSPConfig() // cora: γ 1.6, α 0.25, β 2.2
 	switch name {
