@@ -73,7 +73,7 @@ func (m *cefedNet) forward(x, local, prop *gnn.Sparse, remote, prev *gnn.Tensor,
 	n := x.Rows()
 	_, hidden := m.l1.Dims()
 	z1 := m.l1.Forward(local, gnn.SparseFeatures(x)) // N×H
-	m.ht = reuseTensor(m.ht, n, hidden)
+	m.ht = gnn.Reuse(m.ht, n, hidden)
 	if prev == nil {
 		m.gamma = 1
 		m.ht.Copy(z1)
@@ -84,7 +84,7 @@ func (m *cefedNet) forward(x, local, prop *gnn.Sparse, remote, prev *gnn.Tensor,
 			m.ht.Data[i] = keep*prev.Data[i] + g*z
 		}
 	}
-	m.h1 = reuseTensor(m.h1, n, hidden)
+	m.h1 = gnn.Reuse(m.h1, n, hidden)
 	gnn.ReLU(m.h1, m.ht)
 	if cap(m.norm) < n {
 		m.norm = make([]float32, n)
@@ -92,7 +92,7 @@ func (m *cefedNet) forward(x, local, prop *gnn.Sparse, remote, prev *gnn.Tensor,
 	m.norm = m.norm[:n]
 	normalizeRows(m.h1, m.norm)
 
-	m.hx = reuseTensor(m.hx, n+remote.Rows, hidden)
+	m.hx = gnn.Reuse(m.hx, n+remote.Rows, hidden)
 	copy(m.hx.Data, m.h1.Data)
 	copy(m.hx.Data[len(m.h1.Data):], remote.Data)
 	hd := m.drop.Forward(m.hx, train, rng)           // (N+M)×H
@@ -106,9 +106,9 @@ func (m *cefedNet) backward(dLogits *gnn.Tensor) {
 	m.drop.Backward(dhd, dhd)
 	n, hidden := m.h1.Rows, m.h1.Cols
 	dh1 := dhd.Slice(0, n) // N×H; the remote rows are constants
-	m.dr = reuseTensor(m.dr, n, hidden)
+	m.dr = gnn.Reuse(m.dr, n, hidden)
 	normalizeRowsBackward(m.dr, dh1, m.h1, m.norm)
-	m.dht = reuseTensor(m.dht, n, hidden)
+	m.dht = gnn.Reuse(m.dht, n, hidden)
 	gnn.ReLUBackward(m.dht, m.dr, m.h1) // h1 > 0 exactly where H̃1 > 0
 	if m.gamma != 1 {
 		m.dht.Scale(m.gamma) // dZ1 = γ·dH̃1
@@ -163,13 +163,4 @@ func normalizeRowsBackward(dx, dy, y *gnn.Tensor, norm []float32) {
 			d[j] = (g[j] - v*float32(dot)) * inv
 		}
 	}
-}
-
-// reuseTensor returns t when it is r×c and a new zeroed r×c tensor
-// otherwise.
-func reuseTensor(t *gnn.Tensor, r, c int) *gnn.Tensor {
-	if t != nil && t.Rows == r && t.Cols == c {
-		return t
-	}
-	return gnn.New(r, c)
 }

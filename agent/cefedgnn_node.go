@@ -312,7 +312,7 @@ func (l *CEFedNodeLearner) Evaluate() map[string]float64 {
 // cloneInto copies src into dst, allocating dst when it is nil or of
 // another shape.
 func cloneInto(dst, src *gnn.Tensor) *gnn.Tensor {
-	dst = reuseTensor(dst, src.Rows, src.Cols)
+	dst = gnn.Reuse(dst, src.Rows, src.Cols)
 	dst.Copy(src)
 	return dst
 }

@@ -15,7 +15,7 @@ func (l *NodeLearner) step() float64 {
 	params := l.model.Params()
 	gnn.ZeroGrad(params)
 	logits := l.model.Forward(l.in, true, l.rng)
-	l.dLogits = reuseTensor(l.dLogits, logits.Rows, logits.Cols)
+	l.dLogits = gnn.Reuse(l.dLogits, logits.Rows, logits.Cols)
 	loss := gnn.SoftmaxCrossEntropy(logits, l.data.Labels, l.train, nil, l.dLogits)
 	l.model.Backward(l.dLogits)
 	if l.cfg.Prox > 0 && len(l.global) > 0 {

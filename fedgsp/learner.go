@@ -207,7 +207,7 @@ func (l *Learner) Train(epochs int) float64 {
 // plus the groups' L2 terms.
 func (l *Learner) step() float64 {
 	logits := l.m.forward(l.wsTrain, l.trainIn, true, l.rng)
-	l.dLogits = reuse(l.dLogits, logits.Rows, logits.Cols)
+	l.dLogits = gnn.Reuse(l.dLogits, logits.Rows, logits.Cols)
 	loss := gnn.SoftmaxCrossEntropy(logits, l.labels[:l.nTrain], nil, nil, l.dLogits)
 	l.m.backward(l.wsTrain, l.dLogits)
 	gnn.ApplyWeightDecay(l.m.mlp, l.cfg.WD1)

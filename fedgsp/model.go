@@ -114,7 +114,7 @@ func (m *model) init(seed uint64) {
 func (m *model) forward(ws *workspace, inputs []*gnn.Tensor, train bool, rng *rand.Rand) *gnn.Tensor {
 	r, d := inputs[0].Rows, m.dim
 	ws.inputs = inputs
-	ws.z = reuse(ws.z, r, d)
+	ws.z = gnn.Reuse(ws.z, r, d)
 	ws.z.Zero()
 	ws.trainC = train && m.dropC > 0
 	if ws.trainC {
@@ -127,7 +127,7 @@ func (m *model) forward(ws *workspace, inputs []*gnn.Tensor, train bool, rng *ra
 	for l, dl := range m.dense {
 		st := &ws.layers[l]
 		st.x = st.drop.Forward(h, train, rng)
-		st.a = reuse(st.a, r, dl.w.W.Cols)
+		st.a = gnn.Reuse(st.a, r, dl.w.W.Cols)
 		gnn.MatMul(st.a, st.x, dl.w.W)
 		gnn.AddBias(st.a, dl.b.W)
 		if dl.residual {
@@ -135,7 +135,7 @@ func (m *model) forward(ws *workspace, inputs []*gnn.Tensor, train bool, rng *ra
 		}
 		h = st.a
 		if dl.relu {
-			st.h = reuse(st.h, r, dl.w.W.Cols)
+			st.h = gnn.Reuse(st.h, r, dl.w.W.Cols)
 			gnn.ReLU(st.h, st.a)
 			h = st.h
 		}
@@ -154,11 +154,11 @@ func (m *model) combine(ws *workspace, k int, in *gnn.Tensor, z []float32, grad 
 	c := m.coef[k].W.Data[:d]
 	scale := float32(1)
 	th := uint32(0)
-	var s splitMix
+	var s gnn.SplitMix
 	if ws.trainC {
 		scale = float32(1 / (1 - m.dropC))
 		th = uint32(m.dropC * (1 << 32))
-		s = splitMix(ws.seed ^ (uint64(k+1) * 0x9e3779b97f4a7c15))
+		s = gnn.SplitMix(ws.seed ^ (uint64(k+1) * 0x9e3779b97f4a7c15))
 	}
 	for i := 0; i < in.Rows; i++ {
 		row := in.Data[i*d : (i+1)*d]
@@ -176,7 +176,7 @@ func (m *model) combine(ws *workspace, k int, in *gnn.Tensor, z []float32, grad 
 			continue
 		}
 		for j := 0; j < d; j += 2 {
-			u := s.next()
+			u := s.Next()
 			v0 := row[j] * scale
 			if uint32(u) < th {
 				v0 = 0
@@ -210,7 +210,7 @@ func (m *model) backward(ws *workspace, dLogits *gnn.Tensor) {
 		gnn.MatMulTN(dl.w.G, st.x, dA)
 		dl.b.G.Zero()
 		gnn.AddBiasGrad(dl.b.G, dA)
-		st.dx = reuse(st.dx, dA.Rows, dl.w.W.Rows)
+		st.dx = gnn.Reuse(st.dx, dA.Rows, dl.w.W.Rows)
 		gnn.MatMulNT(st.dx, dA, dl.w.W)
 		if dl.residual {
 			gnn.Add(st.dx, st.dx, dA)
@@ -226,24 +226,4 @@ func (m *model) backward(ws *workspace, dLogits *gnn.Tensor) {
 		clear(g)
 		m.combine(ws, k, in, dA.Data, g)
 	}
-}
-
-// splitMix is SplitMix64 (Steele, Lea & Flood 2014), the dropout_C mask
-// generator: cheap, and reproducible from one seed.
-type splitMix uint64
-
-func (s *splitMix) next() uint64 {
-	*s += 0x9e3779b97f4a7c15
-	z := uint64(*s)
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	return z ^ (z >> 31)
-}
-
-// reuse returns t when it has shape r×c and a new tensor otherwise.
-func reuse(t *gnn.Tensor, r, c int) *gnn.Tensor {
-	if t != nil && t.Rows == r && t.Cols == c {
-		return t
-	}
-	return gnn.New(r, c)
 }

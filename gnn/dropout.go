@@ -7,15 +7,17 @@ import (
 	"graphfed/graph"
 )
 
-// maskRNG is SplitMix64 (Steele, Lea & Flood 2014), seeded with one draw
-// from the caller's *rand.Rand per mask: dropout needs tens of thousands
+// SplitMix is SplitMix64 (Steele, Lea & Flood 2014), the dropout mask
+// generator. Dropout seeds it with one draw from the caller's *rand.Rand
+// per mask: dropout needs tens of thousands
 // of uniform words per epoch, and an inlined generator makes them several
 // times cheaper than calls through rand.Source (measured: about 1.5 ns
 // against 7 ns for PCG), while the mask stays a deterministic function of
 // the caller's generator.
-type maskRNG uint64
+type SplitMix uint64
 
-func (r *maskRNG) next() uint64 {
+// Next returns the next 64 uniform bits.
+func (r *SplitMix) Next() uint64 {
 	*r += 0x9e3779b97f4a7c15
 	z := uint64(*r)
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
@@ -47,16 +49,16 @@ func dropMask(scale []float32, p float64, rng *rand.Rand) {
 	}
 	th := keepThreshold(p)
 	choice := [2]float32{0, float32(1 / (1 - p))}
-	r := maskRNG(rng.Uint64())
+	r := SplitMix(rng.Uint64())
 	i := 0
 	for ; i+2 <= len(scale); i += 2 {
-		u := r.next()
+		u := r.Next()
 		s := (*[2]float32)(scale[i:])
 		s[0] = choice[kept(uint32(u), th)]
 		s[1] = choice[kept(uint32(u>>32), th)]
 	}
 	if i < len(scale) {
-		scale[i] = choice[kept(uint32(r.next()), th)]
+		scale[i] = choice[kept(uint32(r.Next()), th)]
 	}
 }
 
@@ -78,7 +80,7 @@ func (d *Dropout) Forward(x *Tensor, train bool, rng *rand.Rand) *Tensor {
 	if !d.train {
 		return x
 	}
-	d.out = reuse(d.out, x.Rows, x.Cols)
+	d.out = Reuse(d.out, x.Rows, x.Cols)
 	if cap(d.scale) < len(x.Data) {
 		d.scale = make([]float32, len(x.Data))
 	}
@@ -97,7 +99,7 @@ func (d *Dropout) Forward(x *Tensor, train bool, rng *rand.Rand) *Tensor {
 func (d *Dropout) forwardReLU(x *Tensor, train bool, rng *rand.Rand) *Tensor {
 	checkDropP("dropout", d.P)
 	d.train = train && d.P > 0
-	d.out = reuse(d.out, x.Rows, x.Cols)
+	d.out = Reuse(d.out, x.Rows, x.Cols)
 	o := d.out.Data[:len(x.Data)]
 	if !d.train {
 		ReLU(d.out, x)
@@ -192,7 +194,7 @@ func (d *SparseDropout) Forward(x *Sparse, train bool, rng *rand.Rand) *Sparse {
 	col, val := c.ColIdx[:nnz], c.Val[:nnz]
 	th := keepThreshold(d.P)
 	scale := float32(1 / (1 - d.P))
-	r := maskRNG(rng.Uint64())
+	r := SplitMix(rng.Uint64())
 	srcCol := m.ColIdx[:nnz]
 	srcVal := m.Val
 	if srcVal == nil {
@@ -211,7 +213,7 @@ func (d *SparseDropout) Forward(x *Sparse, train bool, rng *rand.Rand) *Sparse {
 		c.RowPtr[i] = at
 		for k := m.RowPtr[i]; k < m.RowPtr[i+1]; k++ {
 			if k&1 == 0 {
-				u = r.next()
+				u = r.Next()
 			} else {
 				u >>= 32
 			}

@@ -44,14 +44,14 @@ func (l *GCNLayer) Forward(prop *Sparse, x Features) *Tensor {
 	checkLayerInput("gcn forward", prop, x, in)
 	l.prop, l.x = prop, x
 	nt, ns := prop.Rows(), prop.Cols()
-	l.out = reuse(l.out, nt, out)
+	l.out = Reuse(l.out, nt, out)
 	l.aggFirst = x.Dense != nil && in < out
 	if l.aggFirst {
-		l.ax = reuse(l.ax, nt, in)
+		l.ax = Reuse(l.ax, nt, in)
 		prop.Mul(l.ax, x.Dense)
 		MatMul(l.out, l.ax, l.W.W)
 	} else {
-		l.xw = reuse(l.xw, ns, out)
+		l.xw = Reuse(l.xw, ns, out)
 		x.mul(l.xw, l.W.W)
 		prop.Mul(l.out, l.xw)
 	}
@@ -67,26 +67,26 @@ func (l *GCNLayer) Backward(dOut *Tensor) *Tensor {
 		shapePanic("gcn backward", "gradient %dx%d for output %dx%d", dOut.Rows, dOut.Cols, nt, out)
 	}
 	AddBiasGrad(l.B.G, dOut)
-	l.gw = reuse(l.gw, in, out)
+	l.gw = Reuse(l.gw, in, out)
 	if l.aggFirst {
 		// out = ax·W, ax = P·x.
 		MatMulTN(l.gw, l.ax, dOut)
 		Add(l.W.G, l.W.G, l.gw)
-		l.dax = reuse(l.dax, nt, in)
+		l.dax = Reuse(l.dax, nt, in)
 		matMulNT(l.dax, dOut, l.W.W, &l.ws)
-		l.dx = reuse(l.dx, ns, in)
+		l.dx = Reuse(l.dx, ns, in)
 		l.prop.mulT(l.dx, l.dax, &l.ws)
 		return l.dx
 	}
 	// out = P·xw, xw = x·W.
-	l.dxw = reuse(l.dxw, ns, out)
+	l.dxw = Reuse(l.dxw, ns, out)
 	l.prop.mulT(l.dxw, dOut, &l.ws)
 	l.x.mulT(l.gw, l.dxw, &l.ws)
 	Add(l.W.G, l.W.G, l.gw)
 	if l.x.Dense == nil {
 		return nil
 	}
-	l.dx = reuse(l.dx, ns, in)
+	l.dx = Reuse(l.dx, ns, in)
 	matMulNT(l.dx, l.dxw, l.W.W, &l.ws)
 	return l.dx
 }

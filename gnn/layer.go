@@ -108,7 +108,7 @@ func padRows(buf **Tensor, g *Tensor, n int) *Tensor {
 	if g.Rows == n {
 		return g
 	}
-	*buf = reuse(*buf, n, g.Cols)
+	*buf = Reuse(*buf, n, g.Cols)
 	copy((*buf).Data, g.Data)
 	clear((*buf).Data[len(g.Data):])
 	return *buf

@@ -170,7 +170,7 @@ func (n *Net) Backward(dLogits *Tensor) {
 	g := dLogits
 	for i := len(n.layers) - 1; i >= 1; i-- {
 		g = n.layers[i].Backward(g)
-		n.grads[i-1] = reuse(n.grads[i-1], g.Rows, g.Cols)
+		n.grads[i-1] = Reuse(n.grads[i-1], g.Rows, g.Cols)
 		n.drops[i-1].backwardReLU(n.grads[i-1], g, n.pre[i-1])
 		g = n.grads[i-1]
 	}

@@ -52,19 +52,19 @@ func (l *SAGELayer) Forward(prop *Sparse, x Features) *Tensor {
 	checkLayerInput("sage forward", prop, x, in)
 	l.prop, l.x = prop, x
 	nt, ns := prop.Rows(), prop.Cols()
-	l.out = reuse(l.out, nt, out)
+	l.out = Reuse(l.out, nt, out)
 	x.mul(l.out, l.WSelf.W)
 	l.aggFirst = x.Dense != nil && in < out
 	if l.aggFirst {
-		l.ax = reuse(l.ax, nt, in)
+		l.ax = Reuse(l.ax, nt, in)
 		prop.Mul(l.ax, x.Dense)
-		l.xn = reuse(l.xn, nt, out)
+		l.xn = Reuse(l.xn, nt, out)
 		MatMul(l.xn, l.ax, l.WNeigh.W)
 		Add(l.out, l.out, l.xn)
 	} else {
-		l.xn = reuse(l.xn, ns, out)
+		l.xn = Reuse(l.xn, ns, out)
 		x.mul(l.xn, l.WNeigh.W)
-		l.ax = reuse(l.ax, nt, out) // P·xn
+		l.ax = Reuse(l.ax, nt, out) // P·xn
 		prop.Mul(l.ax, l.xn)
 		Add(l.out, l.out, l.ax)
 	}
@@ -82,7 +82,7 @@ func (l *SAGELayer) Backward(dOut *Tensor) *Tensor {
 	}
 	dense := l.x.Dense != nil
 	AddBiasGrad(l.B.G, dOut)
-	l.gw = reuse(l.gw, in, out)
+	l.gw = Reuse(l.gw, in, out)
 
 	// Self term: out += x[:Nt]·W_self. Padding dOut with zero rows for
 	// the non-target sources gives dW_self = xᵀ·pad(dOut).
@@ -90,7 +90,7 @@ func (l *SAGELayer) Backward(dOut *Tensor) *Tensor {
 	l.x.mulT(l.gw, padded, &l.ws)
 	Add(l.WSelf.G, l.WSelf.G, l.gw)
 	if dense {
-		l.dx = reuse(l.dx, ns, in)
+		l.dx = Reuse(l.dx, ns, in)
 		matMulNT(l.dx, padded, l.WSelf.W, &l.ws)
 	}
 
@@ -99,22 +99,22 @@ func (l *SAGELayer) Backward(dOut *Tensor) *Tensor {
 		// out += ax·W_neigh, ax = P·x.
 		MatMulTN(l.gw, l.ax, dOut)
 		Add(l.WNeigh.G, l.WNeigh.G, l.gw)
-		l.dax = reuse(l.dax, nt, in)
+		l.dax = Reuse(l.dax, nt, in)
 		matMulNT(l.dax, dOut, l.WNeigh.W, &l.ws)
-		l.dxs = reuse(l.dxs, ns, in)
+		l.dxs = Reuse(l.dxs, ns, in)
 		l.prop.mulT(l.dxs, l.dax, &l.ws)
 		Add(l.dx, l.dx, l.dxs)
 		return l.dx
 	}
 	// out += P·xn, xn = x·W_neigh.
-	l.dxn = reuse(l.dxn, ns, out)
+	l.dxn = Reuse(l.dxn, ns, out)
 	l.prop.mulT(l.dxn, dOut, &l.ws)
 	l.x.mulT(l.gw, l.dxn, &l.ws)
 	Add(l.WNeigh.G, l.WNeigh.G, l.gw)
 	if !dense {
 		return nil
 	}
-	l.dxs = reuse(l.dxs, ns, in)
+	l.dxs = Reuse(l.dxs, ns, in)
 	matMulNT(l.dxs, l.dxn, l.WNeigh.W, &l.ws)
 	Add(l.dx, l.dx, l.dxs)
 	return l.dx

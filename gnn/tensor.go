@@ -103,10 +103,10 @@ func (t *Tensor) Scale(alpha float32) {
 	}
 }
 
-// reuse returns t when it already has shape r×c and a fresh tensor
-// otherwise; layers call it to keep their buffers across epochs. The
-// contents are not cleared.
-func reuse(t *Tensor, r, c int) *Tensor {
+// Reuse returns t when it already has shape r×c and a fresh tensor
+// otherwise; layers and learners call it to keep their buffers across
+// epochs. The contents are not cleared.
+func Reuse(t *Tensor, r, c int) *Tensor {
 	if t != nil && t.Rows == r && t.Cols == c {
 		return t
 	}

@@ -24,7 +24,7 @@ func (t *Trainer) Step(in *Input, labels []int32, mask []bool, rng *rand.Rand) f
 	params := t.Model.Params()
 	ZeroGrad(params)
 	logits := t.Model.Forward(in, true, rng)
-	t.dLogits = reuse(t.dLogits, logits.Rows, logits.Cols)
+	t.dLogits = Reuse(t.dLogits, logits.Rows, logits.Cols)
 	loss := SoftmaxCrossEntropy(logits, labels, mask, t.ClassWeights, t.dLogits)
 	t.Model.Backward(t.dLogits)
 	ApplyWeightDecay(params, t.WeightDecay)
