@@ -8,7 +8,6 @@ import (
 	"slices"
 	"time"
 
-	"graphfed/agent"
 	"graphfed/aggregator"
 	"graphfed/bus"
 	"graphfed/deploy"
@@ -89,13 +88,9 @@ func runFloodJob(ctx context.Context, job string, o ScenarioOptions, attack bool
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	honest, flooder := floodBankIDs()
-	var learners []*agent.LogisticLearner
-	for i := range floodBanks {
-		l, err := agent.NewLogisticLearner(agent.LogisticConfig{Dim: 4, Samples: 64, TaskSeed: o.Seed, DataSeed: o.Seed*31 + uint64(i)})
-		if err != nil {
-			return floodRun{}, err
-		}
-		learners = append(learners, l)
+	learners, err := logisticLearners(floodBanks, 4, 64, o.Seed)
+	if err != nil {
+		return floodRun{}, err
 	}
 	// The keys as `graphfed keys --max-params N --max-emb-rows 0` makes
 	// them for this job, the flooder's among them.
@@ -117,29 +112,12 @@ func runFloodJob(ctx context.Context, job string, o ScenarioOptions, attack bool
 	}
 	// A quorum of the honest banks and a distant deadline: every round
 	// closes with exactly them, so both runs are comparable bit for bit.
-	agg, err = deploy.NewAggregator(ctx, local.AggregatorOptions(deploy.AggregatorOptions{
-		Job: job, Task: deploy.TaskNode, InitSeed: o.Seed, FinalWait: 300 * time.Millisecond, Log: o.Log, OnRound: onRound,
-		Round: aggregator.Config{Algo: aggregator.AlgoFedAvg, Rounds: floodRounds, MinClients: floodBanks,
-			Quorum: floodBanks, RoundTimeout: time.Minute}}))
+	agg, agents, closeAll, err := startFedAvg(ctx, local, job, o, fedavgParties{ids: honest, learners: learners,
+		rounds: floodRounds, localEpochs: 2, slowdown: 20 * time.Millisecond, onRound: onRound})
 	if err != nil {
 		return floodRun{}, err
 	}
-	defer agg.Close()
-	var agents []*deploy.Agent
-	defer func() {
-		for _, a := range agents {
-			a.Close()
-		}
-	}()
-	for i, l := range learners {
-		a, err := deploy.NewAgent(ctx, local.AgentOptions(deploy.AgentOptions{ID: honest[i], Job: job,
-			Task: deploy.TaskNode, Algo: aggregator.AlgoFedAvg, Learner: l, LocalEpochs: 2,
-			Slowdown: 20 * time.Millisecond, Privacy: logisticPrivacy(o.Seed, i), Log: o.Log}))
-		if err != nil {
-			return floodRun{}, err
-		}
-		agents = append(agents, a)
-	}
+	defer closeAll()
 	var errs []error
 	run.agg, errs, err = runAgentsBeside(ctx, cancel, agg, agents, honest)
 	for _, a := range agents {

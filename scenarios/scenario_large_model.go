@@ -8,7 +8,6 @@ import (
 
 	"github.com/vmihailenco/msgpack/v5"
 
-	"graphfed/agent"
 	"graphfed/aggregator"
 	"graphfed/bus"
 	"graphfed/deploy"
@@ -95,14 +94,12 @@ func runLargeJob(ctx context.Context, job string, o ScenarioOptions, maxPayload 
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	var banks []string
-	var learners []*agent.LogisticLearner
 	for i := range largeBanks {
 		banks = append(banks, ClientID(i))
-		l, err := agent.NewLogisticLearner(agent.LogisticConfig{Dim: largeDim, Samples: 32, TaskSeed: o.Seed, DataSeed: o.Seed*31 + uint64(i)})
-		if err != nil {
-			return largeRun{}, err
-		}
-		learners = append(learners, l)
+	}
+	learners, err := logisticLearners(largeBanks, largeDim, 32, o.Seed)
+	if err != nil {
+		return largeRun{}, err
 	}
 	params := learners[0].NumParams()
 	local, err := deploy.StartLocal(ctx, deploy.LocalOptions{Job: job, Banks: banks, Secure: true,
@@ -119,30 +116,12 @@ func runLargeJob(ctx context.Context, job string, o ScenarioOptions, maxPayload 
 			run.injected = injectErr == nil
 		}
 	}
-	agg, err := deploy.NewAggregator(ctx, local.AggregatorOptions(deploy.AggregatorOptions{
-		Job: job, Task: deploy.TaskNode, InitSeed: o.Seed, FinalWait: 300 * time.Millisecond, Log: o.Log, OnRound: onRound,
-		Durable: durable,
-		Round: aggregator.Config{Algo: aggregator.AlgoFedAvg, Rounds: largeRounds, MinClients: largeBanks,
-			Quorum: largeBanks, RoundTimeout: time.Minute}}))
+	agg, agents, closeAll, err := startFedAvg(ctx, local, job, o, fedavgParties{ids: banks, learners: learners,
+		rounds: largeRounds, localEpochs: 1, durable: durable, onRound: onRound})
 	if err != nil {
 		return largeRun{}, err
 	}
-	defer agg.Close()
-	var agents []*deploy.Agent
-	defer func() {
-		for _, a := range agents {
-			a.Close()
-		}
-	}()
-	for i, l := range learners {
-		a, err := deploy.NewAgent(ctx, local.AgentOptions(deploy.AgentOptions{ID: banks[i], Job: job,
-			Task: deploy.TaskNode, Algo: aggregator.AlgoFedAvg, Learner: l, LocalEpochs: 1, Durable: durable,
-			Privacy: logisticPrivacy(o.Seed, i), Log: o.Log}))
-		if err != nil {
-			return largeRun{}, err
-		}
-		agents = append(agents, a)
-	}
+	defer closeAll()
 	var errs []error
 	run.agg, errs, err = runAgentsBeside(ctx, cancel, agg, agents, banks)
 	run.aggBlobs = agg.BlobStats()
