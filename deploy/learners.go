@@ -3,7 +3,6 @@ package deploy
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/rs/zerolog"
 
@@ -133,17 +132,9 @@ var errNoLearner = errors.New("no learner and no data directory")
 
 // fedgspLearner builds FedGSP's spectral learner on a client graph.
 func fedgspLearner(d *graph.Dataset, o LearnerOptions) (Learned, error) {
-	name, cfg := "", fedgsp.Config{}
-	switch o.FedGSPPreset {
-	case "", "auto":
-		h, _ := fedgsp.EstimateHomophily(d.Adj, d.Labels, d.Split)
-		name, cfg = fedgsp.PresetFor(d.Name, h)
-	default:
-		var ok bool
-		if cfg, ok = fedgsp.Preset(o.FedGSPPreset); !ok {
-			return Learned{}, fmt.Errorf("unknown FedGSP preset %q (want auto, %s)", o.FedGSPPreset, strings.Join(fedgsp.PresetNames(), ", "))
-		}
-		name = o.FedGSPPreset
+	name, cfg, err := fedgsp.Choose(o.FedGSPPreset, d)
+	if err != nil {
+		return Learned{}, err
 	}
 	cfg.Metric, cfg.Seed = d.ScoreMetric(), o.Seed
 	l, err := NewFedGSPLearner(d, cfg)

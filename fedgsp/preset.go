@@ -1,6 +1,11 @@
 package fedgsp
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+
+	"graphfed/graph"
+)
 
 // HeterophilicConfig is for heterophilic graphs the authors give no row
 // for (chameleon, actor): K=10, 512×3, τ=0.7, lr1/lr2 0.01/0.05, wd1/wd2
@@ -54,4 +59,20 @@ func PresetFor(dataset string, homophily float64) (string, Config) {
 		return "heterophilic", HeterophilicConfig()
 	}
 	return "cora", DefaultConfig()
+}
+
+// Choose resolves a preset name for data d: "auto" or "" is PresetFor
+// d's name and its train nodes' homophily (EstimateHomophily); any other
+// name must be one of PresetNames. It returns the name chosen.
+func Choose(name string, d *graph.Dataset) (string, Config, error) {
+	if name == "" || name == "auto" {
+		h, _ := EstimateHomophily(d.Adj, d.Labels, d.Split)
+		chosen, c := PresetFor(d.Name, h)
+		return chosen, c, nil
+	}
+	c, ok := Preset(name)
+	if !ok {
+		return "", Config{}, fmt.Errorf("fedgsp: unknown preset %q (want auto, %s)", name, strings.Join(PresetNames(), ", "))
+	}
+	return name, c, nil
 }

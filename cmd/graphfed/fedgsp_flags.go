@@ -103,17 +103,9 @@ func (f *fedgspFlags) overrideServer(cmd *cobra.Command, s *aggregator.FedGSPCon
 // resolve applies the preset under the flags given: d is the whole
 // dataset, whose train nodes' homophily picks the preset under auto.
 func (f *fedgspFlags) resolve(cmd *cobra.Command, d *graph.Dataset) (string, fedgsp.Config, aggregator.FedGSPConfig, error) {
-	name := f.preset
-	var c fedgsp.Config
-	switch name {
-	case "auto":
-		h, _ := fedgsp.EstimateHomophily(d.Adj, d.Labels, d.Split)
-		name, c = fedgsp.PresetFor(d.Name, h)
-	default:
-		var ok bool
-		if c, ok = fedgsp.Preset(name); !ok {
-			return "", c, aggregator.FedGSPConfig{}, fmt.Errorf("unknown --fedgsp-preset %q (want auto, %s)", name, strings.Join(fedgsp.PresetNames(), ", "))
-		}
+	name, c, err := fedgsp.Choose(f.preset, d)
+	if err != nil {
+		return "", c, aggregator.FedGSPConfig{}, fmt.Errorf("--fedgsp-preset: %w", err)
 	}
 	s := fedgspServerPreset(name)
 	fl := cmd.Flags()
