@@ -16,7 +16,7 @@ func TestChoose(t *testing.T) {
 	}
 	for _, tt := range []struct {
 		preset, dataset, want string
-		fails             bool
+		fails                 bool
 	}{
 		{"auto", "minesweeper/client-3", "minesweeper", false},
 		{"", "tolokers", "tolokers", false},
