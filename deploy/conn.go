@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/nats-io/nats.go"
+
 	"graphfed/bus"
 )
 
@@ -22,6 +24,10 @@ type ConnOptions struct {
 	// drops, disconnects and reconnects (bus.ConnEvents); the aggregator
 	// and agents built here always set one.
 	Events *bus.ConnEvents
+	// InProcess connects to this embedded server through an in-memory pipe
+	// (bus.ConnectOptions.InProcess); Local sets it with
+	// LocalOptions.InProcess.
+	InProcess nats.InProcessConnProvider
 }
 
 // Conn dials the server and returns the party's transport, which owns the
@@ -30,7 +36,7 @@ func Conn(o ConnOptions) (*bus.NATSTransport, error) {
 	if o.URL == "" {
 		return nil, errors.New("deploy: connect: no NATS URL")
 	}
-	nc, err := bus.Connect(o.URL, bus.ConnectOptions{Name: o.Name, Creds: o.Creds, OnError: o.OnError, Events: o.Events})
+	nc, err := bus.Connect(o.URL, bus.ConnectOptions{Name: o.Name, Creds: o.Creds, OnError: o.OnError, Events: o.Events, InProcess: o.InProcess})
 	if err != nil {
 		return nil, fmt.Errorf("deploy: %w", err)
 	}

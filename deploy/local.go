@@ -35,6 +35,11 @@ type LocalOptions struct {
 	// of the one Size gives (in secure mode) or the default: a limit below
 	// the job's models sends them by reference (bus.BlobRef).
 	MaxPayload int
+	// InProcess connects the parties built from this environment to the
+	// embedded server through in-memory pipes instead of sockets: one
+	// process then holds as many parties as memory allows, not as many as
+	// its file-descriptor limit (two per TCP connection). Ignored with URL.
+	InProcess bool
 }
 
 // Local is a job's NATS environment: an embedded server (plain or secure)
@@ -49,6 +54,7 @@ type Local struct {
 	ring    *bus.Keyring
 	keyring string            // keyring.json in dir
 	creds   map[string]string // party id → seed file
+	inproc  bool
 }
 
 // StartLocal starts the environment. In secure mode the job's ledger
@@ -62,7 +68,7 @@ func StartLocal(ctx context.Context, o LocalOptions) (_ *Local, err error) {
 	if o.Secure && o.URL != "" {
 		return nil, errors.New("deploy: local: secure mode starts its own server; it cannot use the external " + o.URL)
 	}
-	l := &Local{job: o.Job, url: o.URL, creds: map[string]string{}}
+	l := &Local{job: o.Job, url: o.URL, creds: map[string]string{}, inproc: o.InProcess && o.URL == ""}
 	if o.URL != "" {
 		return l, nil
 	}
@@ -167,7 +173,11 @@ func (l *Local) Creds(party string) string { return l.creds[party] }
 
 // Conn is how party connects: the URL and, when secure, its own seed.
 func (l *Local) Conn(party string) ConnOptions {
-	return ConnOptions{URL: l.url, Creds: l.creds[party], Name: l.job + "-" + party}
+	o := ConnOptions{URL: l.url, Creds: l.creds[party], Name: l.job + "-" + party}
+	if l.inproc && l.srv != nil {
+		o.InProcess = l.srv.NATS()
+	}
+	return o
 }
 
 // AgentOptions returns o with the connection and keyring of agent o.ID in

@@ -5,11 +5,28 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 
+	"github.com/spf13/cobra"
+
 	"graphfed/graph"
 )
 
-// nodeDataset loads --dataset DIR or generates --scenario csbm.
-func nodeDataset(dir, scenario string, seed uint64) (*graph.Dataset, string, error) {
+// csbmFlags size the generated --scenario csbm graph; the defaults are
+// graph.DefaultCSBM, and --csbm-nodes 1000000 gives every one of 10,000
+// clients about 100 nodes.
+type csbmFlags struct{ cfg graph.CSBMConfig }
+
+func (c *csbmFlags) register(cmd *cobra.Command) {
+	c.cfg = graph.DefaultCSBM()
+	f := cmd.Flags()
+	f.IntVar(&c.cfg.Nodes, "csbm-nodes", c.cfg.Nodes, "--scenario csbm: nodes")
+	f.IntVar(&c.cfg.Classes, "csbm-classes", c.cfg.Classes, "--scenario csbm: classes")
+	f.IntVar(&c.cfg.Features, "csbm-features", c.cfg.Features, "--scenario csbm: dense Gaussian features per node")
+	f.Float64Var(&c.cfg.AvgDegree, "csbm-degree", c.cfg.AvgDegree, "--scenario csbm: mean degree")
+	f.Float64Var(&c.cfg.Homophily, "csbm-homophily", c.cfg.Homophily, "--scenario csbm: fraction of edges inside a class")
+}
+
+// nodeDataset loads --dataset DIR or generates --scenario csbm from csbm.
+func nodeDataset(dir, scenario string, csbm graph.CSBMConfig, seed uint64) (*graph.Dataset, string, error) {
 	switch {
 	case dir != "" && scenario != "":
 		return nil, "", fmt.Errorf("give either --dataset or --scenario, not both")
@@ -20,7 +37,7 @@ func nodeDataset(dir, scenario string, seed uint64) (*graph.Dataset, string, err
 		}
 		return d, filepath.Base(filepath.Clean(dir)), nil
 	case scenario == "csbm":
-		d, err := graph.GenerateCSBM(graph.DefaultCSBM(), rand.New(rand.NewPCG(seed, 0xc5b3)))
+		d, err := graph.GenerateCSBM(csbm, rand.New(rand.NewPCG(seed, 0xc5b3)))
 		if err != nil {
 			return nil, "", err
 		}

@@ -16,13 +16,14 @@ func newPartitionCmd(g *globalFlags) *cobra.Command {
 		dir, scenario, method, out, split string
 		clients                           int
 		seed                              uint64
+		csbm                              csbmFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "partition (--dataset DIR | --scenario csbm) --clients N --partition louvain|random|metis|metis-overlap [--split random:0.2,0.4,0.4] --out DIR",
 		Short: "Split a dataset into per-client TSV directories for separate agent processes",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			start := time.Now()
-			d, name, err := nodeDataset(dir, scenario, seed)
+			d, name, err := nodeDataset(dir, scenario, csbm.cfg, seed)
 			if err != nil {
 				return fmt.Errorf("partition: %w", err)
 			}
@@ -54,6 +55,7 @@ func newPartitionCmd(g *globalFlags) *cobra.Command {
 	f.IntVar(&clients, "clients", 3, "number of clients")
 	f.StringVar(&out, "out", "", "output directory (one sub-directory per client)")
 	f.Uint64Var(&seed, "seed", 1, "seed")
+	csbm.register(cmd)
 	cmd.MarkFlagRequired("out")
 	return cmd
 }

@@ -11,7 +11,7 @@ import (
 // client count and coverage, after a --split re-split of the generated
 // graph, and unknown values are errors naming the accepted ones.
 func TestPartitionDatasetMethods(t *testing.T) {
-	d, _, err := nodeDataset("", "csbm", 1)
+	d, _, err := nodeDataset("", "csbm", graph.DefaultCSBM(), 1)
 	if err != nil {
 		t.Fatal(err)
 	}

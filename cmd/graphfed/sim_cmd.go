@@ -21,6 +21,7 @@ type simFlags struct {
 	split                                             string
 	clients, rounds, localEpochs, quorum              int
 	seed                                              uint64
+	csbm                                              csbmFlags
 	roundTimeout, deadlineCap                         time.Duration
 	deadlineFactor                                    float64
 	staleness                                         string
@@ -78,6 +79,7 @@ func newSimCmd(g *globalFlags) *cobra.Command {
 	f.Float64Var(&s.node.WeightDecay, "weight-decay", s.node.WeightDecay, "L2 weight decay")
 	f.Float64Var(&s.node.Dropout, "dropout", s.node.Dropout, "dropout probability")
 	f.Float64Var(&s.node.Prox, "mu", deploy.DefaultProx, "FedProx's proximal weight μ (--algo fedprox)")
+	s.csbm.register(cmd)
 	s.priv.register(cmd)
 	s.aml.register(cmd)
 	s.lpsfed.register(cmd)
@@ -144,7 +146,7 @@ func runSim(cmd *cobra.Command, g *globalFlags, s simFlags) error {
 	if err != nil {
 		return fmt.Errorf("sim: %w", err)
 	}
-	d, name, err := nodeDataset(s.dir, s.scenario, s.seed)
+	d, name, err := nodeDataset(s.dir, s.scenario, s.csbm.cfg, s.seed)
 	if err != nil {
 		return fmt.Errorf("sim: %w", err)
 	}

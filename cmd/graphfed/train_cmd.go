@@ -15,6 +15,7 @@ func newTrainCmd(g *globalFlags) *cobra.Command {
 	var (
 		dir, scenario string
 		seed          uint64
+		csbm          csbmFlags
 	)
 	var aml amlTrainFlags
 	cfg := gnn.DefaultTrainConfig()
@@ -29,7 +30,7 @@ func newTrainCmd(g *globalFlags) *cobra.Command {
 				return aml.run(cmd, g, cfg, seed)
 			}
 			start := time.Now()
-			d, name, err := nodeDataset(dir, scenario, seed)
+			d, name, err := nodeDataset(dir, scenario, csbm.cfg, seed)
 			if err != nil {
 				return fmt.Errorf("train: %w", err)
 			}
@@ -65,6 +66,7 @@ func newTrainCmd(g *globalFlags) *cobra.Command {
 	f.IntVar(&cfg.Hidden, "hidden", cfg.Hidden, "hidden units")
 	f.Float64Var(&cfg.Dropout, "dropout", cfg.Dropout, "dropout probability")
 	f.Uint64Var(&seed, "seed", 1, "random seed")
+	csbm.register(cmd)
 	aml.register(cmd)
 	return cmd
 }
