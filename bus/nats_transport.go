@@ -117,6 +117,7 @@ type NATSTransport struct {
 	bytes    atomic.Int64
 	wg       sync.WaitGroup
 	blobs    atomic.Pointer[blobSetting]
+	traffic  atomic.Pointer[trafficBox] // SetTraffic (traffic.go)
 }
 
 // blobSetting is what SetBlobs set.
@@ -187,6 +188,7 @@ func (t *NATSTransport) Publish(ctx context.Context, subject string, data []byte
 	}
 	t.messages.Add(1)
 	t.bytes.Add(int64(len(data)))
+	t.observe(DirectionSent, subject, len(data))
 	return nil
 }
 
@@ -229,6 +231,7 @@ func (t *NATSTransport) Subscribe(h Handler, subjects ...string) (Subscription, 
 	go func() {
 		defer t.wg.Done()
 		for m := range s.ch {
+			t.observe(DirectionReceived, m.Subject, len(m.Data))
 			h(Msg{Subject: m.Subject, Reply: m.Reply, Data: m.Data})
 		}
 	}()
@@ -252,6 +255,8 @@ func (t *NATSTransport) Request(ctx context.Context, subject string, data []byte
 	}
 	t.messages.Add(1)
 	t.bytes.Add(int64(len(data)))
+	t.observe(DirectionSent, subject, len(data))
+	t.observe(DirectionReceived, subject, len(m.Data)) // the reply, on the request's channel
 	return m.Data, nil
 }
 
@@ -269,6 +274,7 @@ func (t *NATSTransport) Respond(m Msg, data []byte) error {
 	}
 	t.messages.Add(1)
 	t.bytes.Add(int64(len(data)))
+	t.observe(DirectionSent, m.Subject, len(data)) // on the request's channel
 	return nil
 }
 
