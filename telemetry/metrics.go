@@ -25,6 +25,16 @@ const (
 	LabelNode      = "node"           // "worst" or "median"
 )
 
+// Histogram buckets, in seconds: a round or a round's training (from a
+// tenth of a second on a laptop to the ten minutes of an AMLworld round),
+// and a ledger append (a local fsync to a JetStream cluster waiting out a
+// leader election).
+// Functions, not variables: no package-level mutable state.
+func roundBuckets() []float64 { return []float64{0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 600} }
+func ledgerBuckets() []float64 {
+	return []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10}
+}
+
 // Metrics is one process's metrics: a registry of its own and the
 // collectors every party of the process records into. Safe for
 // concurrent use.
@@ -69,7 +79,7 @@ func New() *Metrics {
 	}
 	m.roundsClosed = counterVec("rounds_closed_total", "Rounds the aggregator closed, by close reason (quorum, deadline, buffer).", LabelReason)
 	m.roundDuration = prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: Namespace, Name: "round_duration_seconds",
-		Help: "Time from a round's opening to its close.", Buckets: prometheus.ExponentialBucketsRange(0.05, 600, 16)})
+		Help: "Time from a round's opening to its close.", Buckets: roundBuckets()})
 	m.round = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: Namespace, Name: "round", Help: "The round the aggregator has open (the last one once finished)."})
 	m.liveClients = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: Namespace, Name: "clients_live", Help: "Clients counted towards the quorum at the last close."})
 	m.accepted = prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: "updates_accepted_total", Help: "Updates that counted for their own round when it closed."})
@@ -82,11 +92,11 @@ func New() *Metrics {
 	m.trafficBytes = counterVec("transport_bytes_total", "Bytes of those messages as they crossed the wire (signed envelopes).", LabelParty, LabelChannel, LabelDirection)
 	m.ledgerAppend = counterVec("ledger_appends_total", "Privacy ledger appends, by entry channel and result (ok, error).", LabelParty, LabelChannel, LabelResult)
 	m.ledgerTime = prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: "ledger_append_duration_seconds",
-		Help: "Latency of privacy ledger appends (durable when they return).", Buckets: prometheus.ExponentialBucketsRange(0.0001, 10, 16)}, []string{LabelParty})
+		Help: "Latency of privacy ledger appends (durable when they return).", Buckets: ledgerBuckets()}, []string{LabelParty})
 	m.updatesSent = counterVec("agent_updates_sent_total", "Updates an agent published, withheld (budget spent, no parameters) or not.", LabelParty, LabelWithheld)
 	m.embSent = counterVec("agent_embeddings_sent_total", "Boundary embedding messages an agent published to its neighbours.", LabelParty)
 	m.stepTime = prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: "agent_train_duration_seconds",
-		Help: "Time of an agent's machine step that trained a round and released its update.", Buckets: prometheus.ExponentialBucketsRange(0.01, 600, 16)}, []string{LabelParty})
+		Help: "Time of an agent's machine step that trained a round and released its update.", Buckets: roundBuckets()}, []string{LabelParty})
 	m.budgetRefused = counterVec("privacy_budget_exhausted_total", "Releases the privacy gate refused for budget, by channel (the channel is withheld from then on).", LabelClient, LabelChannel)
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.trafficMsgs, m.trafficBytes, m.ledgerAppend, m.ledgerTime, m.updatesSent, m.embSent, m.stepTime, m.budgetRefused, m.sources)
