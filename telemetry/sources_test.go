@@ -57,7 +57,9 @@ func TestSources(t *testing.T) {
 	v.Reject(&bus.RejectError{Reason: bus.ReasonSignature, Err: errors.New("forged")})
 	v.Reject(&bus.RejectError{Reason: bus.ReasonSignature, Err: errors.New("forged")})
 	m.WatchRejects("aggregator", v.Rejects)
-	m.WatchConn("aggregator", func() bus.ConnCounts { return bus.ConnCounts{SlowConsumer: 2, Reconnects: 3, Disconnects: 4, Errors: 1} })
+	m.WatchConn("aggregator", func() bus.ConnCounts {
+		return bus.ConnCounts{SlowConsumer: 2, Reconnects: 3, Disconnects: 4, Errors: 1}
+	})
 
 	g, err := privacy.NewGate(ctx, privacy.Config{Job: "job", Client: "bank-1", Delta: 1e-5, Budget: privacy.Budget{Epsilon: 1e9}},
 		privacy.NewMemLedger(), func() time.Time { return time.Unix(0, 0) })
