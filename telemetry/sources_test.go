@@ -50,7 +50,6 @@ func TestLedgerAppends(t *testing.T) {
 // Rejects, connection events and privacy spending are read from their
 // owners at every scrape: the metrics are the owners' numbers.
 func TestSources(t *testing.T) {
-	ctx := context.Background()
 	m := New()
 	v := bus.NewValidator(bus.Schema{Job: "job"})
 	v.Open(bus.Subject("job", bus.KindUpdate, "bank-1"), []byte("not an envelope"))
@@ -61,20 +60,7 @@ func TestSources(t *testing.T) {
 		return bus.ConnCounts{SlowConsumer: 2, Reconnects: 3, Disconnects: 4, Errors: 1}
 	})
 
-	g, err := privacy.NewGate(ctx, privacy.Config{Job: "job", Client: "bank-1", Delta: 1e-5, Budget: privacy.Budget{Epsilon: 1e9}},
-		privacy.NewMemLedger(), func() time.Time { return time.Unix(0, 0) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := g.Release(ctx, privacy.Request{Channel: privacy.ChannelModel, Round: 1, Rows: [][]float32{{1, 2}}, Sigma: 1, Clip: 1}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := g.Release(ctx, privacy.Request{Channel: privacy.ChannelEmb, Round: 1, Rows: [][]float32{{1, 0}, {0, 1}}, NodeIDs: []int64{1, 2}, Sigma: 1}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := g.RecordCalibration(ctx, 1, privacy.Calibration{K: 1, N: 2, Q: []float64{50, 90}, Rho: []float64{0.3, 0.8}}); err != nil {
-		t.Fatal(err)
-	}
+	g := spendingGate(t, privacy.Budget{Epsilon: 1e9})
 	m.WatchGate("bank-1", g)
 	sp := g.Spent(0)
 	nodes := g.NodeEpsilons()
@@ -103,4 +89,27 @@ func TestSources(t *testing.T) {
 	// Later rejects show at the next scrape.
 	v.Reject(&bus.RejectError{Reason: bus.ReasonSignature, Err: errors.New("forged")})
 	expect(t, m.Registry(), []sample{{"graphfed_messages_rejected_total", labels("party", "aggregator", "reason", bus.ReasonSignature), 3}})
+}
+
+// spendingGate is bank-1's gate under budget after a model release, an
+// embedding release of two nodes and a calibration at percentiles 50
+// and 90.
+func spendingGate(t *testing.T, budget privacy.Budget) *privacy.Gate {
+	t.Helper()
+	ctx := context.Background()
+	g, err := privacy.NewGate(ctx, privacy.Config{Job: "job", Client: "bank-1", Delta: 1e-5, Budget: budget},
+		privacy.NewMemLedger(), func() time.Time { return time.Unix(0, 0) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Release(ctx, privacy.Request{Channel: privacy.ChannelModel, Round: 1, Rows: [][]float32{{1, 2}}, Sigma: 1, Clip: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Release(ctx, privacy.Request{Channel: privacy.ChannelEmb, Round: 1, Rows: [][]float32{{1, 0}, {0, 1}}, NodeIDs: []int64{1, 2}, Sigma: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.RecordCalibration(ctx, 1, privacy.Calibration{K: 1, N: 2, Q: []float64{50, 90}, Rho: []float64{0.3, 0.8}}); err != nil {
+		t.Fatal(err)
+	}
+	return g
 }
