@@ -55,6 +55,9 @@ type Config struct {
 	// Signer, when set, signs every envelope the agent sends; it must sign
 	// as Client, with the key the keyring lists for it.
 	Signer *bus.Signer
+	// Observer, if set, sees every step of the machine (metrics,
+	// observer.go).
+	Observer Observer
 }
 
 // Result is what an agent reports when the job is done.
@@ -224,6 +227,9 @@ func (a *Agent) step(ctx context.Context, ev MachineEvent) (res Result, done boo
 		acts, err := a.m.Step(ctx, ev)
 		if err != nil {
 			return a.result(nil), true, err
+		}
+		if a.cfg.Observer != nil {
+			a.cfg.Observer.Stepped(ev, acts, time.Since(stepped))
 		}
 		slow := a.slowWait(time.Since(stepped))
 		for _, act := range acts {

@@ -296,6 +296,9 @@ func (s *Server) stepFrom(ctx context.Context, ev Event, lm *bus.LoggedMsg) erro
 	before := s.machine.Round()
 	acts := s.machine.Step(ev)
 	s.account(acts)
+	if s.cfg.Observer != nil {
+		s.cfg.Observer.Stepped(ev, before, acts)
+	}
 	accepted := s.noteNews(ev, acts)
 	if s.durable() {
 		_, tick := ev.(Tick)

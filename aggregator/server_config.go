@@ -33,6 +33,9 @@ type ServerConfig struct {
 	// OnRound, if set, is called with every close decision (progress
 	// output); a personalizing strategy's mixing is in RoundClosed.Mix.
 	OnRound func(RoundClosed)
+	// Observer, if set, sees every step of the machine (metrics,
+	// observer.go).
+	Observer Observer
 	// Store and Updates, both set, make the server durable (store.go,
 	// recovery.go): updates come from the log instead of core NATS, a
 	// checkpoint is stored after every step before its actions are carried

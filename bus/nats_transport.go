@@ -125,6 +125,7 @@ type NATSTransport struct {
 	bytes    atomic.Int64
 	wg       sync.WaitGroup
 	blobs    atomic.Pointer[blobSetting]
+	traffic  atomic.Pointer[trafficBox] // SetTraffic (traffic.go)
 }
 
 // blobSetting is what SetBlobs set.
@@ -195,6 +196,7 @@ func (t *NATSTransport) Publish(ctx context.Context, subject string, data []byte
 	}
 	t.messages.Add(1)
 	t.bytes.Add(int64(len(data)))
+	t.observe(DirectionSent, subject, len(data))
 	return nil
 }
 
@@ -237,6 +239,7 @@ func (t *NATSTransport) Subscribe(h Handler, subjects ...string) (Subscription, 
 	go func() {
 		defer t.wg.Done()
 		for m := range s.ch {
+			t.observe(DirectionReceived, m.Subject, len(m.Data))
 			h(Msg{Subject: m.Subject, Reply: m.Reply, Data: m.Data})
 		}
 	}()
@@ -260,6 +263,8 @@ func (t *NATSTransport) Request(ctx context.Context, subject string, data []byte
 	}
 	t.messages.Add(1)
 	t.bytes.Add(int64(len(data)))
+	t.observe(DirectionSent, subject, len(data))
+	t.observe(DirectionReceived, subject, len(m.Data)) // the reply, on the request's channel
 	return m.Data, nil
 }
 
@@ -277,6 +282,7 @@ func (t *NATSTransport) Respond(m Msg, data []byte) error {
 	}
 	t.messages.Add(1)
 	t.bytes.Add(int64(len(data)))
+	t.observe(DirectionSent, m.Subject, len(data)) // on the request's channel
 	return nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"graphfed/agent"
 	"graphfed/bus"
 	"graphfed/privacy"
+	"graphfed/telemetry"
 )
 
 // AgentOptions are everything one organisation's agent is built from.
@@ -48,6 +49,9 @@ type AgentOptions struct {
 	Transport *bus.NATSTransport
 	// Blobs say how updates too large to go inline travel.
 	Blobs BlobOptions
+	// Metrics, when set, records the agent's live metrics (telemetry),
+	// labelled with its id; nil: none.
+	Metrics *telemetry.Metrics
 }
 
 // Validate checks the options without touching the network.
@@ -155,6 +159,7 @@ func NewAgent(ctx context.Context, o AgentOptions) (_ *Agent, err error) {
 		return fail(err)
 	}
 	a.closeLedger = closeLedger
+	ledger, observer := observeAgent(o.Metrics, o.ID, a.tr, a.events, ledger)
 	if a.gate, err = Gate(ctx, o.Job, o.ID, o.Privacy, ledger, o.Now, ring, signer); err != nil {
 		return fail(err)
 	}
@@ -164,8 +169,14 @@ func NewAgent(ctx context.Context, o AgentOptions) (_ *Agent, err error) {
 		return fail(err)
 	}
 	// The one call that follows the agent package's constructor.
-	if a.agent, err = agent.New(agentConfig(o, ring, signer), out, o.Learner, a.gate); err != nil {
+	cfg := agentConfig(o, ring, signer)
+	cfg.Observer = observer
+	if a.agent, err = agent.New(cfg, out, o.Learner, a.gate); err != nil {
 		return fail(err)
+	}
+	if o.Metrics != nil {
+		o.Metrics.WatchRejects(o.ID, a.agent.Validator().Rejects)
+		o.Metrics.WatchGate(o.ID, a.gate)
 	}
 	return a, nil
 }

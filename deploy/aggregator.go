@@ -10,6 +10,7 @@ import (
 
 	"graphfed/aggregator"
 	"graphfed/bus"
+	"graphfed/telemetry"
 )
 
 // AggregatorOptions are everything a job's aggregator is built from.
@@ -53,6 +54,9 @@ type AggregatorOptions struct {
 	// Blobs say how models too large to go inline travel; with a keyring
 	// the aggregator creates every bank's blob bucket at its start.
 	Blobs BlobOptions
+	// Metrics, when set, records the aggregator's live metrics
+	// (telemetry); nil: none.
+	Metrics *telemetry.Metrics
 }
 
 // Validate checks the options without touching the network.
@@ -137,6 +141,7 @@ func NewAggregator(ctx context.Context, o AggregatorOptions) (_ *Aggregator, err
 		return fail(err)
 	}
 	cfg := serverConfig(o, ring, signer)
+	cfg.Observer = observeAggregator(o.Metrics, a.tr, a.events)
 	if o.Durable {
 		if cfg.Store, cfg.Updates, err = AggregatorStore(ctx, a.tr, o.Job, cfg.recovery); err != nil {
 			return fail(err)
@@ -166,6 +171,9 @@ func NewAggregator(ctx context.Context, o AggregatorOptions) (_ *Aggregator, err
 	// The one call that follows the aggregator package's constructor.
 	if a.srv, err = aggregator.NewServer(cfg.ServerConfig, a.tr); err != nil {
 		return fail(err)
+	}
+	if o.Metrics != nil {
+		o.Metrics.WatchRejects(bus.AggregatorID, a.srv.Validator().Rejects)
 	}
 	return a, nil
 }

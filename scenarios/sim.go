@@ -13,6 +13,7 @@ import (
 	"graphfed/deploy"
 	"graphfed/graph"
 	"graphfed/privacy"
+	"graphfed/telemetry"
 )
 
 // SimConfig describes an in-process federated job: one aggregator and one
@@ -78,6 +79,9 @@ type SimConfig struct {
 	// OnProgress, if set, is called after every close decision with the
 	// traffic and privacy spending so far.
 	OnProgress func(rc aggregator.RoundClosed, p Progress)
+	// Metrics, when set, records every party's live metrics into one
+	// registry (telemetry; party and client labels tell them apart).
+	Metrics *telemetry.Metrics
 }
 
 // Progress is a running job's traffic and privacy spending.
@@ -164,7 +168,7 @@ func simJobOptions(cfg SimConfig, learners []agent.Learner, ids []string) (deplo
 		Local:   deploy.LocalOptions{Job: cfg.Job, Secure: cfg.Secure, URL: cfg.NATSURL},
 		Durable: cfg.Durable,
 		Aggregator: deploy.AggregatorOptions{Task: task, Round: round, InitSeed: cfg.Seed, Enrol: ids,
-			FinalWait: cfg.FinalWait, Log: cfg.Log},
+			FinalWait: cfg.FinalWait, Log: cfg.Log, Metrics: cfg.Metrics},
 	}
 	for i, l := range learners {
 		p, err := cfg.Privacy.options(i)
@@ -173,7 +177,7 @@ func simJobOptions(cfg SimConfig, learners []agent.Learner, ids []string) (deplo
 		}
 		o.Agents = append(o.Agents, deploy.AgentOptions{ID: ids[i], Learner: l, Privacy: p,
 			LocalEpochs: cfg.LocalEpochs, EvalEvery: cfg.EvalEvery, Slowdown: cfg.Slowdown[i],
-			SlowFactor: cfg.SlowFactor[i], Log: cfg.Log})
+			SlowFactor: cfg.SlowFactor[i], Log: cfg.Log, Metrics: cfg.Metrics})
 	}
 	return o, nil
 }

@@ -27,6 +27,7 @@ type agentFlags struct {
 	gradSigma, embSigma      float64
 	learn                    deploy.LearnerOptions
 	blobs                    blobFlags
+	metrics                  metricsFlags
 }
 
 // Defaults of `graphfed agent` that differ by task: an AML bank takes
@@ -56,6 +57,12 @@ func newAgentCmd(g *globalFlags) *cobra.Command {
 				return err
 			}
 			o := a.options(cmd, priv, g.logger())
+			live, stopMetrics, err := a.metrics.start(cmd.Context(), g.logger())
+			if err != nil {
+				return err
+			}
+			defer stopMetrics()
+			o.Metrics = live
 			ag, err := deploy.NewAgent(cmd.Context(), o)
 			if err != nil {
 				return err
@@ -116,6 +123,7 @@ func (a *agentFlags) register(cmd *cobra.Command) {
 	f.StringVar(&a.keyring, "keyring", "", "keyring.json of the job (graphfed keys): verify every envelope's signature")
 	registerInsecure(cmd, &a.insecure)
 	a.blobs.register(cmd)
+	a.metrics.register(cmd)
 	f.BoolVar(&a.durable, "durable", false, "store updates in the job's JetStream update stream (for an aggregator run with --durable)")
 	f.Uint64Var(&a.noiseSeed, "noise-seed", 0, "seed the privacy noise: reproducible runs for testing only, marked non-private in the ledger")
 	f.StringVar(&a.ledger, "ledger", "", "privacy ledger file (fsynced); default: the job's JetStream ledger stream")

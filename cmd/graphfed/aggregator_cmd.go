@@ -67,6 +67,7 @@ func newAggregatorCmd(g *globalFlags) *cobra.Command {
 		rf                                          recFlags
 		gsp                                         fedgspFlags
 		createLedger, insecure, resume              bool
+		mf                                          metricsFlags
 	)
 	var mem *memoryLimit
 	cmd := &cobra.Command{
@@ -112,11 +113,16 @@ func newAggregatorCmd(g *globalFlags) *cobra.Command {
 				}
 				round.FedGSP = gc
 			}
+			live, stopMetrics, err := mf.start(cmd.Context(), g.logger())
+			if err != nil {
+				return err
+			}
+			defer stopMetrics()
 			p := newProgress("aggregator "+job, fc.Rounds)
 			agg, err := deploy.NewAggregator(cmd.Context(), deploy.AggregatorOptions{
 				Job: job, Task: task, Conn: deploy.ConnOptions{URL: natsURL, Creds: creds}, Keyring: keyring,
 				Durable: rec.durable, Recovery: rec.options(), Round: round, InitSeed: fc.Seed, Enrol: fc.Clients,
-				CreateLedger: createLedger, Resume: resume, FinalWait: finalWait, Log: g.logger(), Blobs: blobs.options(),
+				CreateLedger: createLedger, Resume: resume, FinalWait: finalWait, Log: g.logger(), Blobs: blobs.options(), Metrics: live,
 				OnRound: func(rc aggregator.RoundClosed) {
 					p.update(int(rc.Round), fmt.Sprintf("%s in=%d late=%d%s", rc.Reason, len(rc.In), len(rc.Late), budgetNote(rc)))
 				},
@@ -190,6 +196,7 @@ func newAggregatorCmd(g *globalFlags) *cobra.Command {
 	f.BoolVar(&createLedger, "create-ledger", false, "create the job's ledger stream before the job starts (in a permissioned deployment only the aggregator may)")
 	rec.register(cmd)
 	blobs.register(cmd)
+	mf.register(cmd)
 	f.StringVar(&task, "task", "", "node, aml or rec (default: rec for lpsfed and lpsfed-bpr, node otherwise; checks --algo)")
 	f.StringVar(&fc.Algo, "algo", "fedavg", "local, fedavg, fedgnn-st, cefedgnn (node, aml); fedavg, lpsfed-bpr, lpsfed (rec)")
 	f.IntVar(&fc.Rounds, "rounds", 100, "rounds")

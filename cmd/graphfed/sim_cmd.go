@@ -14,6 +14,7 @@ import (
 	"graphfed/deploy"
 	"graphfed/graph"
 	"graphfed/scenarios"
+	"graphfed/telemetry"
 )
 
 type simFlags struct {
@@ -36,6 +37,8 @@ type simFlags struct {
 	lpsfed                                            lpsfedFlags
 	fedgsp                                            fedgspFlags
 	durable, secure                                   bool
+	metrics                                           metricsFlags
+	live                                              *telemetry.Metrics // served at --metrics-addr
 }
 
 func newSimCmd(g *globalFlags) *cobra.Command {
@@ -48,6 +51,12 @@ func newSimCmd(g *globalFlags) *cobra.Command {
 			if err := mem.apply(cmd, g.logger()); err != nil {
 				return err
 			}
+			live, stopMetrics, err := s.metrics.start(cmd.Context(), g.logger())
+			if err != nil {
+				return err
+			}
+			defer stopMetrics()
+			s.live = live
 			return runSim(cmd, g, s)
 		},
 	}
@@ -85,6 +94,7 @@ func newSimCmd(g *globalFlags) *cobra.Command {
 	s.lpsfed.register(cmd)
 	s.fedgsp.register(cmd)
 	s.async.register(cmd)
+	s.metrics.register(cmd)
 	s.cefed = agent.DefaultCEFedConfig()
 	f.StringVar(&s.learner, "learner", "", "node learner: adam (GCN/SAGE with Adam) or cefed (CE-FedGNN's SAGE-mean with moving averages and Eq. 9 updates); default: cefed for cefedgnn and fedgnn-st, adam otherwise")
 	f.Float64Var(&s.embSigma, "emb-sigma", agent.DefaultEmbSigma, "σ0 on normalized boundary embeddings (cefedgnn, fedgnn-st)")
@@ -230,7 +240,7 @@ func (s simFlags) simConfig(task string, log zerolog.Logger, priv scenarios.SimP
 		RoundTimeout: s.roundTimeout, DeadlineFactor: s.deadlineFactor, DeadlineCap: s.deadlineCap,
 		Quorum: s.quorum, Buffer: s.async.buffer, Seed: s.seed,
 		Staleness: aggregator.Staleness{Policy: s.staleness, Factor: s.staleFactor, A: s.staleA},
-		NATSURL:   s.natsURL, Secure: s.secure, Durable: s.durable, Privacy: priv, Log: log}
+		NATSURL:   s.natsURL, Secure: s.secure, Durable: s.durable, Privacy: priv, Log: log, Metrics: s.live}
 }
 
 type roundRow struct {
