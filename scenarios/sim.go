@@ -61,6 +61,9 @@ type SimConfig struct {
 	// keyring and server configuration in a temporary directory
 	// (deploy.LocalOptions.Secure). Not with NATSURL.
 	Secure bool
+	// InProcess connects every party to the embedded server through an
+	// in-memory pipe instead of a socket (deploy.LocalOptions.InProcess).
+	InProcess bool
 	// Durable checkpoints the aggregator to JetStream and passes the
 	// updates through the job's update stream.
 	Durable bool
@@ -165,7 +168,7 @@ func simJobOptions(cfg SimConfig, learners []agent.Learner, ids []string) (deplo
 		round.LPSFed, round.FedGSP = cfg.LPSFed, cfg.FedGSP
 	}
 	o := deploy.JobOptions{
-		Local:   deploy.LocalOptions{Job: cfg.Job, Secure: cfg.Secure, URL: cfg.NATSURL},
+		Local:   deploy.LocalOptions{Job: cfg.Job, Secure: cfg.Secure, URL: cfg.NATSURL, InProcess: cfg.InProcess},
 		Durable: cfg.Durable,
 		Aggregator: deploy.AggregatorOptions{Task: task, Round: round, InitSeed: cfg.Seed, Enrol: ids,
 			FinalWait: cfg.FinalWait, Log: cfg.Log, Metrics: cfg.Metrics},

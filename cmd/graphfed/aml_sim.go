@@ -149,6 +149,9 @@ func runAMLSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Time) 
 	p := newProgress("sim aml "+s.algo, s.rounds)
 	sc := s.simConfig(deploy.TaskAML, log, priv)
 	sc.Learners, sc.IDs, sc.EvalEvery, sc.SlowFactor = learners, ids, s.aml.evalEvery, slow
+	if sc.InProcess, err = inProcessConns(s.conns, s.natsURL, len(learners)+2, log); err != nil {
+		return err
+	}
 	sc.OnRound = func(rc aggregator.RoundClosed, scores map[string]map[string]float64) {
 		f1 := math.NaN() // not scored this round (--eval-every)
 		if len(scores) > 0 {

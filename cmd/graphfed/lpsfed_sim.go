@@ -114,6 +114,9 @@ func runLPSFedSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Tim
 	}
 	sc := s.simConfig(deploy.TaskRec, log, priv)
 	sc.Learners, sc.IDs, sc.EvalEvery, sc.FreezeRounds = learners, ids, evalEvery, l.ref.freeze
+	if sc.InProcess, err = inProcessConns(s.conns, s.natsURL, len(learners)+2, log); err != nil {
+		return err
+	}
 	l.ref.phi = l.phi
 	sc.LPSFed = l.ref.config(s.seed)
 	sc.LPSFed.Reference = aggregator.GNMKReference

@@ -19,6 +19,7 @@ import (
 
 type simFlags struct {
 	dir, scenario, algo, partition, natsURL, out, job string
+	conns                                             string
 	split                                             string
 	clients, rounds, localEpochs, quorum              int
 	seed                                              uint64
@@ -72,6 +73,7 @@ func newSimCmd(g *globalFlags) *cobra.Command {
 	f.IntVar(&s.localEpochs, "local-epochs", 5, "local steps per round (CE-FedGNN's K; full-batch epochs for node datasets)")
 	f.Uint64Var(&s.seed, "seed", 1, "seed for data generation, partitioning and model init (simulation only)")
 	f.StringVar(&s.natsURL, "nats", "", "external NATS server or cluster URL; default: an embedded server")
+	f.StringVar(&s.conns, "conns", "auto", connsHelp)
 	f.BoolVar(&s.durable, "durable", false, "durable aggregator: checkpoints in JetStream KV and object store, updates through the job's update stream")
 	f.BoolVar(&s.secure, "secure", false, "fresh keys, keyring and per-party permissions for the job in a temporary directory; every party signs and verifies (not with --nats)")
 	f.StringVar(&s.out, "out", "", "run directory for the JSON summary and per-round CSV")
@@ -198,6 +200,9 @@ func runSim(cmd *cobra.Command, g *globalFlags, s simFlags) error {
 	p := newProgress("sim "+s.algo, s.rounds)
 	sc := s.simConfig(deploy.TaskNode, log, priv)
 	sc.Clients, sc.Node, sc.Learners, sc.IDs, sc.SlowFactor = clients, s.node, learners, ids, slow
+	if sc.InProcess, err = inProcessConns(s.conns, s.natsURL, len(learners)+2, log); err != nil {
+		return err
+	}
 	sc.FedGSP = gspServer
 	sc.OnRound = func(rc aggregator.RoundClosed, scores map[string]map[string]float64) {
 		acc, _ := meanScore(scores, "test_score")
