@@ -67,6 +67,15 @@ func runJobFile(cmd *cobra.Command, path string, flags []string) error {
 	if err := checkJob(job); err != nil {
 		return err
 	}
+	root := jobRoot(job, flags)
+	root.SetOut(cmd.OutOrStdout())
+	root.SetErr(cmd.ErrOrStderr())
+	return root.ExecuteContext(cmd.Context())
+}
+
+// jobRoot is a fresh root that runs job's command with the command-line
+// flags and then the file's keys for the flags those left alone.
+func jobRoot(job *jobfile.Job, flags []string) *cobra.Command {
 	root := newRootCmd()
 	root.SilenceErrors = true // the outer root prints the error once
 	pre := root.PersistentPreRunE
@@ -80,9 +89,7 @@ func runJobFile(cmd *cobra.Command, path string, flags []string) error {
 		return pre(c, args)
 	}
 	root.SetArgs(append([]string{job.Run}, flags...))
-	root.SetOut(cmd.OutOrStdout())
-	root.SetErr(cmd.ErrOrStderr())
-	return root.ExecuteContext(cmd.Context())
+	return root
 }
 
 // checkJob applies job to the flags of a fresh copy of its command: the
