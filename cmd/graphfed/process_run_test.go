@@ -2,10 +2,15 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
+	"time"
+
+	"graphfed/bus"
 )
 
 // `graphfed run JOB.yaml --json` and the `graphfed sim` command line it
@@ -50,4 +55,36 @@ func TestProcessRunJobFileMatchesSim(t *testing.T) {
 		}
 	}
 	t.Logf("test_f1_illicit %v, epsilon_p90 %v", m["test_f1_illicit"], p["epsilon_p90"])
+}
+
+// The three-bank deployment's job files run as written but for what names
+// this machine (server address, keys, bank directories and ids, one
+// replica) and a shorter job, given as flags after each file: the
+// aggregator and three agents as separate processes on a permissioned
+// server, signed and durable. About 20 s on 2 cores.
+func TestProcessDeployExampleRuns(t *testing.T) {
+	requireProcessTests(t)
+	dirs, ids := amlBankDirs(t)
+	j := newPermJob(t, "aml-1", ids, 3*time.Minute)
+	example := filepath.Join("..", "..", "examples", "deploy-3banks")
+	agg := j.start(bus.AggregatorID, nil, append([]string{"run", filepath.Join(example, "aggregator.yaml")},
+		append(j.signed(bus.AggregatorID), "--clients", strings.Join(ids, ","), "--replicas", "1", "--rounds", "2", "--json")...)...)
+	var agents []*proc
+	for i, id := range ids {
+		args := append([]string{"run", filepath.Join(example, fmt.Sprintf("bank-%d.yaml", i))}, j.signed(id)...)
+		agents = append(agents, j.start(id, nil, append(args, "--client", id, "--data", dirs[i], "--local-epochs", "2", "--json")...))
+	}
+	j.wait(agg)
+	rep := j.report(agg)
+	m := rep["metrics"].(map[string]any)
+	if rep["rounds"] != 2.0 || rep["algo"] != "cefedgnn" || m["task"] != "aml" || m["clients_reporting"] != 3.0 {
+		t.Errorf("aggregator report: rounds %v algo %v task %v clients %v, want 2 rounds of cefedgnn on aml with 3 banks",
+			rep["rounds"], rep["algo"], m["task"], m["clients_reporting"])
+	}
+	for i, a := range agents {
+		j.wait(a)
+		if am := j.report(a)["metrics"].(map[string]any); am["client"] != ids[i] || am["rounds_trained"] != 2.0 {
+			t.Errorf("%s: client %v trained %v rounds", ids[i], am["client"], am["rounds_trained"])
+		}
+	}
 }
