@@ -15,7 +15,7 @@ require (
 	gonum.org/v1/plot v0.17.0
 )
 
-require go.yaml.in/yaml/v3 v3.0.6 // indirect
+require go.yaml.in/yaml/v3 v3.0.6
 
 require (
 	codeberg.org/go-fonts/liberation v0.5.0 // indirect
