@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"graphfed/deploy"
 	"graphfed/jobfile"
 )
 
@@ -97,6 +98,10 @@ func TestPrintDefaultsReadsBackForEveryAlgo(t *testing.T) {
 				if job.Run != run || fs.Lookup("algo").Value.String() != algo {
 					t.Errorf("%s: run %s algo %s, want %s %s", path, job.Run, fs.Lookup("algo").Value, run, algo)
 				}
+				// The task is set where the command's default lacks the algorithm.
+				if task, _ := fs.GetString("task"); run == "agent" && deploy.CheckTaskAlgo(task, algo) != nil {
+					t.Errorf("agent --algo %s: task %s lacks it", algo, task)
+				}
 				if i == 0 {
 					continue
 				}
@@ -104,7 +109,7 @@ func TestPrintDefaultsReadsBackForEveryAlgo(t *testing.T) {
 					if !f.Changed {
 						t.Errorf("%s --algo %s: no key for --%s", run, algo, f.Name)
 					}
-					if f.Name != "algo" && f.Value.String() != f.DefValue {
+					if f.Name != "algo" && f.Name != "task" && f.Value.String() != f.DefValue {
 						t.Errorf("%s --algo %s: key %s reads back as %s, default %s", run, algo, f.Name, f.Value, f.DefValue)
 					}
 				})

@@ -49,8 +49,30 @@ func printDefaults(cmd *cobra.Command, args []string) error {
 			"differently when given (an explicit seed seeds the privacy noise; the AML defaults of --rounds and --algo apply only when they are not given). " +
 			"Uncomment the lines you mean to set. Paths are relative to the working directory.",
 	}
-	return jobfile.WriteDefaults(cmd.OutOrStdout(), header,
-		[]jobfile.Pair{{Key: jobfile.RunKey, Value: run}, {Key: "algo", Value: algo}}, sections)
+	set := []jobfile.Pair{{Key: jobfile.RunKey, Value: run}, {Key: "algo", Value: algo}}
+	if task := taskFor(run, algo); task != "" {
+		set = append(set, jobfile.Pair{Key: "task", Value: task})
+	}
+	return jobfile.WriteDefaults(cmd.OutOrStdout(), header, set, sections)
+}
+
+// taskFor is the task to set beside algo when the command's default task
+// lacks it (agent --task node with lpsfed: rec); "" when the default does.
+func taskFor(run, algo string) string {
+	fs, err := commandFlags(run)
+	if err != nil {
+		return ""
+	}
+	f := fs.Lookup("task")
+	if f == nil || f.DefValue == "" || deploy.CheckTaskAlgo(f.DefValue, algo) == nil {
+		return ""
+	}
+	for _, t := range deploy.Tasks() {
+		if slices.Contains(deploy.Algorithms(t), algo) {
+			return t
+		}
+	}
+	return ""
 }
 
 // knownAlgos are the algorithms of every task, each once.
