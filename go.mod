@@ -18,6 +18,8 @@ require (
 	gonum.org/v1/plot v0.17.0
 )
 
+require go.yaml.in/yaml/v3 v3.0.6
+
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect

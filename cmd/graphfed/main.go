@@ -65,6 +65,7 @@ func subcommands(g *globalFlags) []*cobra.Command {
 		newSpectralCmd(g),
 		newKeysCmd(g),
 		newScenarioCmd(g),
+		newRunCmd(g),
 	}
 }
 
