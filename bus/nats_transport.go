@@ -115,6 +115,7 @@ type NATSTransport struct {
 	signer   atomic.Pointer[Signer]
 	messages atomic.Int64
 	bytes    atomic.Int64
+	traffic  trafficByKind
 	wg       sync.WaitGroup
 	blobs    atomic.Pointer[blobSetting]
 }
@@ -187,6 +188,7 @@ func (t *NATSTransport) Publish(ctx context.Context, subject string, data []byte
 	}
 	t.messages.Add(1)
 	t.bytes.Add(int64(len(data)))
+	t.traffic.add(subject, len(data))
 	return nil
 }
 
@@ -252,6 +254,7 @@ func (t *NATSTransport) Request(ctx context.Context, subject string, data []byte
 	}
 	t.messages.Add(1)
 	t.bytes.Add(int64(len(data)))
+	t.traffic.add(subject, len(data))
 	return m.Data, nil
 }
 
@@ -269,6 +272,7 @@ func (t *NATSTransport) Respond(m Msg, data []byte) error {
 	}
 	t.messages.Add(1)
 	t.bytes.Add(int64(len(data)))
+	t.traffic.add(m.Subject, len(data))
 	return nil
 }
 
@@ -287,6 +291,10 @@ func (t *NATSTransport) Flush(ctx context.Context) error {
 
 // Stats implements Transport.
 func (t *NATSTransport) Stats() (int64, int64) { return t.messages.Load(), t.bytes.Load() }
+
+// Traffic is what Stats counts, per message kind (a reply under its
+// request's kind).
+func (t *NATSTransport) Traffic() map[Kind]Traffic { return t.traffic.snapshot() }
 
 // Close implements Transport.
 func (t *NATSTransport) Close() error {

@@ -214,7 +214,13 @@ func runSim(cmd *cobra.Command, g *globalFlags, s simFlags) error {
 		Privacy: privacyReport(res.Agg.Final, res.Ledger, priv),
 	}
 	if s.out != "" {
-		if err := writeSimRun(s.out, rep, rows, "test_"+metric); err != nil {
+		score := func(sc map[string]float64) float64 {
+			if v, ok := sc["test_score"]; ok {
+				return v
+			}
+			return math.NaN()
+		}
+		if err := writeSimRun(cmd, s.out, simRun{rep: rep, rows: rows, metric: "test_" + metric, clientScore: score, res: res, priv: priv, start: start}); err != nil {
 			return fmt.Errorf("sim: %w", err)
 		}
 	}
