@@ -39,7 +39,7 @@ func newPNGPlot(title, ylabel string, log bool, ss []Series) (pngPlot, error) {
 	p.Y.Label.Text = ylabel
 	if log {
 		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.Y.Tick.Marker = logTicker{}
 	}
 	p.Add(plotter.NewGrid())
 	lg := plot.NewLegend()
@@ -147,4 +147,23 @@ func WriteEpsilonPNG(rep privacy.Report, claims []Claim, target float64, path st
 		plots = append(plots, pp)
 	}
 	return savePNG(path, plots)
+}
+
+// logTicker labels a log axis as the SVG plots do: powers of ten, with 2
+// and 5 between them over a short range (gonum's LogTicks labels powers
+// of ten only, which leaves one label on a range of one decade).
+type logTicker struct{}
+
+// Ticks implements plot.Ticker.
+func (logTicker) Ticks(lo, hi float64) []plot.Tick {
+	if !(lo > 0 && hi >= lo) {
+		return nil
+	}
+	var out []plot.Tick
+	for _, v := range logAxis(lo, hi).ticks {
+		if v >= lo*(1-1e-9) && v <= hi*(1+1e-9) {
+			out = append(out, plot.Tick{Value: v, Label: tickLabel(v, true)})
+		}
+	}
+	return out
 }
