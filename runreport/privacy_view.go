@@ -66,5 +66,5 @@ func plainWords(c Claim, delta float64) template.HTML {
 	default:
 		s = fmt.Sprintf("<b>%s</b> — %s: <b>carries no DP guarantee</b> that the run can state (%s).", esc(string(c.Channel)), esc(what), esc(c.Text))
 	}
-	return template.HTML(s)
+	return template.HTML(s + ` <span class="muted">(` + esc(c.Text) + `)</span>`)
 }

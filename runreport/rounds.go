@@ -99,7 +99,7 @@ func parseRound(rec []string) (Round, error) {
 		return r, fmt.Errorf("round: %w", err)
 	}
 	r.Reason = rec[1]
-	r.In, r.Late, r.Stale = strings.Fields(rec[2]), strings.Fields(rec[3]), strings.Fields(rec[4])
+	r.In, r.Late, r.Stale = ids(rec[2]), ids(rec[3]), ids(rec[4])
 	floats := []struct {
 		dst  *float64
 		col  int
@@ -120,4 +120,13 @@ func parseRound(rec []string) (Round, error) {
 		return r, fmt.Errorf("messages %q: not a count", rec[8])
 	}
 	return r, nil
+}
+
+// ids splits a space-separated list; nil when empty.
+func ids(s string) []string {
+	f := strings.Fields(s)
+	if len(f) == 0 {
+		return nil
+	}
+	return f
 }

@@ -160,6 +160,9 @@ func flagSettings(fs *pflag.FlagSet) (map[string]string, []string) {
 	all := map[string]string{}
 	var changed []string
 	fs.VisitAll(func(f *pflag.Flag) {
+		if f.Name == "help" {
+			return
+		}
 		all[f.Name] = f.Value.String()
 		if f.Changed {
 			changed = append(changed, f.Name)
