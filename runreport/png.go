@@ -137,7 +137,7 @@ func WriteEpsilonPNG(rep privacy.Report, claims []Claim, target float64, path st
 			plots = append(plots, pp)
 		}
 		last := plots[len(plots)-1].p
-		last.Title.Text += "\n" + note + " (see audit.txt)"
+		last.Title.Text += "\n" + note + " (see the audit)"
 	}
 	if len(plots) == 0 {
 		pp, err := newPNGPlot(fmt.Sprintf("privacy spent (%s accountant, δ=%g): no releases", rep.Kind, rep.Delta), "ε", false, nil)
