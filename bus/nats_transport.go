@@ -123,6 +123,7 @@ type NATSTransport struct {
 	signer   atomic.Pointer[Signer]
 	messages atomic.Int64
 	bytes    atomic.Int64
+	byKind   trafficByKind
 	wg       sync.WaitGroup
 	blobs    atomic.Pointer[blobSetting]
 	traffic  atomic.Pointer[trafficBox] // SetTraffic (traffic.go)
@@ -197,6 +198,7 @@ func (t *NATSTransport) Publish(ctx context.Context, subject string, data []byte
 	t.messages.Add(1)
 	t.bytes.Add(int64(len(data)))
 	t.observe(DirectionSent, subject, len(data))
+	t.byKind.add(subject, len(data))
 	return nil
 }
 
@@ -265,6 +267,7 @@ func (t *NATSTransport) Request(ctx context.Context, subject string, data []byte
 	t.bytes.Add(int64(len(data)))
 	t.observe(DirectionSent, subject, len(data))
 	t.observe(DirectionReceived, subject, len(m.Data)) // the reply, on the request's channel
+	t.byKind.add(subject, len(data))
 	return m.Data, nil
 }
 
@@ -283,6 +286,7 @@ func (t *NATSTransport) Respond(m Msg, data []byte) error {
 	t.messages.Add(1)
 	t.bytes.Add(int64(len(data)))
 	t.observe(DirectionSent, m.Subject, len(data)) // on the request's channel
+	t.byKind.add(m.Subject, len(data))
 	return nil
 }
 
@@ -301,6 +305,10 @@ func (t *NATSTransport) Flush(ctx context.Context) error {
 
 // Stats implements Transport.
 func (t *NATSTransport) Stats() (int64, int64) { return t.messages.Load(), t.bytes.Load() }
+
+// Traffic is what Stats counts, per message kind (a reply under its
+// request's kind).
+func (t *NATSTransport) Traffic() map[Kind]Traffic { return t.byKind.snapshot() }
 
 // Close implements Transport.
 func (t *NATSTransport) Close() error {

@@ -7,6 +7,7 @@ import (
 
 	"graphfed/agent"
 	"graphfed/aggregator"
+	"graphfed/bus"
 )
 
 // JobResult is a job run to the end by RunParties.
@@ -16,6 +17,8 @@ type JobResult struct {
 	// Messages and Bytes count what every party published, replies
 	// included.
 	Messages, Bytes int64
+	// Traffic is the same per message kind (bus.NATSTransport.Traffic).
+	Traffic map[bus.Kind]bus.Traffic
 }
 
 // RunParties runs a job's aggregator and agents until the aggregator is
@@ -42,10 +45,12 @@ func RunParties(ctx context.Context, agg *Aggregator, agents []*Agent) (JobResul
 	wg.Wait()
 	m, b := agg.Transport().Stats()
 	res.Messages, res.Bytes = m, b
+	res.Traffic = agg.Transport().Traffic()
 	for _, a := range agents {
 		m, b := a.Transport().Stats()
 		res.Messages += m
 		res.Bytes += b
+		bus.AddTraffic(res.Traffic, a.Transport().Traffic())
 	}
 	if err != nil {
 		return res, fmt.Errorf("deploy: run: %w", err)

@@ -5,8 +5,6 @@ import (
 	"context"
 	"errors"
 	"math"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -137,24 +135,5 @@ func TestAuditRejects(t *testing.T) {
 	other, err := privacy.Audit(es, privacy.AuditOptions{Delta: 1e-4, Job: "other-job"})
 	if err != nil || other.Entries != 0 || other.RhoSource != "none" || len(other.Rounds) != 0 {
 		t.Errorf("job filter: %+v %v", other, err)
-	}
-}
-
-func TestWritePNG(t *testing.T) {
-	es := table6Ledger(t, 0.5, false)
-	rep, err := privacy.Audit(es, privacy.AuditOptions{Delta: 1e-4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	for name, r := range map[string]privacy.Report{"full.png": rep, "empty.png": {Kind: privacy.RDP, Delta: 1e-4}} {
-		path := filepath.Join(dir, name)
-		if err := privacy.WritePNG(r, path); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil || !bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")) || len(b) < 1000 {
-			t.Errorf("%s: %d bytes, not a PNG (%v)", name, len(b), err)
-		}
 	}
 }

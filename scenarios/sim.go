@@ -10,6 +10,7 @@ import (
 
 	"graphfed/agent"
 	"graphfed/aggregator"
+	"graphfed/bus"
 	"graphfed/deploy"
 	"graphfed/graph"
 	"graphfed/privacy"
@@ -96,6 +97,7 @@ type SimResult struct {
 	Agents   []agent.Result
 	Messages int64 // published by every party, replies included
 	Bytes    int64
+	Traffic  map[bus.Kind]bus.Traffic // Messages and Bytes per message kind
 	Seconds  float64
 	// Ledger is every entry of the job's privacy ledger, in order.
 	Ledger []privacy.Entry
@@ -132,7 +134,7 @@ func RunSim(ctx context.Context, cfg SimConfig) (SimResult, error) {
 	defer job.Close()
 	cfg.Log.Info().Str("url", job.Local().URL()).Bool("secure", cfg.Secure).Bool("durable", cfg.Durable).Msg("job started")
 	jr, runErr := job.Run(ctx)
-	res := SimResult{Agg: jr.Aggregator, Agents: jr.Agents, Messages: jr.Messages, Bytes: jr.Bytes}
+	res := SimResult{Agg: jr.Aggregator, Agents: jr.Agents, Messages: jr.Messages, Bytes: jr.Bytes, Traffic: jr.Traffic}
 	// The clients' own reports stand in for final scores the aggregator
 	// stopped waiting for.
 	for _, r := range res.Agents {

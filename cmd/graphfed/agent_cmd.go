@@ -12,6 +12,7 @@ import (
 	"graphfed/deploy"
 	"graphfed/fedgsp"
 	"graphfed/privacy"
+	"graphfed/runreport"
 	"graphfed/scenarios"
 )
 
@@ -92,9 +93,9 @@ func newAgentCmd(g *globalFlags) *cobra.Command {
 			if es, err := ag.Gate().Entries(cmd.Context()); err == nil {
 				kind, _ := privacy.ParseAccountantKind(priv.accountant)
 				if rep, err := privacy.Audit(es, privacy.AuditOptions{Kind: kind, Delta: sp.Delta}); err == nil {
-					pr["channels"], pr["dp_channels"], pr["no_dp_channels"] = claimsMap(channelClaims(rep, scenarios.SimPrivacy{
+					pr["channels"], pr["dp_channels"], pr["no_dp_channels"] = runreport.ClaimsMap(runreport.Claims(rep, claimParams(scenarios.SimPrivacy{
 						Delta: sp.Delta, Accountant: kind, Budget: privacy.Budget{Epsilon: o.Privacy.BudgetEpsilon},
-						ModelSigma: o.Privacy.ModelSigma, GradSigma: o.Privacy.GradSigma, NodeTarget: o.Privacy.NodeTarget}))
+						ModelSigma: o.Privacy.ModelSigma, GradSigma: o.Privacy.GradSigma, NodeTarget: o.Privacy.NodeTarget})))
 				}
 			}
 			return g.emit(Report{Command: "agent", Algo: o.Algo, Dataset: a.data, Clients: 1, Rounds: res.Rounds, Seed: int64(a.learn.Seed),

@@ -19,6 +19,7 @@ import (
 	"graphfed/gnn"
 	"graphfed/graph"
 	"graphfed/privacy"
+	"graphfed/runreport"
 	"graphfed/scenarios"
 	"graphfed/workload/aml"
 )
@@ -193,7 +194,7 @@ func runAMLSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Time) 
 		}
 	}
 	if s.out != "" {
-		if err := writeAMLRun(s.out, rep, rows, res.Ledger, priv); err != nil {
+		if err := writeAMLRun(cmd, s.out, simRun{rep: rep, rows: rows, res: res, priv: priv, start: start}); err != nil {
 			return fmt.Errorf("sim: %w", err)
 		}
 	}
@@ -302,51 +303,27 @@ func (a *amlFlags) load(cmd *cobra.Command, g *globalFlags) (*graph.AMLGraph, []
 	return w, accts, nil
 }
 
-// writeAMLRun writes the run directory: summary, rounds, F1 and ε plots and
-// the audit text.
-func writeAMLRun(dir string, rep Report, rows []roundRow, ledger []privacy.Entry, p scenarios.SimPrivacy) error {
-	if err := writeSimRun(dir, rep, rows, "val_f1_illicit"); err != nil {
+// writeAMLRun writes the run directory (writeSimRun) and the F1 plot.
+func writeAMLRun(cmd *cobra.Command, dir string, r simRun) error {
+	r.metric = "val_f1_illicit"
+	r.clientScore = func(sc map[string]float64) float64 {
+		if sc == nil || sc["val_tp"]+sc["val_fp"]+sc["val_fn"] == 0 {
+			return math.NaN()
+		}
+		f1, _, _ := pooledF1(map[string]map[string]float64{"": sc}, "val_")
+		return f1
+	}
+	if err := writeSimRun(cmd, dir, r); err != nil {
 		return err
 	}
 	var xs, ys []float64
-	for _, r := range rows {
-		if !math.IsNaN(r.acc) {
-			xs, ys = append(xs, float64(r.rc.Round)), append(ys, r.acc)
+	for _, row := range r.rows {
+		if !math.IsNaN(row.acc) {
+			xs, ys = append(xs, float64(row.rc.Round)), append(ys, row.acc)
 		}
 	}
-	if err := writeLinePlot(filepath.Join(dir, "f1.png"), "laundering-class F1 (validation, model at round start)", "F1", []series{{name: rep.Algo, xs: xs, ys: ys}}); err != nil {
-		return err
-	}
-	audit, err := privacy.Audit(ledger, privacy.AuditOptions{Kind: p.Accountant, Delta: p.Delta})
-	if err != nil {
-		return fmt.Errorf("audit: %w", err)
-	}
-	f, err := os.Create(filepath.Join(dir, "audit.txt"))
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	claims := channelClaims(audit, p)
-	if err := writeClaims(f, claims, audit.Seeded); err != nil {
-		return err
-	}
-	if err := audit.WriteText(f); err != nil {
-		return err
-	}
-	// Channels without a guarantee (the model's ε of 10^11) would squash
-	// the node curves: the plot leaves them out and says so.
-	var omit []privacy.Channel
-	var names []string
-	for _, c := range claims {
-		if !c.DP && c.Channel != privacy.ChannelEmb {
-			omit, names = append(omit, c.Channel), append(names, string(c.Channel))
-		}
-	}
-	opt := privacy.PlotOptions{Omit: omit}
-	if len(names) > 0 {
-		opt.Note = "not shown, no DP guarantee: " + strings.Join(names, ", ") + " (see audit.txt)"
-	}
-	return privacy.WritePNGWith(audit, filepath.Join(dir, "epsilon.png"), opt)
+	return runreport.WriteLinePNG(filepath.Join(dir, "f1.png"), "laundering-class F1 (validation, model at round start)", "F1 (pooled over banks)",
+		[]runreport.Series{{Name: r.rep.Algo, X: xs, Y: ys}})
 }
 
 // printNodeTarget states the node target and the σ0 it implies before the

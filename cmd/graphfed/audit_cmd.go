@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 
 	"graphfed/bus"
 	"graphfed/privacy"
+	"graphfed/runreport"
 )
 
 // auditFlags are the flags of `graphfed audit`.
@@ -25,13 +27,16 @@ type auditFlags struct {
 	accountant string
 	rho        string
 	png        string
+	html       string
+	target     float64
+	budget     float64
 }
 
 // newAuditCmd is `graphfed audit`: recompute every ε from a ledger alone.
 func newAuditCmd(g *globalFlags) *cobra.Command {
 	var f auditFlags
 	cmd := &cobra.Command{
-		Use:   "audit (--ledger PATH | --nats URL --job ID) [--delta D] [--accountant rdp|exact] [--png FILE]",
+		Use:   "audit (--ledger PATH | --nats URL --job ID) [--delta D] [--accountant rdp|exact] [--png FILE] [--html FILE]",
 		Short: "Recompute the privacy spent from a release ledger alone",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			start := time.Now()
@@ -53,7 +58,10 @@ func newAuditCmd(g *globalFlags) *cobra.Command {
 	fl.Float64Var(&f.delta, "delta", 1e-4, "δ of every ε reported")
 	fl.StringVar(&f.accountant, "accountant", "rdp", "rdp or exact")
 	fl.StringVar(&f.rho, "rho", "", "node distances instead of the ledger's calibrations, e.g. 50=0.0533,90=0.1466")
-	fl.StringVar(&f.png, "png", "", "write a plot of ε against rounds to this file")
+	fl.StringVar(&f.png, "png", "", "write a plot of ε against rounds to this file (one panel per meaning)")
+	fl.StringVar(&f.html, "html", "", "write the audit as a self-contained HTML page (the audit part of report.html) to this file")
+	fl.Float64Var(&f.target, "target-epsilon", 0, "the embeddings' per-node ε target the run was given, to judge the claims against (0: none)")
+	fl.Float64Var(&f.budget, "budget-epsilon", 0, "the per-client ε budget the run was given, to judge the claims against (0: none)")
 	return cmd
 }
 
@@ -142,11 +150,20 @@ func runAudit(ctx context.Context, g *globalFlags, l privacy.Ledger, f *auditFla
 	if err := rep.WriteText(g.humanOut()); err != nil {
 		return fmt.Errorf("audit: %w", err)
 	}
+	// The ledger holds no noise settings beyond each release's: the
+	// claims name no σ, and are judged against the targets given.
+	claims := runreport.Claims(rep, runreport.ClaimParams{Accountant: kind.String(), Delta: f.delta, NodeTarget: f.target, ClientBudget: f.budget})
 	if f.png != "" {
-		if err := privacy.WritePNG(rep, f.png); err != nil {
+		if err := runreport.WriteEpsilonPNG(rep, claims, f.target, f.png); err != nil {
 			return fmt.Errorf("audit: %w", err)
 		}
 		fmt.Fprintf(g.humanOut(), "plot written to %s\n", f.png)
+	}
+	if f.html != "" {
+		if err := writeAuditHTML(f, rep, claims); err != nil {
+			return fmt.Errorf("audit: %w", err)
+		}
+		fmt.Fprintf(g.humanOut(), "audit page written to %s\n", f.html)
 	}
 
 	priv := map[string]any{"delta": rep.Delta, "accountant": rep.Kind.String(), "seeded": rep.Seeded, "rho_source": rep.RhoSource,
@@ -196,4 +213,15 @@ func parseRho(s string) ([]privacy.RhoAt, error) {
 		out = append(out, privacy.RhoAt{Q: q, Rho: r})
 	}
 	return out, nil
+}
+
+// writeAuditHTML writes the audit page to f.html.
+func writeAuditHTML(f *auditFlags, rep privacy.Report, claims []runreport.Claim) error {
+	src := f.ledger
+	if src == "" {
+		src = "job " + f.job + " at " + f.natsURL
+	}
+	return writeFileWith(f.html, func(w *os.File) error {
+		return runreport.WriteAudit(w, runreport.AuditPage{Source: src, Audit: rep, Claims: claims, Target: f.target})
+	})
 }

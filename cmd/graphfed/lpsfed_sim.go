@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"time"
 
@@ -131,6 +132,7 @@ func runLPSFedSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Tim
 		rows = append(rows, roundRow{rc: rc})
 		p.update(int(rc.Round), fmt.Sprintf("%s in=%d frozen=%v margin=%.3f", rc.Reason, len(rc.In), rc.Frozen, margin))
 	}
+	sc.OnProgress = func(_ aggregator.RoundClosed, pr scenarios.Progress) { rows[len(rows)-1].prog = pr }
 	res, err := scenarios.RunSim(cmd.Context(), sc)
 	p.finish()
 	if err != nil {
@@ -145,9 +147,18 @@ func runLPSFedSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Tim
 	}
 	if s.out != "" {
 		for i, r := range rows { // recall of the model each round started from, when evaluated
-			rows[i].acc, _ = meanScore(res.Agg.PerRound[r.rc.Round], "recall_at_20")
+			rows[i].acc = math.NaN()
+			if v, n := meanScore(res.Agg.PerRound[r.rc.Round], "recall_at_20"); n > 0 {
+				rows[i].acc = v
+			}
 		}
-		if err := writeSimRun(s.out, rep, rows, "recall_at_20"); err != nil {
+		score := func(sc map[string]float64) float64 {
+			if v, ok := sc["recall_at_20"]; ok {
+				return v
+			}
+			return math.NaN()
+		}
+		if err := writeSimRun(cmd, s.out, simRun{rep: rep, rows: rows, metric: "recall_at_20", clientScore: score, res: res, priv: priv, start: start}); err != nil {
 			return fmt.Errorf("sim: %w", err)
 		}
 	}

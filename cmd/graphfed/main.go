@@ -59,6 +59,7 @@ func subcommands(g *globalFlags) []*cobra.Command {
 		newServerCmd(g),
 		newPrivacyCmd(g),
 		newAuditCmd(g),
+		newReportCmd(g),
 		newGenCmd(g),
 		newSplitCmd(g),
 		newDataCmd(g),

@@ -10,6 +10,7 @@ import (
 	"graphfed/agent"
 	"graphfed/deploy"
 	"graphfed/privacy"
+	"graphfed/runreport"
 	"graphfed/scenarios"
 )
 
@@ -190,7 +191,7 @@ func privacyReport(final map[string]map[string]float64, ledger []privacy.Entry, 
 			}
 		}
 		// Which channels carry a DP guarantee, in words and as lists.
-		out["channels"], out["dp_channels"], out["no_dp_channels"] = claimsMap(channelClaims(rep, p))
+		out["channels"], out["dp_channels"], out["no_dp_channels"] = runreport.ClaimsMap(runreport.Claims(rep, claimParams(p)))
 	}
 	if p.NodeTarget > 0 {
 		out["target_epsilon"], out["emb_releases_planned"] = p.NodeTarget, p.EmbReleases

@@ -9,28 +9,17 @@ import (
 
 	"github.com/mattn/go-isatty"
 	"github.com/rs/zerolog"
+
+	"graphfed/runreport"
 )
 
-// Report is the JSON object of the CLI contract (DESIGN.md, CLI contract).
-// Fields that do not apply to a command stay empty and are omitted.
-type Report struct {
-	Command string         `json:"command"`
-	Algo    string         `json:"algo,omitempty"`
-	Dataset string         `json:"dataset,omitempty"`
-	Clients int            `json:"clients,omitempty"`
-	Rounds  int            `json:"rounds,omitempty"`
-	Seed    int64          `json:"seed"`
-	Seconds float64        `json:"seconds"`
-	Metrics map[string]any `json:"metrics"`
-	Comm    *CommReport    `json:"comm,omitempty"`
-	Privacy map[string]any `json:"privacy,omitempty"`
-}
+// Report is the JSON object of the CLI contract (DESIGN.md, CLI
+// contract), a run directory's summary.json: one type with the report
+// reader (runreport).
+type Report = runreport.Summary
 
 // CommReport counts what went over the wire.
-type CommReport struct {
-	Bytes    int64 `json:"bytes"`
-	Messages int64 `json:"messages"`
-}
+type CommReport = runreport.Comm
 
 // humanOut is where human-readable output goes: stderr under --json so that
 // stdout's last line is the JSON object, stdout otherwise.

@@ -205,7 +205,7 @@ func runSim(cmd *cobra.Command, g *globalFlags, s simFlags) error {
 	}
 	sc.FedGSP = gspServer
 	sc.OnRound = func(rc aggregator.RoundClosed, scores map[string]map[string]float64) {
-		acc, _ := meanScore(scores, "test_score")
+		acc := meanOf(scores, nodeScore)
 		rows = append(rows, roundRow{rc: rc, acc: acc})
 		p.update(int(rc.Round), fmt.Sprintf("%s in=%d late=%d test_%s(start)=%.4f%s", rc.Reason, len(rc.In), len(rc.Late), metric, acc, budgetNote(rc)))
 	}
@@ -231,7 +231,7 @@ func runSim(cmd *cobra.Command, g *globalFlags, s simFlags) error {
 		Privacy: privacyReport(res.Agg.Final, res.Ledger, priv),
 	}
 	if s.out != "" {
-		if err := writeSimRun(s.out, rep, rows, "test_"+metric); err != nil {
+		if err := writeSimRun(cmd, s.out, simRun{rep: rep, rows: rows, metric: "test_" + metric, clientScore: nodeScore, res: res, priv: priv, start: start}); err != nil {
 			return fmt.Errorf("sim: %w", err)
 		}
 	}
@@ -246,6 +246,36 @@ func (s simFlags) simConfig(task string, log zerolog.Logger, priv scenarios.SimP
 		Quorum: s.quorum, Buffer: s.async.buffer, Seed: s.seed,
 		Staleness: aggregator.Staleness{Policy: s.staleness, Factor: s.staleFactor, A: s.staleA},
 		NATSURL:   s.natsURL, Secure: s.secure, Durable: s.durable, Privacy: priv, Log: log, Metrics: s.live}
+}
+
+// nodeScore is a client's test score in the dataset's metric: test_score,
+// or test_acc from a learner that reports accuracy only (CE-FedGNN's);
+// NaN when it reported neither.
+func nodeScore(sc map[string]float64) float64 {
+	if v, ok := sc["test_score"]; ok {
+		return v
+	}
+	if v, ok := sc["test_acc"]; ok {
+		return v
+	}
+	return math.NaN()
+}
+
+// meanOf averages score over the clients whose score is a number; NaN
+// when none is.
+func meanOf(scores map[string]map[string]float64, score func(map[string]float64) float64) float64 {
+	var sum float64
+	n := 0
+	for _, sc := range scores {
+		if v := score(sc); !math.IsNaN(v) {
+			sum += v
+			n++
+		}
+	}
+	if n == 0 {
+		return math.NaN()
+	}
+	return sum / float64(n)
 }
 
 type roundRow struct {

@@ -1,0 +1,69 @@
+package bus
+
+import (
+	"strings"
+	"sync"
+)
+
+// Traffic is what a party published on one kind of subject.
+type Traffic struct {
+	Messages int64 `json:"messages"`
+	Bytes    int64 `json:"bytes"`
+}
+
+// trafficByKind counts published messages and bytes per message kind (the
+// subject's third token): a run report's "bytes per channel" comes from
+// it. A subject that is not gf.<job>.<kind>... counts under "other".
+type trafficByKind struct {
+	mu sync.Mutex
+	m  map[Kind]Traffic
+}
+
+func (t *trafficByKind) add(subject string, n int) {
+	k := subjectKind(subject)
+	t.mu.Lock()
+	if t.m == nil {
+		t.m = map[Kind]Traffic{}
+	}
+	c := t.m[k]
+	c.Messages++
+	c.Bytes += int64(n)
+	t.m[k] = c
+	t.mu.Unlock()
+}
+
+// snapshot copies the counts.
+func (t *trafficByKind) snapshot() map[Kind]Traffic {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make(map[Kind]Traffic, len(t.m))
+	for k, v := range t.m {
+		out[k] = v
+	}
+	return out
+}
+
+// subjectKind is the kind token of gf.<job>.<kind>[...], without parsing
+// (and allocating for) the rest.
+func subjectKind(subject string) Kind {
+	rest, ok := strings.CutPrefix(subject, "gf.")
+	if !ok {
+		return "other"
+	}
+	_, rest, ok = strings.Cut(rest, ".")
+	if !ok || rest == "" {
+		return "other"
+	}
+	k, _, _ := strings.Cut(rest, ".")
+	return Kind(k)
+}
+
+// AddTraffic sums b into a (a run's parties into one table).
+func AddTraffic(a map[Kind]Traffic, b map[Kind]Traffic) {
+	for k, v := range b {
+		c := a[k]
+		c.Messages += v.Messages
+		c.Bytes += v.Bytes
+		a[k] = c
+	}
+}
