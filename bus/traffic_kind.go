@@ -1,9 +1,6 @@
 package bus
 
-import (
-	"strings"
-	"sync"
-)
+import "sync"
 
 // Traffic is what a party published on one kind of subject.
 type Traffic struct {
@@ -11,16 +8,17 @@ type Traffic struct {
 	Bytes    int64 `json:"bytes"`
 }
 
-// trafficByKind counts published messages and bytes per message kind (the
-// subject's third token): a run report's "bytes per channel" comes from
-// it. A subject that is not gf.<job>.<kind>... counts under "other".
+// trafficByKind counts published messages and bytes per channel
+// (ChannelOf: a job subject's kind, or jetstream, inbox or other): a run
+// report's "bytes per channel" comes from it, with the same names as the
+// metrics' channel label.
 type trafficByKind struct {
 	mu sync.Mutex
 	m  map[Kind]Traffic
 }
 
 func (t *trafficByKind) add(subject string, n int) {
-	k := subjectKind(subject)
+	k := Kind(ChannelOf(subject))
 	t.mu.Lock()
 	if t.m == nil {
 		t.m = map[Kind]Traffic{}
@@ -41,21 +39,6 @@ func (t *trafficByKind) snapshot() map[Kind]Traffic {
 		out[k] = v
 	}
 	return out
-}
-
-// subjectKind is the kind token of gf.<job>.<kind>[...], without parsing
-// (and allocating for) the rest.
-func subjectKind(subject string) Kind {
-	rest, ok := strings.CutPrefix(subject, "gf.")
-	if !ok {
-		return "other"
-	}
-	_, rest, ok = strings.Cut(rest, ".")
-	if !ok || rest == "" {
-		return "other"
-	}
-	k, _, _ := strings.Cut(rest, ".")
-	return Kind(k)
 }
 
 // AddTraffic sums b into a (a run's parties into one table).
