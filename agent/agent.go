@@ -273,14 +273,15 @@ func (a *Agent) step(ctx context.Context, ev MachineEvent) (res Result, done boo
 	return Result{}, false, nil
 }
 
-// hello asks to join and waits up to HelloRetry for the reply, which
+// hello asks to join and waits up to the machine's HelloWait (HelloRetry,
+// backing off while unanswered) for the reply, which
 // arrives on the agent's inbox outside the validator's subjects: the
 // Endpoint checks job, kind, the aggregator as sender and, with a keyring,
 // its signature. An unanswered hello becomes a tick, at which the machine
 // asks again.
 func (a *Agent) hello(ctx context.Context, h bus.Hello) (MachineEvent, error) {
 	c := a.cfg.Client
-	rctx, cancel := context.WithTimeout(ctx, a.cfg.HelloRetry)
+	rctx, cancel := context.WithTimeout(ctx, a.m.HelloWait())
 	defer cancel()
 	o := Outbound(a.cfg.Job, c, SendHello{Hello: h})[0]
 	reply, err := a.ep.Request(rctx, o.Subject, o.Kind, o.Body)
@@ -305,7 +306,7 @@ func (a *Agent) hello(ctx context.Context, h bus.Hello) (MachineEvent, error) {
 	}
 	now := a.cfg.Now()
 	if w := a.m.NextWake(); now.Before(w) {
-		now = w // HelloRetry has passed, whatever an injected clock says
+		now = w // HelloWait has passed, whatever an injected clock says
 	}
 	return MachineTick{Now: now}, nil
 }

@@ -68,10 +68,12 @@ type Machine struct {
 	gate    *privacy.Gate // nil while down
 	now     time.Time
 
-	up       bool
-	done     bool // job finished or join refused: nothing more to do
-	joined   bool
-	helloDue time.Time // when an unanswered hello is retried
+	up        bool
+	done      bool // job finished or join refused: nothing more to do
+	joined    bool
+	helloDue  time.Time // when an unanswered hello is retried
+	helloTry  int       // hellos sent unanswered in this life
+	helloWait time.Duration
 
 	algo string
 	// released is the last round released per channel, recovered from the
@@ -145,6 +147,10 @@ func (m *Machine) Trains(e RoundOpened) bool {
 
 // Gate is the privacy gate of the current life (nil while down).
 func (m *Machine) Gate() *privacy.Gate { return m.gate }
+
+// HelloWait is how long the hello just sent waits for its reply before
+// the next one (helloBackoff).
+func (m *Machine) HelloWait() time.Duration { return m.helloWait }
 
 // NextWake is when the machine wants a MachineTick (an unanswered hello
 // is due for a retry); zero when it waits for nothing.
@@ -246,7 +252,9 @@ func (m *Machine) crash() {
 }
 
 func (m *Machine) hello() []MachineAction {
-	m.helloDue = m.now.Add(m.cfg.HelloRetry)
+	m.helloWait = helloBackoff(m.cfg.HelloRetry, m.cfg.Client, m.helloTry)
+	m.helloTry++
+	m.helloDue = m.now.Add(m.helloWait)
 	h := bus.Hello{SchemaHash: m.learner.SchemaHash(), NumParams: m.learner.NumParams(), TrainSize: m.learner.TrainSize()}
 	if hc, ok := m.learner.(HelloCounter); ok {
 		h.Users, h.Items, h.Edges = hc.HelloCounts()
