@@ -11,15 +11,35 @@ import (
 // again what clients may have missed; every announcement is idempotent at
 // the agent (a model it has, a round it trained, done twice).
 
-// resendRound announces the open round again after a client (re)joined
-// while it was open: a restarted agent subscribed after the announcement,
-// and would otherwise sit out the round and hold its quorum up until the
-// deadline. Clients that have the round already ignore the repeat.
-func (s *Server) resendRound(ctx context.Context, ev Event, acts []Action) error {
-	if o, ok := ResendRound(s.machine, ev, acts); ok {
-		return s.act(ctx, o)
+// resendRound marks the open round for announcing again after a client
+// (re)joined while it was open: a restarted agent subscribed after the
+// announcement, and would otherwise sit out the round and hold its quorum
+// up until the deadline. Clients that have the round already ignore the
+// repeat. The announcement is a broadcast to every client, so one per
+// join made joining quadratic: 1,000 joins sent a million round messages
+// and the agents spent their time decoding them. flushResend sends one
+// for all the joins of a batch.
+func (s *Server) resendRound(ev Event, acts []Action) {
+	if _, ok := ResendRound(s.machine, ev, acts); ok {
+		s.resendDue = true
 	}
-	return nil
+}
+
+// resendGap is the least time between two coalesced round re-announcements.
+const resendGap = 100 * time.Millisecond
+
+// flushResend announces the open round once for the joins marked since the
+// last flush, at most every resendGap.
+func (s *Server) flushResend(ctx context.Context) error {
+	now := s.cfg.Now()
+	if !s.resendDue || now.Sub(s.resentAt) < resendGap {
+		return nil
+	}
+	s.resendDue, s.resentAt = false, now
+	if !s.machine.open {
+		return nil // a round closed since; its successor was announced
+	}
+	return s.act(ctx, s.machine.openRound())
 }
 
 // reannounce publishes the latest models (the global one, or each

@@ -33,9 +33,13 @@ type Server struct {
 	finalFrom []string
 	finalCh   chan struct{}
 
-	dur    durableState // durable servers only
-	news   newsTimer    // re-announcement
-	hguard *HelloGuard
+	dur  durableState // durable servers only
+	news newsTimer    // re-announcement
+	// resendDue: a join asked for the open round again (flushResend);
+	// resentAt: when it last went out.
+	resendDue bool
+	resentAt  time.Time
+	hguard    *HelloGuard
 }
 
 type queued struct {
@@ -163,6 +167,9 @@ func (s *Server) Run(ctx context.Context) (Result, error) {
 		case <-tick.C:
 		}
 		if err := s.drain(ctx); err != nil {
+			return s.snapshot(), err
+		}
+		if err := s.flushResend(ctx); err != nil {
 			return s.snapshot(), err
 		}
 		if err := s.step(ctx, Tick{Now: s.cfg.Now()}); err != nil {
@@ -314,9 +321,7 @@ func (s *Server) stepFrom(ctx context.Context, ev Event, lm *bus.LoggedMsg) erro
 			return err
 		}
 	}
-	if err := s.resendRound(ctx, ev, acts); err != nil {
-		return err
-	}
+	s.resendRound(ev, acts)
 	if lm != nil {
 		if err := lm.Ack(ctx); err != nil {
 			// Harmless: the update comes again and counts as a duplicate.

@@ -16,8 +16,13 @@ import (
 func main() {
 	ctx, stop := signalContext()
 	defer stop()
-	root := newRootCmd()
-	if err := root.ExecuteContext(ctx); err != nil {
+	root, g := newRoot()
+	err := root.ExecuteContext(ctx)
+	// A command that fails or is interrupted skips PersistentPostRunE; its
+	// profiles are what one wants most then (a run stopped by SIGINT
+	// because it was slow), so they are written on the way out too.
+	_ = g.prof.stop()
+	if err != nil {
 		os.Exit(1)
 	}
 }
@@ -30,6 +35,12 @@ type globalFlags struct {
 }
 
 func newRootCmd() *cobra.Command {
+	root, _ := newRoot()
+	return root
+}
+
+// newRoot is newRootCmd with the global flags it parses into.
+func newRoot() (*cobra.Command, *globalFlags) {
 	g := &globalFlags{}
 	root := &cobra.Command{
 		Use:           "graphfed",
@@ -45,7 +56,7 @@ func newRootCmd() *cobra.Command {
 	for _, c := range subcommands(g) {
 		root.AddCommand(c)
 	}
-	return root
+	return root, g
 }
 
 // subcommands lists every command; each lives in its own file.
