@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 
 	"graphfed/privacy"
 )
@@ -63,7 +64,8 @@ func StartJob(ctx context.Context, o JobOptions) (_ *Job, err error) {
 	if j.agg, err = NewAggregator(ctx, ao); err != nil {
 		return nil, err
 	}
-	for _, a := range o.Agents {
+	start := time.Now()
+	for i, a := range o.Agents {
 		a = j.local.AgentOptions(a)
 		a.Job, a.Task, a.Algo, a.Durable = job, ao.Task, ao.Round.Algo, o.Durable
 		ag, err := NewAgent(ctx, a)
@@ -71,6 +73,9 @@ func StartJob(ctx context.Context, o JobOptions) (_ *Job, err error) {
 			return nil, err
 		}
 		j.agents = append(j.agents, ag)
+		if n := i + 1; n%1000 == 0 {
+			ao.Log.Info().Int("agents", n).Int("of", len(o.Agents)).Dur("took", time.Since(start)).Msg("agents started")
+		}
 	}
 	return j, nil
 }

@@ -200,7 +200,7 @@ func runSim(cmd *cobra.Command, g *globalFlags, s simFlags) error {
 	p := newProgress("sim "+s.algo, s.rounds)
 	sc := s.simConfig(deploy.TaskNode, log, priv)
 	sc.Clients, sc.Node, sc.Learners, sc.IDs, sc.SlowFactor = clients, s.node, learners, ids, slow
-	if sc.InProcess, err = inProcessConns(s.conns, s.natsURL, len(learners)+2, log); err != nil {
+	if sc.InProcess, err = inProcessConns(s.conns, s.natsURL, len(clients)+2, log); err != nil {
 		return err
 	}
 	sc.FedGSP = gspServer
