@@ -220,10 +220,14 @@ func (s *natsSub) Unsubscribe() error {
 }
 
 // subBuffer bounds the messages queued for one subscription's handler; past
-// it nats.go drops messages as a slow consumer. It holds pointers, so a long
-// queue costs little beyond the messages themselves. Handlers must hand work
-// off rather than do it inline.
-const subBuffer = 1 << 16
+// it nats.go drops messages as a slow consumer. Handlers must hand work off
+// rather than do it inline, so the queue only has to absorb a burst while
+// the handler's goroutine waits for a core. A Go channel allocates its whole
+// buffer up front: at 1<<16 pointers that was 512 KiB per agent, 5 GiB of
+// the 10,000-agent simulation's memory before any message arrived. The
+// aggregator, which receives from every client, subscribes through
+// SubscribeBounded with limits sized to the job instead.
+const subBuffer = 1 << 12
 
 // Subscribe implements Transport: all subjects feed one channel, drained by
 // one goroutine, so the handler sees the connection's arrival order.
