@@ -125,6 +125,23 @@ func BenchmarkStepParts(b *testing.B) {
 		}
 		done()
 	})
+	// The encoder's two kinds of large product: P̄·C (gather kernel) and
+	// P̄ᵀ·E (scatter kernel), n×128 by 128×64 and (n×128)ᵀ by n×64.
+	b.Run("matmul-P·C", func(b *testing.B) {
+		out := gnn.New(m.enc.P.Rows, m.enc.c.Cols)
+		done := timeCPU(b)
+		for range b.N {
+			gnn.MatMul(out, m.enc.P, m.enc.c)
+		}
+		done()
+	})
+	b.Run("matmul-Pᵀ·E", func(b *testing.B) {
+		done := timeCPU(b)
+		for range b.N {
+			gnn.MatMulTN(m.enc.a, m.enc.P, m.enc.E.W)
+		}
+		done()
+	})
 	dz := gnn.New(z.Rows, z.Cols)
 	normalFill(dz, 1e-3, newRNG(2))
 	b.Run("encoder-backward", func(b *testing.B) {
