@@ -229,3 +229,65 @@ sdLoop:
 	JNZ  sdBlock
 	VZEROUPPER
 	RET
+
+// func scatterDense2FMA(out, b0, b1, a0, a1 *float32, na, stride, blocks int)
+//
+// Two rank-one updates, out[p] += a0[p]·b0 and then += a1[p]·b1, in one
+// pass: each 32-column block of out is loaded and stored once per row p
+// for both (the one-row kernel is bound by those loads and stores). Per
+// element the two fused multiply-adds run in the same order as two calls
+// of scatterDenseFMA.
+TEXT ·scatterDense2FMA(SB), NOSPLIT, $0-64
+	MOVQ out+0(FP), DI
+	MOVQ b0+8(FP), SI
+	MOVQ b1+16(FP), DX
+	MOVQ a0+24(FP), R8
+	MOVQ a1+32(FP), R9
+	MOVQ na+40(FP), R10
+	MOVQ stride+48(FP), R11
+	MOVQ blocks+56(FP), R12
+	SHLQ $2, R11
+
+sd2Block:
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 96(SI), Y3
+	VMOVUPS (DX), Y4
+	VMOVUPS 32(DX), Y5
+	VMOVUPS 64(DX), Y6
+	VMOVUPS 96(DX), Y7
+	XORQ    CX, CX
+	MOVQ    DI, AX
+
+sd2Loop:
+	VBROADCASTSS (R8)(CX*4), Y8
+	VBROADCASTSS (R9)(CX*4), Y9
+	VMOVUPS      (AX), Y10
+	VMOVUPS      32(AX), Y11
+	VMOVUPS      64(AX), Y12
+	VMOVUPS      96(AX), Y13
+	VFMADD231PS  Y8, Y0, Y10
+	VFMADD231PS  Y8, Y1, Y11
+	VFMADD231PS  Y8, Y2, Y12
+	VFMADD231PS  Y8, Y3, Y13
+	VFMADD231PS  Y9, Y4, Y10
+	VFMADD231PS  Y9, Y5, Y11
+	VFMADD231PS  Y9, Y6, Y12
+	VFMADD231PS  Y9, Y7, Y13
+	VMOVUPS      Y10, (AX)
+	VMOVUPS      Y11, 32(AX)
+	VMOVUPS      Y12, 64(AX)
+	VMOVUPS      Y13, 96(AX)
+	ADDQ         R11, AX
+	INCQ         CX
+	CMPQ         CX, R10
+	JLT          sd2Loop
+
+	ADDQ $128, DI
+	ADDQ $128, SI
+	ADDQ $128, DX
+	DECQ R12
+	JNZ  sd2Block
+	VZEROUPPER
+	RET
