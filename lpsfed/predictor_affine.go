@@ -16,6 +16,10 @@ import "graphfed/gnn"
 // pair's contributions to a column of dz and of the W_c gradient are
 // added in pair order whatever the split).
 
+// pairsAhead is how many pairs ahead the loops prefetch rows: far enough
+// for a memory access to complete, near enough for the lines to stay.
+const pairsAhead = 16
+
 // forwardAffine is forward for hidden = 0.
 func (p *predictor) forwardAffine(z *gnn.Tensor, u, i []int32, s []float64) {
 	d := p.d
@@ -24,7 +28,12 @@ func (p *predictor) forwardAffine(z *gnn.Tensor, u, i []int32, s []float64) {
 		wc := p.W1.W.Data[2*d : 3*d]
 		ua, vb := p.ua.Data, p.vb.Data
 		k := lo
+		lines := (d + 15) / 16
 		for ; k+4 <= hi; k += 4 {
+			for a := k + pairsAhead; a < min(k+pairsAhead+4, hi); a++ {
+				prefetchLines(&z.Data[int(u[a])*d], lines)
+				prefetchLines(&z.Data[int(i[a])*d], lines)
+			}
 			u0, u1, u2, u3 := int(u[k]), int(u[k+1]), int(u[k+2]), int(u[k+3])
 			i0, i1, i2, i3 := int(i[k]), int(i[k+1]), int(i[k+2]), int(i[k+3])
 			a0, a1, a2, a3 := b+(ua[u0]+vb[i0]), b+(ua[u1]+vb[i1]), b+(ua[u2]+vb[i2]), b+(ua[u3]+vb[i3])
@@ -106,7 +115,14 @@ func (p *predictor) backwardAffine(z *gnn.Tensor, u, i []int32, ds []float64, dz
 			}
 			nk = 0
 		}
+		lines := (n + 15) / 16
 		for k := range u {
+			if a := k + pairsAhead; a < len(u) {
+				prefetchLines(&z.Data[int(u[a])*d+lo], lines)
+				prefetchLines(&z.Data[int(i[a])*d+lo], lines)
+				prefetchLines(&dz.Data[int(u[a])*d+lo], lines)
+				prefetchLines(&dz.Data[int(i[a])*d+lo], lines)
+			}
 			if float32(ds[k]) == 0 {
 				continue
 			}
