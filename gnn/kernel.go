@@ -238,6 +238,15 @@ func scatterSparseFrom(j int, out []float32, cols []int32, vals []float32, brow 
 	}
 }
 
+// scatterDense2 is scatterDense(out, a0, b0, n) followed by
+// scatterDense(out, a1, b1, n) (len(a1) = len(a0)), with the same
+// arithmetic per element, in one pass over out where the assembly runs.
+func scatterDense2(out, a0, a1, b0, b1 []float32, n int) {
+	j := scatterDense2Wide(out, a0, a1, b0, b1, n)
+	scatterDenseFrom(j, out, a0, b0, n)
+	scatterDenseFrom(j, out, a1, b1, n)
+}
+
 // scatterDense adds the outer product aᵀ·brow into out (len(a)×n,
 // row-major): out[p*n : p*n+n] += a[p]·brow, a rank-one update.
 func scatterDense(out []float32, a []float32, brow []float32, n int) {

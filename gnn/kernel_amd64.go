@@ -28,6 +28,9 @@ func scatterSparseFMA(out, brow *float32, cols *int32, vals *float32, nk, stride
 //go:noescape
 func scatterDenseFMA(out, brow, a *float32, na, stride, blocks int)
 
+//go:noescape
+func scatterDense2FMA(out, b0, b1, a0, a1 *float32, na, stride, blocks int)
+
 // haveFMA reports AVX2 and FMA in the CPU with YMM state saved by the OS
 // (golang.org/x/sys/cpu checks both). Set once at start-up and read-only
 // afterwards.
@@ -104,5 +107,19 @@ func scatterDenseWide(out []float32, a []float32, brow []float32, n int) int {
 	checkLen("scatter dense", len(brow), n)
 	checkLen("scatter dense", len(out), len(a)*n)
 	scatterDenseFMA(&out[0], &brow[0], &a[0], len(a), n, w/32)
+	return w
+}
+
+// scatterDense2Wide computes the first wideCols columns of scatterDense2.
+func scatterDense2Wide(out, a0, a1, b0, b1 []float32, n int) int {
+	w := wideCols(n, len(a0))
+	if w == 0 {
+		return 0
+	}
+	checkLen("scatter dense", len(a1), len(a0))
+	checkLen("scatter dense", len(b0), n)
+	checkLen("scatter dense", len(b1), n)
+	checkLen("scatter dense", len(out), len(a0)*n)
+	scatterDense2FMA(&out[0], &b0[0], &b1[0], &a0[0], &a1[0], len(a0), n, w/32)
 	return w
 }

@@ -13,3 +13,4 @@ func scatterSparseWide(out []float32, cols []int32, vals []float32, brow []float
 	return 0
 }
 func scatterDenseWide(out []float32, a []float32, brow []float32, n int) int { return 0 }
+func scatterDense2Wide(out, a0, a1, b0, b1 []float32, n int) int             { return 0 }

@@ -51,6 +51,51 @@ func TestKernelsWide(t *testing.T) {
 	}
 }
 
+// TestScatterDense2 checks that the two-row scatter is bit for bit two
+// one-row scatters in order, and that the gather kernel's pairs of
+// 32-column blocks give what one block at a time gives (the Go loops
+// beyond the wide columns being common to both).
+func TestScatterDense2(t *testing.T) {
+	rng := newRNG(8)
+	for _, n := range []int{1, 31, 32, 64, 96, 100, 160} {
+		for _, terms := range []int{1, 3, 8} {
+			a0, a1 := randTensor(rng, 1, terms).Data, randTensor(rng, 1, terms).Data
+			b0, b1 := randTensor(rng, 1, n).Data, randTensor(rng, 1, n).Data
+			out := randTensor(rng, terms, n).Data
+			got, want := append([]float32(nil), out...), append([]float32(nil), out...)
+			scatterDense2(got, a0, a1, b0, b1, n)
+			scatterDense(want, a0, b0, n)
+			scatterDense(want, a1, b1, n)
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("n=%d terms=%d: [%d] = %v, two scatters %v", n, terms, i, got[i], want[i])
+				}
+			}
+			// Gather over 32-column slices one at a time: the same bits as
+			// one call over all n (blocks paired or not).
+			b := randTensor(rng, terms, n).Data
+			whole, bySlice := make([]float32, n), make([]float32, n)
+			gatherDense(whole, a0, b, n)
+			for j := 0; j+32 <= n; j += 32 {
+				blk := make([]float32, terms*32)
+				for p := range terms {
+					copy(blk[p*32:(p+1)*32], b[p*n+j:p*n+j+32])
+				}
+				gatherDense(bySlice[j:j+32], a0, blk, 32)
+			}
+			gatherDenseFrom(n&^31, bySlice, a0, b, n)
+			if !haveFMA {
+				gatherDenseFrom(0, bySlice, a0, b, n)
+			}
+			for i := range whole {
+				if math.Float32bits(whole[i]) != math.Float32bits(bySlice[i]) {
+					t.Fatalf("gather n=%d terms=%d: [%d] = %v, by 32-column slices %v", n, terms, i, whole[i], bySlice[i])
+				}
+			}
+		}
+	}
+}
+
 // TestKernelsBadRow checks that a row index outside the matrix panics
 // rather than reaching memory past it.
 func TestKernelsBadRow(t *testing.T) {

@@ -71,18 +71,29 @@ func MatMulTN(dst, a, b *Tensor) {
 }
 
 // matMulTNRows computes rows [lo, hi) of dst = aᵀ·b. It streams over all
-// of a and b, adding one rank-one update per non-zero row of b; the sum
-// over rows of b runs in the same order whatever the split.
+// of a and b, adding one rank-one update per non-zero row of b (two at a
+// time); the sum over rows of b runs in the same order whatever the split.
 func matMulTNRows(dst, a, b *Tensor, lo, hi int) {
 	m, k, n := a.Rows, a.Cols, b.Cols
 	out := dst.Data[lo*n : hi*n]
 	clear(out)
+	// Non-zero rows of b go in pairs through scatterDense2, which passes
+	// over out once for both, in the same order as one at a time.
+	prev := -1
 	for i := 0; i < m; i++ {
 		brow := b.Data[i*n : (i+1)*n]
 		if allZero(brow) {
 			continue
 		}
-		scatterDense(out, a.Data[i*k+lo:i*k+hi], brow, n)
+		if prev < 0 {
+			prev = i
+			continue
+		}
+		scatterDense2(out, a.Data[prev*k+lo:prev*k+hi], a.Data[i*k+lo:i*k+hi], b.Data[prev*n:(prev+1)*n], brow, n)
+		prev = -1
+	}
+	if prev >= 0 {
+		scatterDense(out, a.Data[prev*k+lo:prev*k+hi], b.Data[prev*n:(prev+1)*n], n)
 	}
 }
 

@@ -35,14 +35,23 @@ func evalUsers(d *Data, limit int, seed uint64) []int32 {
 	return us
 }
 
-// evalBlock is how many users are scored by one matrix product.
-const evalBlock = 256
+// evalBlock is how many users are scored by one matrix product, and
+// evalTile how many items: a block's scores are computed one tile of items
+// at a time (a tile's scores stay in cache while they are ranked).
+const (
+	evalBlock = 256
+	evalTile  = 1024
+)
 
 // Evaluate ranks, for every evaluated user, all of the client's items by
 // the predictive score, leaves out the user's training items, and scores
 // the top K against the held-out items: Recall@K = hits/|test| and
 // NDCG@K = DCG/IDCG with binary relevance. Ranking by s is ranking by
 // R̂ = arccos(tanh(s)) ascending, since the map is decreasing.
+//
+// Blocks of users are ranked in parallel, each user's top K kept while
+// the tiles of items go by in item order; per-user metrics are summed in
+// user order at the end, so the result does not depend on the split.
 func (m *Model) Evaluate() Scores {
 	sc := Scores{K: m.cfg.TopK, Users: len(m.evalUser)}
 	for u := range m.data.Users {
@@ -54,57 +63,128 @@ func (m *Model) Evaluate() Scores {
 		return sc
 	}
 	z := m.enc.forward(nil)
-	nu, ni, d := m.data.Users, m.data.Items, m.cfg.Dim
-	items := z.Slice(nu, nu+ni)
 	m.pred.prepare(z)
-	top := make([]int32, 0, m.cfg.TopK)
-	topS := make([]float32, 0, m.cfg.TopK)
-	var scores, g *gnn.Tensor
-	for lo := 0; lo < len(m.evalUser); lo += evalBlock {
-		blk := m.evalUser[lo:min(lo+evalBlock, len(m.evalUser))]
-		scores = buf(&scores, ni, len(blk))
-		if m.pred.hidden == 0 {
-			// s_ui = ua_u + vb_i + Σ_c z_uc·w_c·z_ic + b: one product
-			// Z_items·G with G[:, u] = z_u ⊙ w_c.
-			g = buf(&g, d, len(blk))
-			wc := m.pred.W1.W.Data[2*d:]
-			for j, u := range blk {
-				zu := z.Row(int(u))
-				for c := range d {
-					g.Data[c*len(blk)+j] = zu[c] * wc[c]
-				}
-			}
-			gnn.MatMul(scores, items, g)
-			for i := range ni {
-				row := scores.Row(i)
-				v := m.pred.vb.Data[nu+i]
-				for j := range row {
-					row[j] += v
-				}
-			}
-		} else {
-			m.hiddenScores(z, blk, scores)
+	recall := make([]float64, len(m.evalUser))
+	ndcg := make([]float64, len(m.evalUser))
+	blocks := (len(m.evalUser) + evalBlock - 1) / evalBlock
+	parallelFor(blocks, parts(blocks, minChunk), func(lo, hi int) {
+		var e evalWork
+		for b := lo; b < hi; b++ {
+			ulo := b * evalBlock
+			blk := m.evalUser[ulo:min(ulo+evalBlock, len(m.evalUser))]
+			m.rankBlock(z, blk, &e, recall[ulo:], ndcg[ulo:])
 		}
-		for j, u := range blk {
-			r, n := m.rankUser(u, scores, j, &top, &topS)
-			sc.Recall += r
-			sc.NDCG += n
-		}
+	})
+	for j := range recall {
+		sc.Recall += recall[j]
+		sc.NDCG += ndcg[j]
 	}
 	sc.Recall /= float64(len(m.evalUser))
 	sc.NDCG /= float64(len(m.evalUser))
 	return sc
 }
 
-// hiddenScores fills column j of scores (items×len(blk)) with the scores
-// of user blk[j] through a predictive MLP with a hidden layer: per user
-// one product Z_items·diag(z_u)·W_c.
-func (m *Model) hiddenScores(z *gnn.Tensor, blk []int32, scores *gnn.Tensor) {
-	nu, ni, d, h := m.data.Users, m.data.Items, m.cfg.Dim, m.pred.hidden
-	items := z.Slice(nu, nu+ni)
+// evalWork is one goroutine's workspace for rankBlock.
+type evalWork struct {
+	g, scores, gu, pre *gnn.Tensor
+	top                []topK
+	full               []bool    // per user of the block: top K is full
+	thr                []float32 // per user: the K-th score, once full
+}
+
+// topK is a user's best K items so far, scores descending, and the
+// position of the next training item to skip. The user-only terms of the
+// score (ua_u, biases) are the same for every item and do not change the
+// ranking, so they are left out.
+type topK struct {
+	items  []int32
+	scores []float32
+	next   int
+}
+
+// rankBlock ranks all items for the users blk and writes their recall
+// and NDCG to recall[j], ndcg[j].
+func (m *Model) rankBlock(z *gnn.Tensor, blk []int32, e *evalWork, recall, ndcg []float64) {
+	nu, ni, d, nb, k := m.data.Users, m.data.Items, m.cfg.Dim, len(blk), m.cfg.TopK
+	if m.pred.hidden == 0 {
+		// s_ui = ua_u + vb_i + Σ_c z_uc·w_c·z_ic + b: one product
+		// Z_items·G with G[:, u] = z_u ⊙ w_c.
+		e.g = buf(&e.g, d, nb)
+		wc := m.pred.W1.W.Data[2*d:]
+		for j, u := range blk {
+			zu := z.Row(int(u))
+			for c := range d {
+				e.g.Data[c*nb+j] = zu[c] * wc[c]
+			}
+		}
+	}
+	if cap(e.top) < nb {
+		e.top = make([]topK, nb)
+	}
+	e.top = e.top[:nb]
+	for j := range e.top {
+		t := &e.top[j]
+		t.items, t.scores, t.next = t.items[:0], t.scores[:0], 0
+	}
+	if cap(e.full) < nb {
+		e.full, e.thr = make([]bool, nb), make([]float32, nb)
+	}
+	clear(e.full[:nb])
+	for lo := 0; lo < ni; lo += evalTile {
+		hi := min(lo+evalTile, ni)
+		scores := buf(&e.scores, hi-lo, nb)
+		if m.pred.hidden == 0 {
+			gnn.MatMul(scores, z.Slice(nu+lo, nu+hi), e.g)
+			for i := lo; i < hi; i++ {
+				row := scores.Row(i - lo)
+				v := m.pred.vb.Data[nu+i]
+				for j := range row {
+					row[j] += v
+				}
+			}
+		} else {
+			m.hiddenScores(z, blk, lo, hi, scores, e)
+		}
+		// Item by item, so that the tile is read in order: a score that
+		// does not beat a full top K is dropped at once; the others are
+		// checked against the user's training items (whose pointer only
+		// moves forward, as the items do) and inserted.
+		full, thr := e.full[:nb], e.thr[:nb]
+		for x := range hi - lo {
+			i := int32(lo + x)
+			for j, v := range scores.Data[x*nb : (x+1)*nb] {
+				if full[j] && v <= thr[j] {
+					continue
+				}
+				st := &e.top[j]
+				train := m.data.Train[blk[j]]
+				for st.next < len(train) && train[st.next] < i {
+					st.next++
+				}
+				if st.next < len(train) && train[st.next] == i {
+					continue
+				}
+				st.insert(i, v, k)
+				if len(st.items) == k {
+					full[j], thr[j] = true, st.scores[k-1]
+				}
+			}
+		}
+	}
+	for j, u := range blk {
+		recall[j], ndcg[j] = m.topMetrics(u, e.top[j].items)
+	}
+}
+
+// hiddenScores fills scores ((hi−lo)×len(blk)) with the scores of items
+// [lo, hi) for the users blk through a predictive MLP with a hidden
+// layer: per user one product Z_items·diag(z_u)·W_c.
+func (m *Model) hiddenScores(z *gnn.Tensor, blk []int32, lo, hi int, scores *gnn.Tensor, e *evalWork) {
+	nu, d, h := m.data.Users, m.cfg.Dim, m.pred.hidden
+	items := z.Slice(nu+lo, nu+hi)
 	wc := m.pred.W1.W.Slice(2*d, 3*d)
-	gu := gnn.New(d, h)
-	pre := gnn.New(ni, h)
+	gu := buf(&e.gu, d, h)
+	pre := buf(&e.pre, hi-lo, h)
 	for j, u := range blk {
 		zu := z.Row(int(u))
 		for c := range d {
@@ -114,8 +194,8 @@ func (m *Model) hiddenScores(z *gnn.Tensor, blk []int32, scores *gnn.Tensor) {
 		}
 		gnn.MatMul(pre, items, gu)
 		ua := m.pred.ua.Row(int(u))
-		for i := range ni {
-			row, vb := pre.Row(i), m.pred.vb.Row(nu+i)
+		for i := range hi - lo {
+			row, vb := pre.Row(i), m.pred.vb.Row(nu+lo+i)
 			acc := float64(m.pred.B2.W.Data[0])
 			for k, v := range row {
 				x := v + ua[k] + vb[k] + m.pred.B1.W.Data[k]
@@ -126,42 +206,33 @@ func (m *Model) hiddenScores(z *gnn.Tensor, blk []int32, scores *gnn.Tensor) {
 	}
 }
 
-// rankUser takes the top K of column j of scores, skipping u's training
-// items, and returns u's recall and NDCG. The user-only terms of the
-// score (ua_u, biases) are the same for every item and do not change the
-// ranking, so they are left out. Ties go to the lower item id.
-func (m *Model) rankUser(u int32, scores *gnn.Tensor, j int, top *[]int32, topS *[]float32) (recall, ndcg float64) {
-	k := m.cfg.TopK
-	t, ts := (*top)[:0], (*topS)[:0]
-	train := m.data.Train[u]
-	next := 0 // position in the sorted training list
-	cols := scores.Cols
-	for i := range m.data.Items {
-		if next < len(train) && train[next] == int32(i) {
-			next++
-			continue
-		}
-		s := scores.Data[i*cols+j]
-		if len(t) == k && s <= ts[k-1] {
-			continue
-		}
-		// Insert keeping ts descending.
-		p := len(t)
-		for p > 0 && ts[p-1] < s {
-			p--
-		}
-		if len(t) < k {
-			t, ts = append(t, 0), append(ts, 0)
-		}
-		copy(t[p+1:], t[p:len(t)-1])
-		copy(ts[p+1:], ts[p:len(ts)-1])
-		t[p], ts[p] = int32(i), s
+// insert adds item i with score s to the top K (scores descending; ties
+// go to the item inserted first, the lower id), dropping the K+1-th.
+func (st *topK) insert(i int32, s float32, k int) {
+	t, ts := st.items, st.scores
+	p := len(t)
+	for p > 0 && ts[p-1] < s {
+		p--
 	}
-	*top, *topS = t, ts
+	if p == k {
+		return
+	}
+	if len(t) < k {
+		t, ts = append(t, 0), append(ts, 0)
+	}
+	copy(t[p+1:], t[p:len(t)-1])
+	copy(ts[p+1:], ts[p:len(ts)-1])
+	t[p], ts[p] = i, s
+	st.items, st.scores = t, ts
+}
+
+// topMetrics is u's recall and NDCG of the ranked items top.
+func (m *Model) topMetrics(u int32, top []int32) (recall, ndcg float64) {
+	k := m.cfg.TopK
 	test := m.data.Test[u]
 	var dcg, idcg float64
 	hits := 0
-	for r, i := range t {
+	for r, i := range top {
 		if hasItem(test, i) {
 			hits++
 			dcg += 1 / math.Log2(float64(r)+2)

@@ -5,16 +5,29 @@ import (
 	"math"
 	"sort"
 	"testing"
+
+	"graphfed/gnn"
 )
 
 // TestEvaluateMatchesBruteForce scores every (user, item) pair through the
 // predictor's pair path and recomputes Recall@K and NDCG@K by sorting.
 func TestEvaluateMatchesBruteForce(t *testing.T) {
-	for _, pred := range []int{0, 3} {
-		t.Run(fmt.Sprintf("pred=%d", pred), func(t *testing.T) {
+	for _, tc := range []struct{ pred, users, items int }{
+		{0, 12, 15}, {3, 12, 15},
+		// More users than a block and items than a tile, split across
+		// goroutines; with 2 of 3 test items held out, many hits.
+		{0, 2*evalBlock + 7, evalTile + 50}, {2, evalBlock + 1, evalTile + 1},
+	} {
+		pred := tc.pred
+		t.Run(fmt.Sprintf("pred=%d-users=%d", pred, tc.users), func(t *testing.T) {
 			rng := newRNG(5)
-			d := randomData(rng, 12, 15, 5, true)
-			p, _ := denseEigen(t, d, 6)
+			d := randomData(rng, tc.users, tc.items, 5, true)
+			p := gnn.New(d.Nodes(), 6)
+			if tc.users < 100 {
+				p, _ = denseEigen(t, d, 6)
+			} else {
+				normalFill(p, 0.05, rng) // the ranking does not need true eigenvectors
+			}
 			cfg := DefaultConfig()
 			cfg.Dim, cfg.PredHidden, cfg.TopK, cfg.Loss, cfg.InitStd = 4, pred, 5, LossBPR, 0.5
 			m, err := NewModel(d, p, cfg)

@@ -11,25 +11,33 @@ import "math"
 // against its K negatives neg[b·K:(b+1)·K]. dPos and dNeg receive the
 // gradients.
 func infoNCE(pos, neg []float64, k int, tau float64, dPos, dNeg []float64) float64 {
-	var loss float64
 	inv := 1 / float64(len(pos))
-	for b, p := range pos {
-		ng := neg[b*k : (b+1)*k]
-		// log-sum-exp shifted by the largest logit.
-		m := p
-		for _, v := range ng {
-			m = max(m, v)
+	terms := make([]float64, len(pos))
+	// Per positive in parallel; the terms are summed in order after.
+	parallelFor(len(pos), parts(len(pos), 16*(k+1)), func(lo, hi int) {
+		for b := lo; b < hi; b++ {
+			p := pos[b]
+			ng := neg[b*k : (b+1)*k]
+			// log-sum-exp shifted by the largest logit.
+			m := p
+			for _, v := range ng {
+				m = max(m, v)
+			}
+			z := math.Exp((p - m) / tau)
+			for _, v := range ng {
+				z += math.Exp((v - m) / tau)
+			}
+			lse := m/tau + math.Log(z)
+			terms[b] = lse - p/tau
+			dPos[b] = inv * (math.Exp(p/tau-lse) - 1) / tau
+			for j, v := range ng {
+				dNeg[b*k+j] = inv * math.Exp(v/tau-lse) / tau
+			}
 		}
-		z := math.Exp((p - m) / tau)
-		for _, v := range ng {
-			z += math.Exp((v - m) / tau)
-		}
-		lse := m/tau + math.Log(z)
-		loss += lse - p/tau
-		dPos[b] = inv * (math.Exp(p/tau-lse) - 1) / tau
-		for j, v := range ng {
-			dNeg[b*k+j] = inv * math.Exp(v/tau-lse) / tau
-		}
+	})
+	var loss float64
+	for _, t := range terms {
+		loss += t
 	}
 	return loss * inv
 }
@@ -37,17 +45,25 @@ func infoNCE(pos, neg []float64, k int, tau float64, dPos, dNeg []float64) float
 // bpr is the BPR loss (Rendle et al. 2009) averaged over every
 // (positive, negative) pair: (1/BK)·Σ_b Σ_j softplus(−(pos_b − neg_bj)).
 func bpr(pos, neg []float64, k int, dPos, dNeg []float64) float64 {
-	var loss float64
 	inv := 1 / float64(len(neg))
-	for b, p := range pos {
-		dPos[b] = 0
-		for j := range k {
-			x := p - neg[b*k+j]
-			loss += softplus(-x)
-			g := inv * sigmoid(-x) // −∂softplus(−x)/∂x
-			dPos[b] -= g
-			dNeg[b*k+j] = g
+	terms := make([]float64, len(neg))
+	// Per positive in parallel; the terms are summed in order after.
+	parallelFor(len(pos), parts(len(pos), 16*k), func(lo, hi int) {
+		for b := lo; b < hi; b++ {
+			p := pos[b]
+			dPos[b] = 0
+			for j := range k {
+				x := p - neg[b*k+j]
+				terms[b*k+j] = softplus(-x)
+				g := inv * sigmoid(-x) // −∂softplus(−x)/∂x
+				dPos[b] -= g
+				dNeg[b*k+j] = g
+			}
 		}
+	})
+	var loss float64
+	for _, t := range terms {
+		loss += t
 	}
 	return loss * inv
 }

@@ -258,19 +258,26 @@ func scatterAddRows(dst, src *gnn.Tensor, rows []int32) {
 	}
 }
 
-// tanhInPlace applies tanh elementwise.
+// tanhInPlace applies tanh elementwise, split across cores (a Gowalla
+// client's whole-graph forward takes two million).
 func tanhInPlace(t *gnn.Tensor) {
-	for i, v := range t.Data {
-		t.Data[i] = float32(math.Tanh(float64(v)))
-	}
+	parallelFor(len(t.Data), parts(len(t.Data), 16), func(lo, hi int) {
+		x := t.Data[lo:hi]
+		for i, v := range x {
+			x[i] = float32(math.Tanh(float64(v)))
+		}
+	})
 }
 
 // tanhBackward sets dPre = dOut ⊙ (1 - out²), out = tanh(pre); dPre may
 // alias dOut.
 func tanhBackward(dPre, dOut, out *gnn.Tensor) {
-	for i, y := range out.Data {
-		dPre.Data[i] = dOut.Data[i] * (1 - y*y)
-	}
+	parallelFor(len(out.Data), parts(len(out.Data), 2), func(lo, hi int) {
+		d, g := dPre.Data[lo:hi], dOut.Data[lo:hi]
+		for i, y := range out.Data[lo:hi] {
+			d[i] = g[i] * (1 - y*y)
+		}
+	})
 }
 
 // addMatMulTN sets g += aᵀ·b through the workspace ws.

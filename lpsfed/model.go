@@ -47,6 +47,10 @@ type Model struct {
 	dlNeg    []float64
 	dz       *gnn.Tensor
 	centre   []float64 // per positive: mean score of its candidate set
+	margin   []float64 // per positive: its margin M_ui
+	popU     []int32   // the batch's pairs for the popularity branch
+	popI     []int32
+	popV     []float64 // their cosines, then the cosines' gradients
 	fixedXi  []float64 // tests: hold ξ̂ of the positives fixed in the BC loss
 	evalUser []int32
 }
@@ -200,65 +204,77 @@ func (m *Model) bcLoss(p *pairs, grad bool) float64 {
 	b, k := len(p.User), p.K
 	m.lPos, m.lNeg = growF64(m.lPos, b), growF64(m.lNeg, len(p.Neg))
 	m.dlPos, m.dlNeg = growF64(m.dlPos, b), growF64(m.dlNeg, len(p.Neg))
-	// Bias loss on the popularity cosines.
+	// Bias loss on the popularity cosines, over the pairs in the order
+	// (positive 0, its negatives, positive 1, …).
+	n := b * (k + 1)
+	m.popU, m.popI, m.popV = growI32(m.popU, n), growI32(m.popI, n), growF64(m.popV, n)
 	for i := range b {
-		m.lPos[i] = m.pop.cos(p.User[i], p.Pos[i])
+		m.popU[i*(k+1)], m.popI[i*(k+1)] = p.User[i], p.Pos[i]
 		for j := range k {
-			m.lNeg[i*k+j] = m.pop.cos(p.User[i], p.Neg[i*k+j])
+			m.popU[i*(k+1)+1+j], m.popI[i*(k+1)+1+j] = p.User[i], p.Neg[i*k+j]
 		}
+	}
+	m.pop.batchCos(m.popU, m.popI, m.popV)
+	for i := range b {
+		m.lPos[i] = m.popV[i*(k+1)]
+		copy(m.lNeg[i*k:(i+1)*k], m.popV[i*(k+1)+1:(i+1)*(k+1)])
 	}
 	lb := infoNCE(m.lPos, m.lNeg, k, m.cfg.Tau, m.dlPos, m.dlNeg)
 	if grad {
 		for i := range b {
-			m.pop.backward(p.User[i], p.Pos[i], m.dlPos[i])
-			for j := range k {
-				m.pop.backward(p.User[i], p.Neg[i*k+j], m.dlNeg[i*k+j])
+			m.popV[i*(k+1)] = m.dlPos[i]
+			copy(m.popV[i*(k+1)+1:(i+1)*(k+1)], m.dlNeg[i*k:(i+1)*k])
+		}
+		m.pop.backwardBatch(m.popU, m.popI, m.popV)
+	}
+	// BC loss, per positive and its candidate set (split across cores;
+	// the margins M_ui are summed in order afterwards).
+	m.centre, m.margin = growF64(m.centre, b), growF64(m.margin, b)
+	parallelFor(b, parts(b, 64*(k+1)), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			// Centre the candidate set.
+			c := m.sPos[i]
+			for _, s := range m.sNeg[i*k : (i+1)*k] {
+				c += s
+			}
+			m.centre[i] = c / float64(k+1)
+			// Margins from ξ̂ of the positives (taken as constants).
+			xi := angle(m.lPos[i])
+			if m.fixedXi != nil {
+				xi = m.fixedXi[i]
+			}
+			m.lPos[i], m.dlPos[i], m.margin[i] = bcPositive(m.sPos[i]-m.centre[i], xi, m.cfg.Gamma, m.cfg.Omega, m.global, m.hasGlobal, m.cfg.MarginFallback)
+			for j := i * k; j < (i+1)*k; j++ {
+				t := math.Tanh(m.sNeg[j] - m.centre[i])
+				m.lNeg[j], m.dlNeg[j] = t, 1-t*t
 			}
 		}
-	}
-	// Centre each candidate set.
-	m.centre = growF64(m.centre, b)
-	for i := range b {
-		c := m.sPos[i]
-		for _, s := range m.sNeg[i*k : (i+1)*k] {
-			c += s
-		}
-		m.centre[i] = c / float64(k+1)
-	}
-	// BC loss: margins from ξ̂ of the positives (taken as constants).
-	for i := range b {
-		xi := angle(m.lPos[i])
-		if m.fixedXi != nil {
-			xi = m.fixedXi[i]
-		}
-		var mi float64
-		m.lPos[i], m.dlPos[i], mi = bcPositive(m.sPos[i]-m.centre[i], xi, m.cfg.Gamma, m.cfg.Omega, m.global, m.hasGlobal, m.cfg.MarginFallback)
-		if grad {
+	})
+	if grad {
+		for _, mi := range m.margin[:b] {
 			m.marginSum += mi
 			m.marginN++
 		}
 	}
-	for i, s := range m.sNeg {
-		t := math.Tanh(s - m.centre[i/k])
-		m.lNeg[i], m.dlNeg[i] = t, 1-t*t
-	}
 	lbc := infoNCE(m.lPos, m.lNeg, k, m.cfg.Tau, m.dPos, m.dNeg)
 	// Chain through the logits and the centring: ds_j = dŝ_j − mean(dŝ).
-	for i := range b {
-		g := m.dPos[i] * m.dlPos[i]
-		m.dPos[i] = g
-		sum := g
-		neg := m.dNeg[i*k : (i+1)*k]
-		for j := range neg {
-			neg[j] *= m.dlNeg[i*k+j]
-			sum += neg[j]
+	parallelFor(b, parts(b, 4*(k+1)), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			g := m.dPos[i] * m.dlPos[i]
+			m.dPos[i] = g
+			sum := g
+			neg := m.dNeg[i*k : (i+1)*k]
+			for j := range neg {
+				neg[j] *= m.dlNeg[i*k+j]
+				sum += neg[j]
+			}
+			mean := sum / float64(k+1)
+			m.dPos[i] -= mean
+			for j := range neg {
+				neg[j] -= mean
+			}
 		}
-		mean := sum / float64(k+1)
-		m.dPos[i] -= mean
-		for j := range neg {
-			neg[j] -= mean
-		}
-	}
+	})
 	return lbc + lb
 }
 

@@ -16,6 +16,7 @@ import (
 type popularity struct {
 	U, I   *gnn.Param // users' and items' tables, buckets×d
 	ub, ib []int32    // bucket of every user and item
+	batch  popBatch   // batchCos's cache
 }
 
 func newPopularity(d *Data, dim int, rng *rand.Rand, std float64) *popularity {

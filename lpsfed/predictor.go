@@ -93,6 +93,16 @@ func (p *predictor) first(z *gnn.Tensor, u, i int32) {
 
 // forward scores the pairs (rows u[k], i[k]) of z into s, after prepare.
 func (p *predictor) forward(z *gnn.Tensor, u, i []int32, s []float64) {
+	if p.hidden == 0 {
+		p.forwardAffine(z, u, i, s)
+		return
+	}
+	p.forwardPairs(z, u, i, s)
+}
+
+// forwardPairs is forward one pair at a time through first, for any
+// hidden width: the reference forwardAffine is checked against.
+func (p *predictor) forwardPairs(z *gnn.Tensor, u, i []int32, s []float64) {
 	if p.hidden > 0 {
 		p.act = growF32(p.act, len(u)*p.hidden)
 	}
@@ -115,11 +125,24 @@ func (p *predictor) forward(z *gnn.Tensor, u, i []int32, s []float64) {
 // backward accumulates parameter gradients and dz (s×d) from ds, the
 // gradient of the loss with respect to the scores of the last forward.
 func (p *predictor) backward(z *gnn.Tensor, u, i []int32, ds []float64, dz *gnn.Tensor) {
-	d, h1 := p.d, p.W1.W.Cols
+	h1 := p.W1.W.Cols
 	p.dua = buf(&p.dua, z.Rows, h1)
 	p.dvb = buf(&p.dvb, z.Rows, h1)
 	p.dua.Zero()
 	p.dvb.Zero()
+	if p.hidden == 0 {
+		p.backwardAffine(z, u, i, ds, dz)
+		p.backwardMapsAffine(z, dz)
+		return
+	}
+	p.backwardPairs(z, u, i, ds, dz)
+	p.backwardMaps(z, dz)
+}
+
+// backwardPairs is the pair loop of backward one pair at a time, for any
+// hidden width: the reference backwardAffine is checked against.
+func (p *predictor) backwardPairs(z *gnn.Tensor, u, i []int32, ds []float64, dz *gnn.Tensor) {
+	d, h1 := p.d, p.W1.W.Cols
 	wc, gwc := p.W1.W.Data[2*d*h1:], p.W1.G.Data[2*d*h1:]
 	for k := range u {
 		g := float32(ds[k])
@@ -156,6 +179,11 @@ func (p *predictor) backward(z *gnn.Tensor, u, i []int32, ds []float64, dz *gnn.
 			dzi[c] += dq * zu[c]
 		}
 	}
+}
+
+// backwardMaps chains dua and dvb, the gradients of Z·W_a and Z·W_b,
+// through the two maps into their weights and dz.
+func (p *predictor) backwardMaps(z, dz *gnn.Tensor) {
 	addMatMulTN(p.block(p.W1.G, 0), z, p.dua, &p.ws)
 	addMatMulTN(p.block(p.W1.G, 1), z, p.dvb, &p.ws)
 	addMatMulNT(dz, p.dua, p.block(p.W1.W, 0), &p.wsz)
