@@ -72,12 +72,22 @@ func average(cs []Contribution, n int, vec func(Contribution) []float32) ([]floa
 func averageInto(out []float32, acc []float64, terms []averageTerm, lo int, total float64) {
 	clear(acc)
 	for _, t := range terms {
-		v := t.v[lo : lo+len(acc)]
-		w := t.w
-		for i, x := range v {
-			acc[i] += w * float64(x)
-		}
+		accumulate(acc, t.v[lo:lo+len(acc)], t.w)
 	}
+	finish(out, acc, total)
+}
+
+// accumulateGo adds w·x to acc, x as long as acc.
+func accumulateGo(acc []float64, x []float32, w float64) {
+	x = x[:len(acc)]
+	for i, v := range x {
+		acc[i] += w * float64(v)
+	}
+}
+
+// finishGo writes acc / total into out, as long as acc.
+func finishGo(out []float32, acc []float64, total float64) {
+	out = out[:len(acc)]
 	for i, x := range acc {
 		out[i] = float32(x / total)
 	}

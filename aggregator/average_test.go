@@ -65,3 +65,27 @@ func TestAverageMatchesThePlainLoop(t *testing.T) {
 		t.Fatalf("no weight: %v, %v", got, w)
 	}
 }
+
+// BenchmarkAverage8x1M is a FedAvg close of 8 updates of 1M parameters.
+func BenchmarkAverage8x1M(b *testing.B) {
+	const n = 1 << 20
+	var cs []Contribution
+	for c := range 8 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32(i%97) * 0.01
+		}
+		cs = append(cs, Contribution{Client: string(rune('a' + c)), Weight: float64(10 + c), Params: v})
+	}
+	b.SetBytes(8 * 4 * n)
+	b.Run("blocked", func(b *testing.B) {
+		for b.Loop() {
+			weightedAverage(cs, n)
+		}
+	})
+	b.Run("plain", func(b *testing.B) {
+		for b.Loop() {
+			naiveAverage(cs, n)
+		}
+	})
+}
