@@ -194,7 +194,7 @@ func (e *Endpoint) Open(m Msg) (Envelope, any, error) {
 			return b.Fetch(ctx, ref)
 		}
 	}
-	return e.val.OpenWith(m.Subject, m.Data, fetch)
+	return e.val.openPre(m.Subject, m.Data, fetch, m.Pre)
 }
 
 // OpenFrom decodes a message that arrives outside the validator's
