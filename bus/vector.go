@@ -80,12 +80,12 @@ func errBlobLength(n int) error {
 	return fmt.Errorf("bus: vector blob of %d bytes is not a multiple of 4", n)
 }
 
-// firstNonFinite returns the index of the first NaN or ±Inf, or -1. A
+// firstNonFiniteGo returns the index of the first NaN or ±Inf, or -1. A
 // float32 is not finite exactly when its exponent bits are all ones, and
 // then adding one to the exponent carries into the sign bit: the loop ORs
 // those carries over a block without a branch per value, and looks for
 // the index only in a block that has one.
-func firstNonFinite(xs []float32) int {
+func firstNonFiniteGo(xs []float32) int {
 	const exp, carry, sign = 0x7f800000, 0x00800000, 0x80000000
 	const block = 256
 	for start := 0; start < len(xs); start += block {

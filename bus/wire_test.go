@@ -94,8 +94,8 @@ func slicesEqual(a, b []float32) bool {
 
 func TestFirstNonFinite(t *testing.T) {
 	nan, inf := float32(math.NaN()), float32(math.Inf(1))
-	for _, n := range []int{0, 1, 63, 64, 65, 200} {
-		for _, at := range []int{-1, 0, 63, 64, n - 1} {
+	for _, n := range []int{0, 1, 31, 32, 63, 64, 65, 200, 1023, 1024, 1025, 5000} {
+		for _, at := range []int{-1, 0, 31, 32, 63, 64, 255, 256, 1023, 1024, 1040, n - 1} {
 			for _, bad := range []float32{nan, inf, -inf} {
 				xs := make([]float32, n)
 				for i := range xs {
@@ -110,6 +110,9 @@ func TestFirstNonFinite(t *testing.T) {
 				}
 				if got := firstNonFinite(xs); got != want {
 					t.Fatalf("n=%d bad at %d: got %d", n, at, got)
+				}
+				if got := firstNonFiniteGo(xs); got != want {
+					t.Fatalf("n=%d bad at %d: the Go loop got %d", n, at, got)
 				}
 			}
 		}
