@@ -65,7 +65,7 @@ func BenchmarkIngest(b *testing.B) {
 
 const (
 	ingestParams = 1 << 20
-	roundsPerJob = 4
+	roundsPerJob = 2
 	ingestJob    = "ingest"
 )
 
