@@ -31,15 +31,16 @@ func marshalBody(body any) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// encode writes env in msgpack, as msgpack.Marshal writes it (the same
-// keys, in the same order, Ref and Sig omitted when empty), into one
-// buffer of the exact size, with one liberty: the largest float blob of
-// the body is placed at an offset that is a multiple of 4, so that a
-// receiver can read its floats where they lie (float32sView) rather than
-// copy them. The shift is made with longer encodings of the version and
-// of the map header (a uint8 or uint16 for the version's 1, a map 16 for
-// the map's count), which every msgpack decoder reads as the same values;
-// no field and no signed byte changes.
+// encode writes env in msgpack, byte for byte as msgpack.Marshal writes
+// it (the same keys, in the same order, the version as a uint64, Ref and
+// Sig omitted when empty), into one buffer of the exact size, with one
+// liberty: the largest float blob of the body, when it has one of at
+// least minAlignedBlob bytes, is placed at an offset that is a multiple
+// of 4, so that a receiver can read its floats where they lie
+// (float32sView) rather than copy them. The shift is made with shorter
+// encodings of the version's 1 (a uint8 or uint16) and a map 16 header
+// for the map's count, which every msgpack decoder reads as the same
+// values; no field and no signed byte changes.
 func (e *Envelope) encode() []byte {
 	fields := 8
 	if len(e.Ref) > 0 {
@@ -49,19 +50,21 @@ func (e *Envelope) encode() []byte {
 		fields++
 	}
 	head := 2 + strSize(e.Job) + 2 + strSize(string(e.Kind)) + 2 + strSize(e.From) + 3*(2+9) + 2 + binSize(e.Body)
-	size := 1 + 3 + head - len(e.Body) // fixmap, "v" and a fixint version
-	var extraV, extraMap int
+	size := 1 + 11 + head - len(e.Body) // fixmap, "v" and a uint64 version: where the body starts
+	versionSize, mapSize := 9, 1
 	if blob := largestBlob(e.Body); blob >= 0 {
-		switch (4 - (size+blob)%4) % 4 {
+		// Shorter version encodings move the blob back by 7 (uint8) or
+		// 6 (uint16) bytes, a map 16 header forward by 2.
+		switch (size + blob) % 4 {
 		case 1:
-			extraV = 1
+			versionSize, mapSize = 2, 3 // -7+2: back by 5
 		case 2:
-			extraV = 2
+			versionSize = 3 // back by 6
 		case 3:
-			extraV, extraMap = 1, 2
+			versionSize = 2 // back by 7
 		}
 	}
-	total := size + extraV + extraMap + len(e.Body)
+	total := size + (versionSize - 9) + (mapSize - 1) + len(e.Body)
 	if len(e.Ref) > 0 {
 		total += 2 + binSize(e.Ref)
 	}
@@ -69,19 +72,19 @@ func (e *Envelope) encode() []byte {
 		total += 2 + binSize(e.Sig)
 	}
 	b := make([]byte, 0, total)
-	if extraMap > 0 {
+	if mapSize == 3 {
 		b = append(b, 0xde, 0, byte(fields))
 	} else {
 		b = append(b, 0x80|byte(fields))
 	}
 	b = append(b, 0xa1, 'v')
-	switch extraV {
-	case 0:
-		b = appendFixUint(b, e.Version)
-	case 1:
+	switch {
+	case versionSize == 2 && e.Version <= 0xff:
 		b = append(b, 0xcc, byte(e.Version))
-	case 2:
+	case versionSize == 3 && e.Version <= 0xffff:
 		b = append(b, 0xcd, byte(e.Version>>8), byte(e.Version))
+	default:
+		b = binary.BigEndian.AppendUint64(append(b, 0xcf), e.Version)
 	}
 	b = appendStr(append(b, 0xa1, 'j'), e.Job)
 	b = appendStr(append(b, 0xa1, 'k'), string(e.Kind))
@@ -97,15 +100,6 @@ func (e *Envelope) encode() []byte {
 		b = appendBin(append(b, 0xa1, 'g'), e.Sig)
 	}
 	return b
-}
-
-// appendFixUint writes a version: a positive fixint, else a uint64 (as
-// msgpack writes a uint64 field).
-func appendFixUint(b []byte, u uint64) []byte {
-	if u <= 0x7f {
-		return append(b, byte(u))
-	}
-	return binary.BigEndian.AppendUint64(append(b, 0xcf), u)
 }
 
 func strSize(s string) int {
@@ -163,8 +157,9 @@ func appendBin(b []byte, p []byte) []byte {
 	return append(b, p...)
 }
 
-// minAlignedBlob is the smallest blob worth aligning.
-const minAlignedBlob = 256
+// minAlignedBlob is the smallest blob worth aligning: below it a copy
+// costs nothing, and the envelope is exactly msgpack's.
+const minAlignedBlob = 64 << 10
 
 // largestBlob is the offset in body of the payload of the largest bin
 // value at the top level of the body's map (the model or update vector),

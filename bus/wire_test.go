@@ -17,7 +17,7 @@ func TestEnvelopeEncodeAlignsTheBlob(t *testing.T) {
 	for _, job := range []string{"j", "ingest", "job-with-a-longer-name", strings.Repeat("x", 40)} {
 		for _, from := range []string{"a", "ab", "abc", "bank-0001"} {
 			for _, signed := range []bool{false, true} {
-				for _, n := range []int{0, 3, 100, 1000} {
+				for _, n := range []int{0, 3, 100, 1000, minAlignedBlob/4 - 1, minAlignedBlob / 4, 100_001} {
 					body := fzMust(marshalBody(&Update{Round: 2, Weight: 3, Params: Sensitive{v: make([]float32, n)}}))
 					env := Envelope{Version: SchemaVersion, Job: job, Kind: KindUpdate, From: from, Round: 2, Seq: 7, Time: -5, Body: body}
 					if signed {
@@ -28,6 +28,9 @@ func TestEnvelopeEncodeAlignsTheBlob(t *testing.T) {
 					var ref Envelope
 					if err := msgpack.Unmarshal(data, &ref); err != nil || !fzSameEnvelope(ref, env) || !bytes.Equal(ref.Ref, env.Ref) {
 						t.Fatalf("%s/%s/%d: msgpack reads %+v (%v)", job, from, n, ref, err)
+					}
+					if mp := fzMust(msgpack.Marshal(&env)); 4*n < minAlignedBlob && !bytes.Equal(data, mp) {
+						t.Fatalf("%s/%s/%d: encode differs from msgpack.Marshal", job, from, n)
 					}
 					got, err := Open(data)
 					if err != nil || !fzSameEnvelope(got, env) || !bytes.Equal(got.Ref, env.Ref) {
@@ -49,7 +52,7 @@ func TestEnvelopeEncodeAlignsTheBlob(t *testing.T) {
 // are copied, equal, when they are not.
 func TestUnmarshalBodyAliasesAlignedFloats(t *testing.T) {
 	want := []float32{1, -2.5, 3e-8, float32(math.Pi)}
-	for i := 0; i < 100; i++ {
+	for i := range minAlignedBlob / 4 {
 		want = append(want, float32(i))
 	}
 	data, err := Seal(Envelope{Job: "j", Kind: KindUpdate, From: "abc"}, &Update{Round: 1, Weight: 1, Params: Sensitive{v: want}})
