@@ -99,11 +99,11 @@ func (e *Endpoint) Seal(kind Kind, round uint64, body any) ([]byte, error) {
 func (e *Endpoint) envelope(kind Kind, round uint64, body any) (Envelope, error) {
 	e.seq++
 	env := Envelope{Version: SchemaVersion, Job: e.job, Kind: kind, From: e.id, Round: round, Seq: e.seq, Time: e.now().UnixNano()}
-	b, err := marshalBody(body)
+	frame, b, err := marshalBody(body)
 	if err != nil {
 		return Envelope{}, fmt.Errorf("bus: seal %s body: %w", kind, err)
 	}
-	env.Body = b
+	env.Body, env.frame = b, frame
 	return env, nil
 }
 

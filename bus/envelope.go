@@ -25,6 +25,10 @@ type Envelope struct {
 	// (an encoded BlobRef, blobref.go); empty for a body sent inline.
 	Ref []byte `msgpack:"o,omitempty"`
 	Sig []byte `msgpack:"g,omitempty"`
+
+	// frame, when set by marshalBody, is the buffer Body lies in, with
+	// room for the rest of the envelope around it (encode).
+	frame []byte
 }
 
 // MsgID is the de-duplication id of the envelope.
@@ -37,12 +41,12 @@ func (e *Envelope) SentAt() time.Time { return time.Unix(0, e.Time) }
 
 // Seal encodes body into the envelope and the envelope into wire bytes.
 func Seal(env Envelope, body any) ([]byte, error) {
-	b, err := marshalBody(body)
+	frame, b, err := marshalBody(body)
 	if err != nil {
 		return nil, fmt.Errorf("bus: seal %s body: %w", env.Kind, err)
 	}
 	env.Version = SchemaVersion
-	env.Body = b
+	env.Body, env.frame = b, frame
 	return env.encode(), nil
 }
 

@@ -127,11 +127,11 @@ func (s *Signer) Sign(env *Envelope) error {
 
 // Seal is bus.Seal with the envelope signed.
 func (s *Signer) Seal(env Envelope, body any) ([]byte, error) {
-	b, err := marshalBody(body)
+	frame, b, err := marshalBody(body)
 	if err != nil {
 		return nil, fmt.Errorf("bus: seal %s body: %w", env.Kind, err)
 	}
-	env.Body = b
+	env.Body, env.frame = b, frame
 	return s.sealEnvelope(env)
 }
 

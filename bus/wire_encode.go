@@ -1,16 +1,27 @@
 package bus
 
 import (
-	"bytes"
 	"encoding/binary"
 	"math"
 
 	"github.com/vmihailenco/msgpack/v5"
 )
 
+// headRoom is the room marshalBody leaves before a body for the
+// envelope's head, which is at most 3+11+3·(2+5+64)+33+2+5 bytes for ids of
+// at most 64 characters; tailRoom the room after it for a signature.
+const (
+	headRoom = 320
+	tailRoom = 2 + 2 + 64
+)
+
 // marshalBody is msgpack.Marshal for a typed body, into a buffer sized
-// for its vectors up front rather than grown by doubling.
-func marshalBody(body any) ([]byte, error) {
+// for its vectors up front rather than grown by doubling, with room
+// before the body for the envelope's head and after it for a signature:
+// encode then writes the envelope around the body where it lies, instead
+// of copying a 4 MiB model into a second buffer. frame is the whole
+// buffer, the body frame[headRoom:].
+func marshalBody(body any) (frame, b []byte, err error) {
 	hint := 256
 	switch b := body.(type) {
 	case *Update:
@@ -20,28 +31,56 @@ func marshalBody(body any) ([]byte, error) {
 	case *Embeddings:
 		hint += 4*b.Data.Len() + 9*len(b.NodeIDs)
 	}
-	var buf bytes.Buffer
-	buf.Grow(hint)
+	w := &appendWriter{b: make([]byte, headRoom, headRoom+hint+tailRoom)}
 	enc := msgpack.GetEncoder()
 	defer msgpack.PutEncoder(enc)
-	enc.Reset(&buf)
+	enc.Reset(w)
 	if err := enc.Encode(body); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return buf.Bytes(), nil
+	return w.b, w.b[headRoom:], nil
+}
+
+// appendWriter is the msgpack encoder's writer: an append to b.
+type appendWriter struct{ b []byte }
+
+func (w *appendWriter) Write(p []byte) (int, error) {
+	w.b = append(w.b, p...)
+	return len(p), nil
+}
+
+func (w *appendWriter) WriteByte(c byte) error {
+	w.b = append(w.b, c)
+	return nil
 }
 
 // encode writes env in msgpack, byte for byte as msgpack.Marshal writes
 // it (the same keys, in the same order, the version as a uint64, Ref and
-// Sig omitted when empty), into one buffer of the exact size, with one
-// liberty: the largest float blob of the body, when it has one of at
-// least minAlignedBlob bytes, is placed at an offset that is a multiple
-// of 4, so that a receiver can read its floats where they lie
-// (float32sView) rather than copy them. The shift is made with shorter
-// encodings of the version's 1 (a uint8 or uint16) and a map 16 header
-// for the map's count, which every msgpack decoder reads as the same
-// values; no field and no signed byte changes.
+// Sig omitted when empty), with one liberty: the largest float blob of
+// the body, when it has one of at least minAlignedBlob bytes, is placed at
+// an offset that is a multiple of 4, so that a receiver can read its
+// floats where they lie (float32sView) rather than copy them. The shift is
+// made with shorter encodings of the version's 1 (a uint8 or uint16) and
+// a map 16 header for the map's count, which every msgpack decoder reads
+// as the same values; no field and no signed byte changes.
+//
+// A body from marshalBody is written around where it lies (its frame);
+// any other is copied into one buffer of the exact size.
 func (e *Envelope) encode() []byte {
+	var head [headRoom]byte
+	h := e.appendHead(head[:0])
+	if f := e.frame; len(h) <= headRoom && len(e.Body) > 0 && len(f) == headRoom+len(e.Body) && &f[headRoom] == &e.Body[0] {
+		start := headRoom - len(h)
+		copy(f[start:], h)
+		return e.appendTail(f[start:])
+	}
+	b := make([]byte, 0, len(h)+len(e.Body)+tailSize(e))
+	return e.appendTail(append(append(b, h...), e.Body...))
+}
+
+// appendHead appends the envelope up to its body: every field before it
+// and the body's bin header, aligned as encode says.
+func (e *Envelope) appendHead(b []byte) []byte {
 	fields := 8
 	if len(e.Ref) > 0 {
 		fields++
@@ -49,8 +88,8 @@ func (e *Envelope) encode() []byte {
 	if len(e.Sig) > 0 {
 		fields++
 	}
-	head := 2 + strSize(e.Job) + 2 + strSize(string(e.Kind)) + 2 + strSize(e.From) + 3*(2+9) + 2 + binSize(e.Body)
-	size := 1 + 11 + head - len(e.Body) // fixmap, "v" and a uint64 version: where the body starts
+	// Where the body starts with a fixmap and a uint64 version.
+	size := 1 + 11 + 2 + strSize(e.Job) + 2 + strSize(string(e.Kind)) + 2 + strSize(e.From) + 3*(2+9) + 2 + binSize(e.Body) - len(e.Body)
 	versionSize, mapSize := 9, 1
 	if blob := largestBlob(e.Body); blob >= 0 {
 		// Shorter version encodings move the blob back by 7 (uint8) or
@@ -64,14 +103,6 @@ func (e *Envelope) encode() []byte {
 			versionSize = 2 // back by 7
 		}
 	}
-	total := size + (versionSize - 9) + (mapSize - 1) + len(e.Body)
-	if len(e.Ref) > 0 {
-		total += 2 + binSize(e.Ref)
-	}
-	if len(e.Sig) > 0 {
-		total += 2 + binSize(e.Sig)
-	}
-	b := make([]byte, 0, total)
 	if mapSize == 3 {
 		b = append(b, 0xde, 0, byte(fields))
 	} else {
@@ -92,14 +123,29 @@ func (e *Envelope) encode() []byte {
 	b = binary.BigEndian.AppendUint64(append(b, 0xa1, 'r', 0xcf), e.Round)
 	b = binary.BigEndian.AppendUint64(append(b, 0xa1, 's', 0xcf), e.Seq)
 	b = binary.BigEndian.AppendUint64(append(b, 0xa1, 't', 0xd3), uint64(e.Time))
-	b = appendBin(append(b, 0xa1, 'b'), e.Body)
+	return appendBinHeader(append(b, 0xa1, 'b'), e.Body)
+}
+
+// appendTail appends the fields after the body: Ref and Sig when set.
+func (e *Envelope) appendTail(b []byte) []byte {
 	if len(e.Ref) > 0 {
-		b = appendBin(append(b, 0xa1, 'o'), e.Ref)
+		b = append(appendBinHeader(append(b, 0xa1, 'o'), e.Ref), e.Ref...)
 	}
 	if len(e.Sig) > 0 {
-		b = appendBin(append(b, 0xa1, 'g'), e.Sig)
+		b = append(appendBinHeader(append(b, 0xa1, 'g'), e.Sig), e.Sig...)
 	}
 	return b
+}
+
+func tailSize(e *Envelope) int {
+	n := 0
+	if len(e.Ref) > 0 {
+		n += 2 + binSize(e.Ref)
+	}
+	if len(e.Sig) > 0 {
+		n += 2 + binSize(e.Sig)
+	}
+	return n
 }
 
 func strSize(s string) int {
@@ -143,18 +189,19 @@ func binSize(p []byte) int {
 	}
 }
 
-func appendBin(b []byte, p []byte) []byte {
+// appendBinHeader appends the header msgpack writes before p's bytes
+// (nil for nil).
+func appendBinHeader(b []byte, p []byte) []byte {
 	switch n := len(p); {
 	case p == nil:
 		return append(b, 0xc0)
 	case n < 256:
-		b = append(b, 0xc4, byte(n))
+		return append(b, 0xc4, byte(n))
 	case n <= math.MaxUint16:
-		b = binary.BigEndian.AppendUint16(append(b, 0xc5), uint16(n))
+		return binary.BigEndian.AppendUint16(append(b, 0xc5), uint16(n))
 	default:
-		b = binary.BigEndian.AppendUint32(append(b, 0xc6), uint32(n))
+		return binary.BigEndian.AppendUint32(append(b, 0xc6), uint32(n))
 	}
-	return append(b, p...)
 }
 
 // minAlignedBlob is the smallest blob worth aligning: below it a copy

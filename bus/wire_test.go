@@ -18,13 +18,21 @@ func TestEnvelopeEncodeAlignsTheBlob(t *testing.T) {
 		for _, from := range []string{"a", "ab", "abc", "bank-0001"} {
 			for _, signed := range []bool{false, true} {
 				for _, n := range []int{0, 3, 100, 1000, minAlignedBlob/4 - 1, minAlignedBlob / 4, 100_001} {
-					body := fzMust(marshalBody(&Update{Round: 2, Weight: 3, Params: Sensitive{v: make([]float32, n)}}))
+					frame, body, err := marshalBody(&Update{Round: 2, Weight: 3, Params: Sensitive{v: make([]float32, n)}})
+					if err != nil {
+						t.Fatal(err)
+					}
 					env := Envelope{Version: SchemaVersion, Job: job, Kind: KindUpdate, From: from, Round: 2, Seq: 7, Time: -5, Body: body}
 					if signed {
 						env.Sig = bytes.Repeat([]byte{9}, 64)
 						env.Ref = []byte{1, 2}
 					}
-					data := env.encode()
+					data := env.encode() // copied
+					framed := env
+					framed.frame = frame
+					if inPlace := framed.encode(); !bytes.Equal(inPlace, data) || &inPlace[len(inPlace)-len(body)-tailSize(&env)] != &body[0] {
+						t.Fatalf("%s/%s/%d: written in place, the envelope differs or moved", job, from, n)
+					}
 					var ref Envelope
 					if err := msgpack.Unmarshal(data, &ref); err != nil || !fzSameEnvelope(ref, env) || !bytes.Equal(ref.Ref, env.Ref) {
 						t.Fatalf("%s/%s/%d: msgpack reads %+v (%v)", job, from, n, ref, err)
