@@ -110,8 +110,18 @@ func (s *Server) enqueue(m bus.Msg) { s.push(queued{msg: m}) }
 // push queues q in the inbox and wakes the round loop. It runs on the NATS
 // delivery and never blocks on the round loop: a message that does not fit
 // its sender's queue is dropped, counted and logged (flow.go).
+//
+// With a keyring, a queued message is then hashed for its signature check
+// here (bus.Prehash), while the round loop handles the messages before it:
+// verification is mostly hashing, and this way it runs beside the rest of
+// the ingest rather than before it. Only queued messages are hashed, so a
+// flood costs no more than before.
 func (s *Server) push(q queued) {
 	sender := senderOf(q.msg.Subject)
+	verify := s.cfg.Keyring != nil && q.logged == nil
+	if verify {
+		q.msg.Pre = bus.NewPrehash(q.msg.Data)
+	}
 	s.mu.Lock()
 	ok, st := s.inbox.Push(sender, q, q.logged != nil)
 	waiting, bytes := s.inbox.Len(), s.inbox.Bytes()
@@ -123,6 +133,9 @@ func (s *Server) push(q queued) {
 	select {
 	case s.notify <- struct{}{}:
 	default:
+	}
+	if verify {
+		q.msg.Pre.Compute()
 	}
 }
 

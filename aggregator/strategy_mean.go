@@ -3,7 +3,6 @@ package aggregator
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
 )
 
 // meanStrategy is FedAvg and, with the clients' gradient estimators
@@ -63,29 +62,4 @@ func weightedAverage(cs []Contribution, n int) ([]float32, float64) {
 func weightedGradAverage(cs []Contribution, n int) []float32 {
 	g, _ := average(cs, n, func(c Contribution) []float32 { return c.Grad })
 	return g
-}
-
-func average(cs []Contribution, n int, vec func(Contribution) []float32) ([]float32, float64) {
-	sorted := append([]Contribution(nil), cs...)
-	sort.SliceStable(sorted, func(a, b int) bool { return sorted[a].Client < sorted[b].Client })
-	acc := make([]float64, n)
-	var total float64
-	for _, c := range sorted {
-		v := vec(c)
-		if c.Weight <= 0 || len(v) != n {
-			continue
-		}
-		total += c.Weight
-		for i, x := range v {
-			acc[i] += c.Weight * float64(x)
-		}
-	}
-	if total == 0 {
-		return nil, 0
-	}
-	out := make([]float32, n)
-	for i, x := range acc {
-		out[i] = float32(x / total)
-	}
-	return out, total
 }

@@ -82,9 +82,34 @@ func BenchmarkEnvelope1MFloat(b *testing.B) {
 	})
 	data, _ := Seal(env, u)
 	b.Run("decode+validate", func(b *testing.B) {
+		b.ReportAllocs()
 		b.SetBytes(4 << 20)
 		for b.Loop() {
 			if _, _, err := v.Open("gf.bench.update.a", data); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	// Signed, with the keyring's verification: the same checks plus
+	// hashing the message and an ed25519 verification.
+	d, err := NewDeployment("bench", []string{"a"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ring, err := d.Keyring()
+	if err != nil {
+		b.Fatal(err)
+	}
+	signed, err := testSigners(b, d)["a"].Seal(env, u)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sv := NewValidator(Schema{Job: "bench", NumParams: 1 << 20, Keyring: ring})
+	b.Run("decode+validate+verify", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(4 << 20)
+		for b.Loop() {
+			if _, _, err := sv.Open("gf.bench.update.a", signed); err != nil {
 				b.Fatal(err)
 			}
 		}

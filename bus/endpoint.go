@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"time"
-
-	"github.com/vmihailenco/msgpack/v5"
 )
 
 // Endpoint is one party's end of a job on a transport. It owns what every
@@ -101,11 +99,11 @@ func (e *Endpoint) Seal(kind Kind, round uint64, body any) ([]byte, error) {
 func (e *Endpoint) envelope(kind Kind, round uint64, body any) (Envelope, error) {
 	e.seq++
 	env := Envelope{Version: SchemaVersion, Job: e.job, Kind: kind, From: e.id, Round: round, Seq: e.seq, Time: e.now().UnixNano()}
-	b, err := msgpack.Marshal(body)
+	frame, b, err := marshalBody(body)
 	if err != nil {
 		return Envelope{}, fmt.Errorf("bus: seal %s body: %w", kind, err)
 	}
-	env.Body = b
+	env.Body, env.frame = b, frame
 	return env, nil
 }
 
@@ -114,11 +112,7 @@ func (e *Endpoint) seal(env Envelope) ([]byte, error) {
 	if e.signer != nil {
 		return e.signer.sealEnvelope(env)
 	}
-	out, err := msgpack.Marshal(&env)
-	if err != nil {
-		return nil, fmt.Errorf("bus: seal %s envelope: %w", env.Kind, err)
-	}
-	return out, nil
+	return env.encode(), nil
 }
 
 // carriage is how the transport carries large bodies (Carrier).
@@ -200,7 +194,7 @@ func (e *Endpoint) Open(m Msg) (Envelope, any, error) {
 			return b.Fetch(ctx, ref)
 		}
 	}
-	return e.val.OpenWith(m.Subject, m.Data, fetch)
+	return e.val.openPre(m.Subject, m.Data, fetch, m.Pre)
 }
 
 // OpenFrom decodes a message that arrives outside the validator's

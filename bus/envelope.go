@@ -25,6 +25,10 @@ type Envelope struct {
 	// (an encoded BlobRef, blobref.go); empty for a body sent inline.
 	Ref []byte `msgpack:"o,omitempty"`
 	Sig []byte `msgpack:"g,omitempty"`
+
+	// frame, when set by marshalBody, is the buffer Body lies in, with
+	// room for the rest of the envelope around it (encode).
+	frame []byte
 }
 
 // MsgID is the de-duplication id of the envelope.
@@ -37,28 +41,29 @@ func (e *Envelope) SentAt() time.Time { return time.Unix(0, e.Time) }
 
 // Seal encodes body into the envelope and the envelope into wire bytes.
 func Seal(env Envelope, body any) ([]byte, error) {
-	b, err := msgpack.Marshal(body)
+	frame, b, err := marshalBody(body)
 	if err != nil {
 		return nil, fmt.Errorf("bus: seal %s body: %w", env.Kind, err)
 	}
 	env.Version = SchemaVersion
-	env.Body = b
-	out, err := msgpack.Marshal(&env)
-	if err != nil {
-		return nil, fmt.Errorf("bus: seal %s envelope: %w", env.Kind, err)
-	}
-	return out, nil
+	env.Body, env.frame = b, frame
+	return env.encode(), nil
 }
 
 // Open decodes wire bytes into an envelope without looking at the body. It
 // checks only what every message must satisfy: decodability and the schema
-// version; Validator.Open adds the job's checks.
+// version; Validator.Open adds the job's checks. The envelope's Body, Ref
+// and Sig may share data's bytes (wire_decode.go): edit a copy.
 func Open(data []byte) (Envelope, error) {
 	var env Envelope
 	if err := checkMsgpack(data); err != nil {
 		return Envelope{}, &RejectError{Reason: ReasonGarbage, Err: err}
 	}
-	if err := msgpack.Unmarshal(data, &env); err != nil {
+	// The usual encoding is read without copying the body (it then shares
+	// data's bytes: wire_decode.go); any other goes through msgpack.
+	if fast, ok := openFast(data); ok {
+		env = fast
+	} else if err := msgpack.Unmarshal(data, &env); err != nil {
 		return Envelope{}, &RejectError{Reason: ReasonGarbage, Err: err}
 	}
 	if env.Version != SchemaVersion {
@@ -68,7 +73,8 @@ func Open(data []byte) (Envelope, error) {
 	return env, nil
 }
 
-// UnmarshalBody decodes the envelope's body into dst.
+// UnmarshalBody decodes the envelope's body into dst. Its vectors may share
+// the body's bytes (wire_decode.go).
 func (e *Envelope) UnmarshalBody(dst any) error {
 	if err := checkMsgpack(e.Body); err != nil {
 		return &RejectError{Reason: ReasonGarbage, Err: fmt.Errorf("%s body: %w", e.Kind, err)}
@@ -81,7 +87,7 @@ func (e *Envelope) UnmarshalBody(dst any) error {
 	if !isMsgpackMapOrNil(e.Body) {
 		return &RejectError{Reason: ReasonGarbage, Err: fmt.Errorf("%s body: not a msgpack map", e.Kind)}
 	}
-	if err := msgpack.Unmarshal(e.Body, dst); err != nil {
+	if err := unmarshalAliased(e.Body, dst); err != nil {
 		return &RejectError{Reason: ReasonGarbage, Err: fmt.Errorf("%s body: %w", e.Kind, err)}
 	}
 	return nil

@@ -260,6 +260,13 @@ func FuzzOpen(f *testing.F) {
 		}
 		_ = env.MsgID()
 		_ = env.SentAt()
+		// The copy-free reader and msgpack agree on what it reads.
+		if fast, ok := openFast(data); ok {
+			var ref Envelope
+			if err := msgpack.Unmarshal(data, &ref); err != nil || !fzSameEnvelope(fast, ref) || !bytes.Equal(fast.Ref, ref.Ref) {
+				t.Fatalf("openFast read %+v, msgpack %+v (%v)", fast, ref, err)
+			}
+		}
 		re, err := msgpack.Marshal(&env)
 		if err != nil {
 			t.Fatalf("cannot re-encode an opened envelope: %v", err)

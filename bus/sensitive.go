@@ -20,7 +20,8 @@ type Sensitive struct {
 // FromReleased carries a gated release onto the wire.
 func FromReleased(r privacy.Released) Sensitive { return Sensitive{v: r.Data()} }
 
-// Floats returns the received values (owned by the message).
+// Floats returns the received values (owned by the message: they may
+// share its bytes, wire_decode.go).
 func (s Sensitive) Floats() []float32 { return s.v }
 
 // Len is the number of values.

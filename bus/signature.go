@@ -7,7 +7,6 @@ import (
 	"io"
 
 	"github.com/nats-io/nkeys"
-	"github.com/vmihailenco/msgpack/v5"
 )
 
 // sigDomain separates graphfed envelope signatures from anything else the
@@ -128,11 +127,11 @@ func (s *Signer) Sign(env *Envelope) error {
 
 // Seal is bus.Seal with the envelope signed.
 func (s *Signer) Seal(env Envelope, body any) ([]byte, error) {
-	b, err := msgpack.Marshal(body)
+	frame, b, err := marshalBody(body)
 	if err != nil {
 		return nil, fmt.Errorf("bus: seal %s body: %w", env.Kind, err)
 	}
-	env.Body = b
+	env.Body, env.frame = b, frame
 	return s.sealEnvelope(env)
 }
 
@@ -152,11 +151,7 @@ func (s *Signer) sealEnvelope(env Envelope) ([]byte, error) {
 	if err := s.Sign(&env); err != nil {
 		return nil, err
 	}
-	out, err := msgpack.Marshal(&env)
-	if err != nil {
-		return nil, fmt.Errorf("bus: seal %s envelope: %w", env.Kind, err)
-	}
-	return out, nil
+	return env.encode(), nil
 }
 
 // SignEntry signs a privacy ledger entry's digest (privacy.Entry.Digest,

@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"bytes"
 	"context"
 	"testing"
 	"time"
@@ -48,9 +49,10 @@ func forge(t testing.TB, s *Signer, env Envelope, body any) []byte {
 
 // edit decodes wire bytes, changes the envelope and re-encodes it, keeping
 // the signature: what a party relaying or tampering with a message can do.
+// It edits a copy: an opened envelope shares the bytes it was opened from.
 func edit(t testing.TB, data []byte, f func(*Envelope)) []byte {
 	t.Helper()
-	env, err := Open(data)
+	env, err := Open(bytes.Clone(data))
 	if err != nil {
 		t.Fatal(err)
 	}

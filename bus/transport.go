@@ -10,6 +10,9 @@ type Msg struct {
 	Subject string
 	Reply   string
 	Data    []byte
+	// Pre, when set, is Data's signature digest computed ahead (Prehash);
+	// Endpoint.Open uses it instead of hashing again.
+	Pre *Prehash
 }
 
 // Handler receives messages. A transport calls the handler of one

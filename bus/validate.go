@@ -161,14 +161,20 @@ type Fetch func(BlobRef) ([]byte, error)
 // digest, and is then decoded and checked as an inline body would be. The
 // returned envelope carries the fetched body.
 func (v *Validator) OpenWith(subject string, data []byte, fetch Fetch) (Envelope, any, error) {
-	env, body, err := v.open(subject, data, fetch)
+	return v.openPre(subject, data, fetch, nil)
+}
+
+// openPre is OpenWith with the signature digest of data computed ahead
+// (nil: hash here).
+func (v *Validator) openPre(subject string, data []byte, fetch Fetch, pre *Prehash) (Envelope, any, error) {
+	env, body, err := v.open(subject, data, fetch, pre)
 	if err != nil {
 		return Envelope{}, nil, v.reject(err)
 	}
 	return env, body, nil
 }
 
-func (v *Validator) open(subject string, data []byte, fetch Fetch) (Envelope, any, error) {
+func (v *Validator) open(subject string, data []byte, fetch Fetch, pre *Prehash) (Envelope, any, error) {
 	v.mu.Lock()
 	s := v.schema
 	v.mu.Unlock()
@@ -200,7 +206,7 @@ func (v *Validator) open(subject string, data []byte, fetch Fetch) (Envelope, an
 	// counted as such, and before the body is decoded: a forged body is
 	// never looked at.
 	if s.Keyring != nil {
-		if err := s.Keyring.Verify(&env); err != nil {
+		if err := s.Keyring.verify(&env, pre.digestFor(data)); err != nil {
 			return Envelope{}, nil, &RejectError{ReasonSignature, err}
 		}
 	}
