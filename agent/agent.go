@@ -136,6 +136,10 @@ func (a *Agent) Run(parent context.Context) (Result, error) {
 		return a.result(nil), stopped
 	case parent.Err() != nil && a.joined:
 		a.goodbye(parent)
+	case err != nil:
+		// Said here, when it happens: a simulation of many agents reports
+		// their errors only once the job ends.
+		a.cfg.Log.Error().Str("client", a.cfg.Client).Err(err).Msg("agent stopped")
 	}
 	return res, err
 }
@@ -153,7 +157,9 @@ func (a *Agent) run(ctx, waitCtx context.Context) (Result, error) {
 		return Result{}, fmt.Errorf("agent %s: %w", c, err)
 	}
 	defer sub.Unsubscribe()
-	if err := a.ep.Transport().Flush(ctx); err != nil {
+	if err := bus.AwaitSubscriptions(ctx, a.ep.Transport(), func(err error) {
+		a.cfg.Log.Warn().Str("client", c).Err(err).Msg("the server has not confirmed the agent's subscriptions yet; waiting")
+	}); err != nil {
 		return Result{}, fmt.Errorf("agent %s: %w", c, err)
 	}
 	if res, done, err := a.step(ctx, Start{Now: a.cfg.Now()}); done || err != nil {

@@ -153,7 +153,9 @@ func (s *Server) Run(ctx context.Context) (Result, error) {
 		return Result{}, fmt.Errorf("aggregator: run: %w", err)
 	}
 	defer sub.Unsubscribe()
-	if err := s.flushSubscriptions(ctx); err != nil {
+	if err := bus.AwaitSubscriptions(ctx, s.tr, func(err error) {
+		s.cfg.Log.Warn().Err(err).Msg("the server has not confirmed the aggregator's subscriptions yet; waiting")
+	}); err != nil {
 		return Result{}, fmt.Errorf("aggregator: run: %w", err)
 	}
 	s.cfg.Log.Info().Str("job", j).Str("algo", s.cfg.Round.Algo).Int("rounds", s.cfg.Round.Rounds).
@@ -196,21 +198,6 @@ func (s *Server) Run(ctx context.Context) (Result, error) {
 				return s.snapshot(), nil
 			}
 		}
-	}
-}
-
-// flushSubscriptions waits until the server has the subscriptions: a
-// round opened before would go unheard. A busy server (10,000 agents
-// subscribing and saying hello at once) may take longer than one flush's
-// timeout, which is no reason to give the job up: it tries again until ctx
-// ends.
-func (s *Server) flushSubscriptions(ctx context.Context) error {
-	for {
-		err := s.tr.Flush(ctx)
-		if err == nil || ctx.Err() != nil {
-			return err
-		}
-		s.cfg.Log.Warn().Err(err).Msg("the server has not confirmed the aggregator's subscriptions yet; waiting")
 	}
 }
 
