@@ -196,20 +196,7 @@ func TestProcessMetricsAgreeWithReports(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(nc.Close)
-	opened := make(chan struct{}, 1)
-	sub, err := nc.Subscribe(bus.Subject(job, bus.KindRound), func(*nats.Msg) {
-		select {
-		case opened <- struct{}{}:
-		default:
-		}
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sub.Unsubscribe()
-	if err := nc.Flush(); err != nil {
-		t.Fatal(err)
-	}
+	opened := watchRoundOpen(t, nc, job)
 
 	agg := startMetricsProc(t, "aggregator", "aggregator", "--insecure", "--nats", url, "--job", job, "--rounds", fmt.Sprint(rounds),
 		"--min-clients", "3", "--round-timeout", "60s", "--log-level", "info")

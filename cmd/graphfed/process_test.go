@@ -260,20 +260,7 @@ func TestProcessSignedRunRejectsForgery(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(nc.Close)
-	opened := make(chan struct{}, 1)
-	sub, err := nc.Subscribe(bus.Subject(job, bus.KindRound), func(*nats.Msg) {
-		select {
-		case opened <- struct{}{}:
-		default:
-		}
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sub.Unsubscribe()
-	if err := nc.Flush(); err != nil {
-		t.Fatal(err)
-	}
+	opened := watchRoundOpen(t, nc, job)
 
 	agg := graphfedCmd(t, "aggregator", "--insecure", "--nats", url, "--job", job, "--rounds", fmt.Sprint(rounds), "--min-clients", "3",
 		"--round-timeout", "60s", "--creds", seeds[bus.AggregatorID], "--keyring", keyring, "--json", "--log-level", "warn")
@@ -366,4 +353,25 @@ func TestProcessSignedRunRejectsForgery(t *testing.T) {
 			t.Fatalf("agent %d rejects %v, want the forged round as signature", i, rj)
 		}
 	}
+}
+
+// watchRoundOpen signals (without blocking, at most one pending) each round
+// opening of job that nc hears, subscribed and flushed before it returns.
+func watchRoundOpen(t *testing.T, nc *nats.Conn, job string) <-chan struct{} {
+	t.Helper()
+	opened := make(chan struct{}, 1)
+	sub, err := nc.Subscribe(bus.Subject(job, bus.KindRound), func(*nats.Msg) {
+		select {
+		case opened <- struct{}{}:
+		default:
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sub.Unsubscribe() })
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return opened
 }
