@@ -38,6 +38,7 @@ func TestProcessRunJobFileMatchesSim(t *testing.T) {
 	for _, r := range reports {
 		delete(r, "seconds")
 		delete(r["metrics"].(map[string]any), "peak_rss_mib")
+		delete(r["metrics"].(map[string]any), "job_seconds")
 		delete(r["privacy"].(map[string]any), "ledger")
 	}
 	if !reflect.DeepEqual(reports[0], reports[1]) {
