@@ -18,7 +18,7 @@ type ConnEvents struct {
 	log   zerolog.Logger
 	party string
 
-	slow, disconnects, reconnects, errs atomic.Int64
+	slow, disconnects, reconnects, errs, dialFailures atomic.Int64
 	// onError receives the asynchronous errors that are not slow-consumer
 	// drops (permission violations above all).
 	onError func(error)
@@ -39,6 +39,11 @@ type ConnCounts struct {
 	Reconnects   int64 `json:"reconnects"`
 	// Errors counts the other asynchronous errors (permission violations).
 	Errors int64 `json:"errors"`
+	// DialFailures counts failed attempts to (re)connect. Connect retries
+	// a failed first dial in the background, so without this a party that
+	// never reached the server (a full file-descriptor table, a wrong
+	// address) showed only as a request timing out much later.
+	DialFailures int64 `json:"dial_failures"`
 }
 
 // Counts returns the counters so far; a nil ConnEvents counts nothing.
@@ -47,7 +52,7 @@ func (e *ConnEvents) Counts() ConnCounts {
 		return ConnCounts{}
 	}
 	return ConnCounts{SlowConsumer: e.slow.Load(), Disconnects: e.disconnects.Load(),
-		Reconnects: e.reconnects.Load(), Errors: e.errs.Load()}
+		Reconnects: e.reconnects.Load(), Errors: e.errs.Load(), DialFailures: e.dialFailures.Load()}
 }
 
 // options are the nats.go handlers that feed e.
@@ -66,6 +71,19 @@ func (e *ConnEvents) options() []nats.Option {
 				l = l.Err(err)
 			}
 			l.Msg("nats: disconnected")
+		}),
+		nats.ReconnectErrHandler(func(nc *nats.Conn, err error) {
+			// Logged at the first failure and then at powers of two: the
+			// client retries every ReconnectWait for as long as it takes.
+			n := e.dialFailures.Add(1)
+			if n&(n-1) != 0 || nc.IsClosed() {
+				return
+			}
+			l := e.log.Warn().Str("party", e.party).Int64("dial_failures", n)
+			if err != nil {
+				l = l.Err(err)
+			}
+			l.Msg("nats: cannot reach the server; retrying")
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) {
 			n := e.reconnects.Add(1)

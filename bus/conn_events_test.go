@@ -2,6 +2,7 @@ package bus
 
 import (
 	"bytes"
+	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -123,4 +124,37 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// A first dial that fails is retried in the background (Connect sets
+// RetryOnFailedConnect): the failures are counted and said at once, not
+// discovered as a request timing out later.
+func TestConnEventsDialFailures(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "nats://" + l.Addr().String()
+	l.Close() // nothing listens there now
+	var logs syncBuffer
+	ev := NewConnEvents("bank-0", zerolog.New(&logs))
+	nc, err := Connect(url, ConnectOptions{Name: "bank", Events: ev, ReconnectWait: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("connect returned %v; want a connection retrying in the background", err)
+	}
+	defer nc.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for ev.Counts().DialFailures < 4 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := ev.Counts().DialFailures; n < 4 {
+		t.Fatalf("%d dial failures counted, want at least 4", n)
+	}
+	if nc.IsConnected() {
+		t.Fatal("connected to a closed port")
+	}
+	lines := strings.Count(logs.String(), "cannot reach the server")
+	if lines < 1 || int64(lines) > ev.Counts().DialFailures/2+1 {
+		t.Fatalf("%d log lines for %d failures: want the first and then powers of two\n%s", lines, ev.Counts().DialFailures, logs.String())
+	}
 }
