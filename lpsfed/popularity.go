@@ -55,16 +55,22 @@ func (p *popularity) params() []*gnn.Param { return []*gnn.Param{p.U, p.I} }
 // normEps keeps cosines of (near-)zero embeddings finite.
 const normEps = 1e-12
 
-// cos returns cos ξ̂ of user u and item i.
-func (p *popularity) cos(u, i int32) float64 {
-	a, b := p.U.W.Row(int(p.ub[u])), p.I.W.Row(int(p.ib[i]))
-	var ab, aa, bb float64
+// dotNorms returns a·b, a·a and b·b in float64, one pass, in index order
+// (the batched and the per-pair paths must agree to the bit).
+func dotNorms(a, b []float32) (ab, aa, bb float64) {
 	for k, x := range a {
 		y := float64(b[k])
 		ab += float64(x) * y
 		aa += float64(x) * float64(x)
 		bb += y * y
 	}
+	return ab, aa, bb
+}
+
+// cos returns cos ξ̂ of user u and item i.
+func (p *popularity) cos(u, i int32) float64 {
+	a, b := p.U.W.Row(int(p.ub[u])), p.I.W.Row(int(p.ib[i]))
+	ab, aa, bb := dotNorms(a, b)
 	return ab / math.Sqrt(aa*bb+normEps)
 }
 
@@ -76,13 +82,7 @@ func (p *popularity) backward(u, i int32, g float64) {
 	}
 	a, b := p.U.W.Row(int(p.ub[u])), p.I.W.Row(int(p.ib[i]))
 	ga, gb := p.U.G.Row(int(p.ub[u])), p.I.G.Row(int(p.ib[i]))
-	var ab, aa, bb float64
-	for k, x := range a {
-		y := float64(b[k])
-		ab += float64(x) * y
-		aa += float64(x) * float64(x)
-		bb += y * y
-	}
+	ab, aa, bb := dotNorms(a, b)
 	nab := math.Sqrt(aa*bb + normEps)
 	c := ab / nab
 	for k := range a {

@@ -43,13 +43,7 @@ func (p *popularity) batchCos(users, items []int32, out []float64) {
 		for _, q := range c.list[lo:hi] {
 			c.used[q] = false // reset for the next batch
 			a, b := p.U.W.Row(int(q)/nI), p.I.W.Row(int(q)%nI)
-			var ab, aa, bb float64
-			for k, x := range a {
-				y := float64(b[k])
-				ab += float64(x) * y
-				aa += float64(x) * float64(x)
-				bb += y * y
-			}
+			ab, aa, bb := dotNorms(a, b)
 			nab := math.Sqrt(aa*bb + normEps)
 			cs := ab / nab
 			c.cos[q] = cs
