@@ -68,7 +68,7 @@ func (t *NATSTransport) SubscribeBounded(h Handler, lim PendingLimits, subjects 
 	deliver := func(m *nats.Msg) {
 		mu.Lock()
 		defer mu.Unlock()
-		t.observe(DirectionReceived, m.Subject, len(m.Data))
+		t.byKind.add(DirectionReceived, m.Subject, len(m.Data))
 		h(Msg{Subject: m.Subject, Reply: m.Reply, Data: m.Data})
 	}
 	for _, subj := range subjects {

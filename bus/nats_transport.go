@@ -126,7 +126,6 @@ type NATSTransport struct {
 	byKind   trafficByKind
 	wg       sync.WaitGroup
 	blobs    atomic.Pointer[blobSetting]
-	traffic  atomic.Pointer[trafficBox] // SetTraffic (traffic.go)
 }
 
 // blobSetting is what SetBlobs set.
@@ -197,8 +196,7 @@ func (t *NATSTransport) Publish(ctx context.Context, subject string, data []byte
 	}
 	t.messages.Add(1)
 	t.bytes.Add(int64(len(data)))
-	t.observe(DirectionSent, subject, len(data))
-	t.byKind.add(subject, len(data))
+	t.byKind.add(DirectionSent, subject, len(data))
 	return nil
 }
 
@@ -245,7 +243,7 @@ func (t *NATSTransport) Subscribe(h Handler, subjects ...string) (Subscription, 
 	go func() {
 		defer t.wg.Done()
 		for m := range s.ch {
-			t.observe(DirectionReceived, m.Subject, len(m.Data))
+			t.byKind.add(DirectionReceived, m.Subject, len(m.Data))
 			h(Msg{Subject: m.Subject, Reply: m.Reply, Data: m.Data})
 		}
 	}()
@@ -269,9 +267,8 @@ func (t *NATSTransport) Request(ctx context.Context, subject string, data []byte
 	}
 	t.messages.Add(1)
 	t.bytes.Add(int64(len(data)))
-	t.observe(DirectionSent, subject, len(data))
-	t.observe(DirectionReceived, subject, len(m.Data)) // the reply, on the request's channel
-	t.byKind.add(subject, len(data))
+	t.byKind.add(DirectionSent, subject, len(data))
+	t.byKind.add(DirectionReceived, subject, len(m.Data)) // the reply, on the request's channel
 	return m.Data, nil
 }
 
@@ -289,8 +286,7 @@ func (t *NATSTransport) Respond(m Msg, data []byte) error {
 	}
 	t.messages.Add(1)
 	t.bytes.Add(int64(len(data)))
-	t.observe(DirectionSent, m.Subject, len(data)) // on the request's channel
-	t.byKind.add(m.Subject, len(data))
+	t.byKind.add(DirectionSent, m.Subject, len(data)) // on the request's channel
 	return nil
 }
 
@@ -311,8 +307,14 @@ func (t *NATSTransport) Flush(ctx context.Context) error {
 func (t *NATSTransport) Stats() (int64, int64) { return t.messages.Load(), t.bytes.Load() }
 
 // Traffic is what Stats counts, per message kind (a reply under its
-// request's kind).
-func (t *NATSTransport) Traffic() map[Kind]Traffic { return t.byKind.snapshot() }
+// request's kind): TrafficOf(DirectionSent).
+func (t *NATSTransport) Traffic() map[Kind]Traffic { return t.byKind.snapshot(DirectionSent) }
+
+// TrafficOf is what the transport sent or received (direction), per
+// message kind.
+func (t *NATSTransport) TrafficOf(direction string) map[Kind]Traffic {
+	return t.byKind.snapshot(direction)
+}
 
 // Close implements Transport.
 func (t *NATSTransport) Close() error {

@@ -2,36 +2,12 @@ package bus
 
 import "strings"
 
-// Directions of a message on a transport: the traffic observer's labels.
+// Directions of a message on a transport, as NATSTransport.TrafficOf counts
+// them (and the metrics label them).
 const (
 	DirectionSent     = "sent"
 	DirectionReceived = "received"
 )
-
-// TrafficObserver sees every message a NATSTransport publishes, requests,
-// responds with or hands to its subscribers, with its size in bytes as it
-// crossed the wire (signed). Metrics (the telemetry package) count traffic
-// by channel and direction through it; the transport's own Stats stay the
-// figures of the JSON report, and the sent bytes observed add up to them.
-// It is called on the sending or delivering goroutine: it must be cheap
-// and safe for concurrent use.
-type TrafficObserver interface {
-	Traffic(direction, subject string, bytes int)
-}
-
-// trafficBox holds the observer (atomic.Pointer needs a concrete type).
-type trafficBox struct{ o TrafficObserver }
-
-// SetTraffic installs o as the transport's traffic observer; nil removes
-// it.
-func (t *NATSTransport) SetTraffic(o TrafficObserver) { t.traffic.Store(&trafficBox{o}) }
-
-// observe reports one message to the observer, if any.
-func (t *NATSTransport) observe(direction, subject string, n int) {
-	if b := t.traffic.Load(); b != nil && b.o != nil {
-		b.o.Traffic(direction, subject, n)
-	}
-}
 
 // Channels of traffic that is not a job's message kind.
 const (

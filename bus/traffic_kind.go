@@ -2,26 +2,31 @@ package bus
 
 import "sync"
 
-// Traffic is what a party published on one kind of subject.
+// Traffic is what a party sent (or received) on one kind of subject.
 type Traffic struct {
 	Messages int64 `json:"messages"`
 	Bytes    int64 `json:"bytes"`
 }
 
-// trafficByKind counts published messages and bytes per channel
-// (ChannelOf: a job subject's kind, or jetstream, inbox or other): a run
-// report's "bytes per channel" comes from it, with the same names as the
-// metrics' channel label.
+// trafficByKind counts messages and bytes per direction and channel
+// (ChannelOf: a job subject's kind, or jetstream, inbox or other), once per
+// message: a run report's "bytes per channel" and the metrics'
+// transport counters (read at scrape time) both come from it.
 type trafficByKind struct {
 	mu sync.Mutex
-	m  map[Kind]Traffic
+	m  map[trafficKey]Traffic
 }
 
-func (t *trafficByKind) add(subject string, n int) {
-	k := Kind(ChannelOf(subject))
+type trafficKey struct {
+	direction string
+	kind      Kind
+}
+
+func (t *trafficByKind) add(direction, subject string, n int) {
+	k := trafficKey{direction, Kind(ChannelOf(subject))}
 	t.mu.Lock()
 	if t.m == nil {
-		t.m = map[Kind]Traffic{}
+		t.m = map[trafficKey]Traffic{}
 	}
 	c := t.m[k]
 	c.Messages++
@@ -30,13 +35,15 @@ func (t *trafficByKind) add(subject string, n int) {
 	t.mu.Unlock()
 }
 
-// snapshot copies the counts.
-func (t *trafficByKind) snapshot() map[Kind]Traffic {
+// snapshot copies the counts of one direction.
+func (t *trafficByKind) snapshot(direction string) map[Kind]Traffic {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	out := make(map[Kind]Traffic, len(t.m))
+	out := map[Kind]Traffic{}
 	for k, v := range t.m {
-		out[k] = v
+		if k.direction == direction {
+			out[k.kind] = v
+		}
 	}
 	return out
 }

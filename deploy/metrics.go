@@ -35,7 +35,7 @@ func observeAgent(m *telemetry.Metrics, id string, tr *bus.NATSTransport, events
 
 // observeConn reports party's traffic and connection events to m.
 func observeConn(m *telemetry.Metrics, party string, tr *bus.NATSTransport, events *bus.ConnEvents) {
-	tr.SetTraffic(m.Traffic(party))
+	m.WatchTraffic(party, tr.TrafficOf)
 	if events != nil {
 		m.WatchConn(party, events.Counts)
 	}

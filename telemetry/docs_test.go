@@ -24,7 +24,9 @@ func exported(t *testing.T) map[string]bool {
 		aggregator.RoundClosed{Round: 1, Reason: "quorum"}, aggregator.Dropped{Reason: "late"}})
 	m.Agent("bank-1").Stepped(nil, []agent.MachineAction{agent.PublishUpdate{}, agent.PublishEmbeddings{},
 		agent.BudgetSpent{Channel: privacy.ChannelModel, Err: errors.New("spent")}}, time.Second)
-	m.Traffic("bank-1").Traffic(bus.DirectionSent, "gf.j.update.bank-1", 1)
+	m.WatchTraffic("bank-1", func(string) map[bus.Kind]bus.Traffic {
+		return map[bus.Kind]bus.Traffic{bus.KindUpdate: {Messages: 1, Bytes: 1}}
+	})
 	if err := m.Ledger("bank-1", privacy.NewMemLedger()).Append(context.Background(), privacy.Entry{}); err == nil {
 		t.Fatal("an invalid entry was appended")
 	}

@@ -54,8 +54,6 @@ type Metrics struct {
 	aggregatorOnce sync.Once
 
 	// every party
-	trafficMsgs  *prometheus.CounterVec
-	trafficBytes *prometheus.CounterVec
 	ledgerAppend *prometheus.CounterVec
 	ledgerTime   *prometheus.HistogramVec
 
@@ -88,8 +86,6 @@ func New() *Metrics {
 	m.dropped = counterVec("updates_dropped_total", "Updates the aggregator's machine did not count, by reason (late, duplicate, unknown_client, future, finished, non_finite, shape, ...).", LabelReason)
 	m.staleness = prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: Namespace, Name: "update_staleness_rounds",
 		Help: "Rounds between the round an update was trained for and the round open when it arrived.", Buckets: []float64{0, 1, 2, 3, 5, 8, 13, 21}})
-	m.trafficMsgs = counterVec("transport_messages_total", "Messages on the party's NATS connection, by channel (message kind) and direction.", LabelParty, LabelChannel, LabelDirection)
-	m.trafficBytes = counterVec("transport_bytes_total", "Bytes of those messages as they crossed the wire (signed envelopes).", LabelParty, LabelChannel, LabelDirection)
 	m.ledgerAppend = counterVec("ledger_appends_total", "Privacy ledger appends, by entry channel and result (ok, error).", LabelParty, LabelChannel, LabelResult)
 	m.ledgerTime = prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: "ledger_append_duration_seconds",
 		Help: "Latency of privacy ledger appends (durable when they return).", Buckets: ledgerBuckets()}, []string{LabelParty})
@@ -99,7 +95,7 @@ func New() *Metrics {
 		Help: "Time of an agent's machine step that trained a round and released its update.", Buckets: roundBuckets()}, []string{LabelParty})
 	m.budgetRefused = counterVec("privacy_budget_exhausted_total", "Releases the privacy gate refused for budget, by channel (the channel is withheld from then on).", LabelClient, LabelChannel)
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.trafficMsgs, m.trafficBytes, m.ledgerAppend, m.ledgerTime, m.updatesSent, m.embSent, m.stepTime, m.budgetRefused, m.sources)
+		m.ledgerAppend, m.ledgerTime, m.updatesSent, m.embSent, m.stepTime, m.budgetRefused, m.sources)
 	return m
 }
 

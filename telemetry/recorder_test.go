@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -95,12 +96,54 @@ func TestAgentRecorder(t *testing.T) {
 }
 
 func TestTraffic(t *testing.T) {
+	srv, err := bus.StartServer(bus.ServerOptions{NoJetStream: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown()
+	dial := func(name string) *bus.NATSTransport {
+		nc, err := bus.Connect(srv.ClientURL(), bus.ConnectOptions{Name: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := bus.NewNATSTransport(nc, true)
+		t.Cleanup(func() { tr.Close() })
+		return tr
+	}
+	tr, peer := dial("aggregator"), dial("bank-1")
 	m := New()
-	tr := m.Traffic("aggregator")
-	tr.Traffic(bus.DirectionSent, bus.Subject("job", bus.KindModel, "all"), 100)
-	tr.Traffic(bus.DirectionSent, bus.Subject("job", bus.KindModel, "bank-1"), 50)
-	tr.Traffic(bus.DirectionReceived, bus.Subject("job", bus.KindUpdate, "bank-1"), 70)
-	tr.Traffic(bus.DirectionReceived, "gf.job.bogus.x", 5) // a peer's invented kind: no new label value
+	m.WatchTraffic("aggregator", tr.TrafficOf)
+	got := make(chan struct{}, 2)
+	sub, err := tr.Subscribe(func(bus.Msg) { got <- struct{}{} }, bus.Subject("job", bus.KindUpdate, "bank-1"), "gf.job.bogus.x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	ctx := context.Background()
+	if err := tr.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []struct {
+		tr      *bus.NATSTransport
+		subject string
+		n       int
+	}{
+		{tr, bus.Subject("job", bus.KindModel, "all"), 100},
+		{tr, bus.Subject("job", bus.KindModel, "bank-1"), 50},
+		{peer, bus.Subject("job", bus.KindUpdate, "bank-1"), 70},
+		{peer, "gf.job.bogus.x", 5}, // a peer's invented kind: no new label value
+	} {
+		if err := p.tr.Publish(ctx, p.subject, make([]byte, p.n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 2 {
+		select {
+		case <-got:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the peer's messages did not arrive")
+		}
+	}
 	expect(t, m.Registry(), []sample{
 		{"graphfed_transport_messages_total", labels("party", "aggregator", "channel", "model", "direction", "sent"), 2},
 		{"graphfed_transport_bytes_total", labels("party", "aggregator", "channel", "model", "direction", "sent"), 150},

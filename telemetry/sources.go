@@ -13,15 +13,17 @@ import (
 
 // sources is the collector of the figures that already exist as counters
 // elsewhere and are read when Prometheus scrapes: the validators' rejects,
-// the connections' events and the privacy gates' spending. Reading them
+// the connections' events and traffic, and the privacy gates' spending. Reading them
 // rather than counting again keeps the metrics equal to the JSON report.
 type sources struct {
 	mu      sync.Mutex
 	rejects map[string]func() map[string]uint64
 	conns   map[string]func() bus.ConnCounts
+	traffic map[string]func(direction string) map[bus.Kind]bus.Traffic
 	gates   map[string]*privacy.Gate
 
 	rejected, reconnects, disconnects, slow, asyncErrs *prometheus.Desc
+	trafficMsgs, trafficBytes                          *prometheus.Desc
 	epsilon, clientEps, delta, budgetLeft, nodeLeft    *prometheus.Desc
 	nodeEps, nodeRho                                   *prometheus.Desc
 }
@@ -33,18 +35,21 @@ func newSources() *sources {
 	return &sources{
 		rejects: map[string]func() map[string]uint64{},
 		conns:   map[string]func() bus.ConnCounts{},
+		traffic: map[string]func(string) map[bus.Kind]bus.Traffic{},
 		gates:   map[string]*privacy.Gate{},
 		rejected: desc("messages_rejected_total", "Messages the party's validator rejected, by reason (bus.Reason*: garbage, signature, subject, unknown_sender, shape, non_finite, round, oversized, replay, blob_*).",
 			LabelParty, LabelReason),
-		reconnects:  desc("nats_reconnects_total", "Times the party's NATS connection reconnected.", LabelParty),
-		disconnects: desc("nats_disconnects_total", "Times the party's NATS connection was cut (slow consumer, authorization, stale connection, server gone).", LabelParty),
-		slow:        desc("nats_slow_consumer_events_total", "Slow-consumer episodes: a subscription fell behind and the client library dropped messages (nats.ErrSlowConsumer).", LabelParty),
-		asyncErrs:   desc("nats_async_errors_total", "Other asynchronous NATS errors (permission violations above all).", LabelParty),
-		epsilon:     desc("privacy_epsilon_spent", "ε spent by the client on one privacy channel (model, grad, margin, descriptor), at δ of graphfed_privacy_delta.", LabelClient, LabelChannel),
-		clientEps:   desc("privacy_client_epsilon_spent", "ε of the client's model, grad, margin and descriptor releases composed: what its budget caps.", LabelClient),
-		delta:       desc("privacy_delta", "δ at which the client's ε figures are stated.", LabelClient),
-		budgetLeft:  desc("privacy_budget_remaining_epsilon", "The client's budget ε less its composed ε spent (only with a budget set).", LabelClient),
-		nodeLeft:    desc("privacy_node_budget_remaining_epsilon", "The node budget ε less the worst node's ε at the budget's distance ρ (only with a node budget set).", LabelClient),
+		trafficMsgs:  desc("transport_messages_total", "Messages on the party's NATS connection, by channel (message kind) and direction.", LabelParty, LabelChannel, LabelDirection),
+		trafficBytes: desc("transport_bytes_total", "Bytes of those messages as they crossed the wire (signed envelopes).", LabelParty, LabelChannel, LabelDirection),
+		reconnects:   desc("nats_reconnects_total", "Times the party's NATS connection reconnected.", LabelParty),
+		disconnects:  desc("nats_disconnects_total", "Times the party's NATS connection was cut (slow consumer, authorization, stale connection, server gone).", LabelParty),
+		slow:         desc("nats_slow_consumer_events_total", "Slow-consumer episodes: a subscription fell behind and the client library dropped messages (nats.ErrSlowConsumer).", LabelParty),
+		asyncErrs:    desc("nats_async_errors_total", "Other asynchronous NATS errors (permission violations above all).", LabelParty),
+		epsilon:      desc("privacy_epsilon_spent", "ε spent by the client on one privacy channel (model, grad, margin, descriptor), at δ of graphfed_privacy_delta.", LabelClient, LabelChannel),
+		clientEps:    desc("privacy_client_epsilon_spent", "ε of the client's model, grad, margin and descriptor releases composed: what its budget caps.", LabelClient),
+		delta:        desc("privacy_delta", "δ at which the client's ε figures are stated.", LabelClient),
+		budgetLeft:   desc("privacy_budget_remaining_epsilon", "The client's budget ε less its composed ε spent (only with a budget set).", LabelClient),
+		nodeLeft:     desc("privacy_node_budget_remaining_epsilon", "The node budget ε less the worst node's ε at the budget's distance ρ (only with a node budget set).", LabelClient),
 		nodeEps: desc("privacy_node_epsilon", "Per-node ε of embedding releases at the calibrated distance ρ_q (rho_percentile q), of the worst and of the median node, as the audit computes it.",
 			LabelClient, LabelPercent, LabelNode),
 		nodeRho: desc("privacy_node_rho", "The calibrated metric-DP distance ρ_q at percentile q of the client's latest calibration.", LabelClient, LabelPercent),
@@ -67,6 +72,15 @@ func (m *Metrics) WatchConn(party string, counts func() bus.ConnCounts) {
 	m.sources.mu.Unlock()
 }
 
+// WatchTraffic reports party's messages and bytes by channel and
+// direction (bus.NATSTransport.TrafficOf, the counts its report's bytes per
+// channel come from) at every scrape.
+func (m *Metrics) WatchTraffic(party string, traffic func(direction string) map[bus.Kind]bus.Traffic) {
+	m.sources.mu.Lock()
+	m.sources.traffic[party] = traffic
+	m.sources.mu.Unlock()
+}
+
 // WatchGate reports client's privacy spending (its gate's) at every
 // scrape.
 func (m *Metrics) WatchGate(client string, g *privacy.Gate) {
@@ -77,7 +91,7 @@ func (m *Metrics) WatchGate(client string, g *privacy.Gate) {
 
 // Describe implements prometheus.Collector.
 func (s *sources) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{s.rejected, s.reconnects, s.disconnects, s.slow, s.asyncErrs,
+	for _, d := range []*prometheus.Desc{s.rejected, s.trafficMsgs, s.trafficBytes, s.reconnects, s.disconnects, s.slow, s.asyncErrs,
 		s.epsilon, s.clientEps, s.delta, s.budgetLeft, s.nodeLeft, s.nodeEps, s.nodeRho} {
 		ch <- d
 	}
@@ -93,6 +107,10 @@ func (s *sources) Collect(ch chan<- prometheus.Metric) {
 	conns := make(map[string]func() bus.ConnCounts, len(s.conns))
 	for k, v := range s.conns {
 		conns[k] = v
+	}
+	traffic := make(map[string]func(string) map[bus.Kind]bus.Traffic, len(s.traffic))
+	for k, v := range s.traffic {
+		traffic[k] = v
 	}
 	gates := make(map[string]*privacy.Gate, len(s.gates))
 	for k, v := range s.gates {
@@ -116,6 +134,14 @@ func (s *sources) Collect(ch chan<- prometheus.Metric) {
 		counter(s.disconnects, float64(c.Disconnects), party)
 		counter(s.slow, float64(c.SlowConsumer), party)
 		counter(s.asyncErrs, float64(c.Errors), party)
+	}
+	for party, f := range traffic {
+		for _, dir := range []string{bus.DirectionSent, bus.DirectionReceived} {
+			for ch, c := range f(dir) {
+				counter(s.trafficMsgs, float64(c.Messages), party, string(ch), dir)
+				counter(s.trafficBytes, float64(c.Bytes), party, string(ch), dir)
+			}
+		}
 	}
 	for client, g := range gates {
 		s.collectGate(client, g, gauge)
