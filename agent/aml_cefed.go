@@ -67,6 +67,11 @@ const (
 	// first round of the demo world's seed 1 at η = 0.2 without it: a
 	// batch with a few heavily weighted positives makes a huge step.
 	DefaultAMLGradClip = 1.0
+	// DefaultAMLPoolWeight is the least weight of a new release in a
+	// foreign account's pooled estimate (poolRelease): the mean of the
+	// first four releases, then a moving average over about the last
+	// seven (its noise variance is w/(2−w) = 1/7 of one release's).
+	DefaultAMLPoolWeight = 0.25
 )
 
 var _ GradSharer = (*AMLLearner)(nil)
@@ -102,6 +107,8 @@ func (l *AMLLearner) layerOverrides(b *gnn.EdgeBatch, mix bool) []gnn.EmbeddingO
 				scale = 1
 			}
 			bySender := map[string][]int32{}
+			w := l.releaseWidth()
+			blk, c := make([]float32, w+1), make([]float32, w)
 			for _, r := range rows {
 				from := l.d.Remote[b.Nodes[r]]
 				bySender[from] = append(bySender[from], r)
@@ -109,11 +116,19 @@ func (l *AMLLearner) layerOverrides(b *gnn.EdgeBatch, mix bool) []gnn.EmbeddingO
 			for _, from := range slices.Sorted(maps.Keys(bySender)) {
 				rs := bySender[from]
 				vals := gnn.New(len(rs), H)
-				for i, r := range rs {
-					l.remote.layer(b.Nodes[r], k-1, vals.Row(i), scale)
-				}
 				alpha := l.alpha[from][k-1]
-				ovs = append(ovs, gnn.EmbeddingOverride{Layer: k, Rows: rs, Values: vals, Keep: 1 - alpha, Pre: true})
+				var basis *gnn.Tensor
+				for i, r := range rs {
+					l.remote.layer(b.Nodes[r], k-1, blk, 1)
+					if l.basis == nil {
+						decodeLayer(vals.Row(i), blk, alpha, L, scale)
+						continue
+					}
+					decodeLayer(c, blk, alpha, L, scale)
+					lift(vals.Row(i), l.basis[k-1], c)
+					basis = l.basis[k-1]
+				}
+				ovs = append(ovs, gnn.EmbeddingOverride{Layer: k, Rows: rs, Values: vals, Keep: 1 - alpha, Pre: true, Basis: basis})
 			}
 		}
 		if !mix || l.cfg.Gamma >= 1 {
@@ -236,29 +251,57 @@ func releaseAlpha(rows []float32, n, L, H int) []float32 {
 
 // decodeRelease writes into dst (L·H values) one released row (L·(H+1)
 // values) as per-layer estimates in units of the sender's mean
-// pre-activation norm: each layer's direction times its norm read as
-// tan φ (see packEstimate), shrunk toward the mean norm 1 by the layer's
-// reliability alpha[k]: α·tan φ + (1−α). Under heavy noise φ reads near
-// π/2 whatever the account, so the unshrunk norm would saturate at
-// maxReleasedNorm and inflate the noise it carries into the mix; a clean
-// release (α = 1) is read exactly.
+// pre-activation norm (decodeLayer, layer by layer).
 func decodeRelease(dst, row []float32, alpha []float32, L, H int) {
 	W := H + 1
-	sqL := math.Sqrt(float64(L))
-	maxPhi := math.Atan(maxReleasedNorm)
 	for k := range L {
-		blk := row[k*W : (k+1)*W]
-		out := dst[k*H : (k+1)*H]
-		nb := norm32(blk[:H]) * sqL
-		if nb == 0 {
-			clear(out)
-			continue
-		}
-		phi := min(math.Atan2(nb, float64(blk[H])*sqL), maxPhi)
-		a := float64(alpha[k])
-		f := float32((a*math.Tan(phi) + 1 - a) * sqL / nb)
-		for j, x := range blk[:H] {
-			out[j] = x * f
+		decodeLayer(dst[k*H:(k+1)*H], row[k*W:(k+1)*W], alpha[k], L, 1)
+	}
+}
+
+// decodeLayer writes into dst (H values) one layer's block of a released
+// row (H+1 values) times mul: the block's direction times its norm read as
+// tan φ (see packEstimate), shrunk toward the mean norm 1 by the layer's
+// reliability alpha: α·tan φ + (1−α). Under heavy noise φ reads near π/2
+// whatever the account, so the unshrunk norm would saturate at
+// maxReleasedNorm and inflate the noise it carries into the mix; a clean
+// release (α = 1) is read exactly.
+func decodeLayer(dst, blk []float32, alpha float32, L int, mul float32) {
+	H := len(dst)
+	sqL := math.Sqrt(float64(L))
+	nb := norm32(blk[:H]) * sqL
+	if nb == 0 {
+		clear(dst)
+		return
+	}
+	phi := min(math.Atan2(nb, float64(blk[H])*sqL), math.Atan(maxReleasedNorm))
+	a := float64(alpha)
+	f := float32((a*math.Tan(phi)+1-a)*sqL/nb) * mul
+	for j, x := range blk[:H] {
+		dst[j] = x * f
+	}
+}
+
+// poolRelease folds a newly received row into an account's pooled row
+// (both L blocks of H+1 values, as released): per layer k,
+// pooled ← pooled + w·(row − pooled) with w = max(1/n, minWeight, fresh[k])
+// for the account's n-th release, fresh[k] being the new release's own
+// reliability at layer k (releaseAlpha on the message as received). The
+// first releases are averaged equally, later ones enter a moving average
+// that forgets releases made with a much older model, and a release clean
+// enough to be read alone (fresh → 1) replaces what was pooled.
+//
+// Why: the per-node budget is spread over the job's R releases, so each
+// carries σ0 = ρ·√R/μ noise, √R times a single release's. Keeping only the
+// latest release throws away the other R−1 shares of the budget; the mean
+// of m releases of a slowly moving estimate has 1/m of the noise variance.
+// It is post-processing of released values, so it costs no privacy.
+func poolRelease(pooled, row []float32, n int, minWeight float64, fresh []float32) {
+	W := len(row) / len(fresh)
+	for k, a := range fresh {
+		w := float32(max(1/float64(max(n, 1)), minWeight, float64(a)))
+		for j := k * W; j < (k+1)*W; j++ {
+			pooled[j] += w * (row[j] - pooled[j])
 		}
 	}
 }

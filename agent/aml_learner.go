@@ -60,6 +60,18 @@ type AMLConfig struct {
 	// ExchangeEvery releases boundary embeddings every this many rounds
 	// (1, 1+E, ...); default 1.
 	ExchangeEvery int
+	// ReleaseDims, when positive and below Hidden, releases r = ReleaseDims
+	// coordinates of each layer's estimate, its projection on a basis all
+	// banks share (aml_release_dims.go), instead of all Hidden; 0 releases
+	// every coordinate.
+	ReleaseDims int
+	// PoolWeight is the least weight of a foreign account's newest release
+	// in the running mean of its releases that the learner reads
+	// (poolRelease): the n-th release enters with max(1/n, PoolWeight, its
+	// own reliability).
+	// 1 reads only the latest release; 0 is the default,
+	// DefaultAMLPoolWeight.
+	PoolWeight float64
 	// PosFraction stratifies training batches: this share of each batch is
 	// laundering transactions, unweighted, and scores are shifted to the
 	// class-weighted objective's decision (aml_batches.go). 0: the default
@@ -109,11 +121,12 @@ type AMLLearner struct {
 	work      *gnn.EdgeWorkers // model work buffers, shared by the process's banks
 
 	byID    map[int64]int32      // global id -> foreign account of d.Graph
-	remote  *remoteStore         // received per-layer estimates of foreign accounts, L·H, unit scale
-	alpha   map[string][]float32 // per sender, per layer: signal share of its latest release
+	remote  *remoteStore         // per foreign account: the pooled mean of its releases, L·(H+1), as released
+	alpha   map[string][]float32 // per sender, per layer: signal share of its pooled rows at its latest release
 	own     map[int32]*estimate  // H̃^1..H̃^L of our boundary accounts
 	facing  map[int32]bool       // our accounts facing some neighbour
 	meanPre []float64            // per layer: mean norm of our accounts' pre-activations
+	basis   []*gnn.Tensor        // per layer: the shared release basis (ReleaseDims > 0), else nil
 	est     []float32            // G (OptCEFed)
 }
 
@@ -169,7 +182,17 @@ func NewAMLLearner(d AMLData, cfg AMLConfig) (*AMLLearner, error) {
 	if cfg.GradClip == 0 {
 		cfg.GradClip = DefaultAMLGradClip
 	}
+	if cfg.PoolWeight == 0 {
+		cfg.PoolWeight = DefaultAMLPoolWeight
+	}
+	if cfg.ReleaseDims >= cfg.Hidden {
+		cfg.ReleaseDims = 0
+	}
 	switch {
+	case cfg.ReleaseDims < 0:
+		return nil, fmt.Errorf("agent: aml learner: %d release dimensions, want 0 (all) or more", cfg.ReleaseDims)
+	case !(cfg.PoolWeight > 0 && cfg.PoolWeight <= 1):
+		return nil, fmt.Errorf("agent: aml learner: pool weight %v of a new release outside (0,1]", cfg.PoolWeight)
 	case !(cfg.Gamma > 0 && cfg.Gamma <= 1):
 		return nil, fmt.Errorf("agent: aml learner: γ %v outside (0,1]", cfg.Gamma)
 	case !(cfg.Beta > 0 && cfg.Beta <= 1):
@@ -197,8 +220,17 @@ func NewAMLLearner(d AMLData, cfg AMLConfig) (*AMLLearner, error) {
 	if d.Last < d.First {
 		return nil, fmt.Errorf("agent: aml learner: time range [%d, %d] reversed", d.First, d.Last)
 	}
+	width := cfg.Hidden
+	if cfg.ReleaseDims > 0 {
+		width = cfg.ReleaseDims
+	}
 	l := &AMLLearner{cfg: cfg, d: d, work: cfg.Work, rng: rand.New(rand.NewPCG(cfg.Seed, 0xa31)), byID: make(map[int64]int32, len(d.Remote)),
-		remote: newRemoteStore(n, len(cfg.FanOut), cfg.Hidden), alpha: map[string][]float32{}, own: map[int32]*estimate{}, facing: map[int32]bool{}, meanPre: make([]float64, len(cfg.FanOut))}
+		remote: newRemoteStore(n, len(cfg.FanOut), width+1), alpha: map[string][]float32{}, own: map[int32]*estimate{}, facing: map[int32]bool{}, meanPre: make([]float64, len(cfg.FanOut))}
+	if cfg.ReleaseDims > 0 {
+		for k := range len(cfg.FanOut) {
+			l.basis = append(l.basis, releaseBasis(cfg.Hidden, cfg.ReleaseDims, k))
+		}
+	}
 	for a := range d.Remote {
 		if a < 0 || int(a) >= n || d.Owned[a] {
 			return nil, fmt.Errorf("agent: aml learner: remote account %d is not a foreign account of the graph", a)
@@ -346,43 +378,56 @@ func (l *AMLLearner) Neighbours() []string {
 }
 
 // Boundary implements Exchanger: the global ids of our accounts facing to
-// that have an estimate at every layer yet, with their H̃^1..H̃^L packed in
-// one row of width L·(H+1) (packEstimate: each layer a unit vector keeping
-// its norm relative to our mean, the row of unit norm).
+// that have an estimate at every layer yet, with their H̃^1..H̃^L (or their
+// projections on the release bases, aml_release_dims.go) packed in one row
+// of width L·(w+1) (packEstimate: each layer a unit vector keeping its norm
+// relative to our mean, the row of unit norm).
 func (l *AMLLearner) Boundary(to string) ([]int64, []float32, int) {
-	L, H := len(l.cfg.FanOut), l.cfg.Hidden
+	L, w := len(l.cfg.FanOut), l.releaseWidth()
 	var ids []int64
 	var rows []float32
 	for _, a := range l.d.Peers[to] {
 		if e, ok := l.own[a]; ok && e.complete(L) {
 			ids = append(ids, l.d.Global[a])
-			rows = packEstimate(rows, e.h, l.meanPre, L, H)
+			rows = packEstimate(rows, l.releaseEstimate(e.h, L), l.meanPre, L, w)
 		}
 	}
-	return ids, rows, L * (H + 1)
+	return ids, rows, L * (w + 1)
 }
 
 // Receive implements Exchanger: a release of packed per-layer estimates
-// (width L·(H+1)), each layer's reliability measured by releaseAlpha and
-// each row decoded (decodeRelease) into the compact remoteStore; rows is
-// not kept.
+// (width L·(H+1)). Each row is pooled with the account's earlier releases
+// (poolRelease) in the compact remoteStore, and each layer's reliability
+// is measured on the pooled rows of this release (releaseAlpha); rows are
+// decoded when read (layerOverrides). rows is not kept.
 func (l *AMLLearner) Receive(from string, ids []int64, rows []float32, dim int) error {
-	L, H := len(l.cfg.FanOut), l.cfg.Hidden
+	L, H := len(l.cfg.FanOut), l.releaseWidth()
 	if dim != L*(H+1) || len(rows) != dim*len(ids) {
 		return fmt.Errorf("agent: aml learner: %d values for %d embeddings of width %d (want %d layers × %d+1)", len(rows), len(ids), dim, L, H)
 	}
 	if len(ids) == 0 {
 		return nil
 	}
-	l.alpha[from] = releaseAlpha(rows, len(ids), L, H)
-	dec := make([]float32, L*H)
+	fresh := releaseAlpha(rows, len(ids), L, H)
+	pooled := make([]float32, 0, len(rows))
 	for i, id := range ids {
 		a, ok := l.byID[id]
 		if !ok || l.d.Remote[a] != from {
 			continue
 		}
-		decodeRelease(dec, rows[i*dim:(i+1)*dim], l.alpha[from], L, H)
-		l.remote.put(a, dec, 1)
+		row := rows[i*dim : (i+1)*dim]
+		p := pooled[len(pooled) : len(pooled)+dim]
+		if n := l.remote.count(a); n > 0 {
+			l.remote.row(a, p)
+			poolRelease(p, row, n+1, l.cfg.PoolWeight, fresh)
+		} else {
+			copy(p, row)
+		}
+		l.remote.put(a, p, 1)
+		pooled = pooled[:len(pooled)+dim]
+	}
+	if len(pooled) > 0 {
+		l.alpha[from] = releaseAlpha(pooled, len(pooled)/dim, L, H)
 	}
 	return nil
 }

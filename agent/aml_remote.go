@@ -2,8 +2,10 @@ package agent
 
 import "math"
 
-// remoteStore holds the latest released per-layer estimates of a bank's
-// foreign accounts, 8 bits a coordinate.
+// remoteStore holds, per foreign account of a bank, one row of L blocks of
+// H values, 8 bits a coordinate, and how many times the row was put. The
+// AML learner keeps there the running mean of an account's releases as they
+// arrived (L blocks of H+1, see poolRelease), decoded when read.
 //
 // At 5M rows the eight banks of a process held about a million received
 // rows of L·H float32 (254 MB), plus a map entry and a slice header per
@@ -29,6 +31,7 @@ type remoteStore struct {
 	slot  []int32   // per account of the bank's graph: its row + 1, 0 for none yet
 	q     []int8    // rows of L·H
 	scale []float32 // rows of L, per layer
+	puts  []uint8   // per row: how many times it was put (saturating)
 }
 
 func newRemoteStore(accounts, L, H int) *remoteStore {
@@ -50,6 +53,10 @@ func (s *remoteStore) put(a int32, row []float32, mul float32) {
 		s.slot[a] = i + 1
 		s.q = append(s.q, make([]int8, s.L*s.H)...)
 		s.scale = append(s.scale, make([]float32, s.L)...)
+		s.puts = append(s.puts, 0)
+	}
+	if s.puts[i] < math.MaxUint8 {
+		s.puts[i]++
 	}
 	w := s.L * s.H
 	q := s.q[int(i)*w : int(i+1)*w]
@@ -81,5 +88,22 @@ func (s *remoteStore) layer(a int32, k int, dst []float32, mul float32) {
 	sc := s.scale[i*s.L+k] * mul
 	for j, v := range s.q[i*s.L*s.H+k*s.H : i*s.L*s.H+(k+1)*s.H] {
 		dst[j] = float32(v) * sc
+	}
+}
+
+// count is how many times account a's row was put (0: none yet; at most
+// 255).
+func (s *remoteStore) count(a int32) int {
+	if s.slot[a] == 0 {
+		return 0
+	}
+	return int(s.puts[s.slot[a]-1])
+}
+
+// row writes account a's whole row (L·H values) into dst; a must have a
+// row.
+func (s *remoteStore) row(a int32, dst []float32) {
+	for k := range s.L {
+		s.layer(a, k, dst[k*s.H:(k+1)*s.H], 1)
 	}
 }

@@ -28,12 +28,24 @@ import "fmt"
 //   - moving-average estimate (Eq. 5): Keep γ, Pre true, Values the
 //     previous estimates H̃; afterwards PreActivations(l) holds the new
 //     H̃ = (1−γ)·H̃ + γ·Z for those rows.
+//
+// With a Basis B (Hidden×r, orthonormal columns) the override acts only
+// within B's span: row r becomes
+//
+//	computed[r] + (1 − Keep)·B·Bᵀ·(Values[i] − computed[r])
+//
+// so the components of the computed row outside the span are kept and
+// back-propagate as usual, and the gradient that reaches the computed row
+// is (I − (1 − Keep)·B·Bᵀ)·∂. It is the hook for a release of r < Hidden
+// coordinates per node: the receiver corrects its own view of a foreign
+// node in the released directions and keeps it in the others.
 type EmbeddingOverride struct {
 	Layer  int     // 0..L
 	Rows   []int32 // batch-local node rows, each below the batch's NumNodes[Layer]
 	Values *Tensor // len(Rows)×Hidden
 	Keep   float32 // weight of the computed value, in [0, 1]
 	Pre    bool    // mix the pre-activation Z^l rather than h^l
+	Basis  *Tensor // nil, or Hidden×r with orthonormal columns (r ≥ 1)
 }
 
 // check reports an override that does not fit batch b and a model with
@@ -48,6 +60,9 @@ func (o *EmbeddingOverride) check(b *EdgeBatch, hidden int) error {
 	}
 	if !(o.Keep >= 0 && o.Keep <= 1) {
 		return fmt.Errorf("keep %v outside [0,1]", o.Keep)
+	}
+	if o.Basis != nil && (o.Basis.Rows != hidden || o.Basis.Cols < 1 || o.Basis.Cols > hidden || !o.Basis.AllFinite()) {
+		return fmt.Errorf("basis %v for width %d, want %d×r finite with 1 ≤ r ≤ %d", o.Basis, hidden, hidden, hidden)
 	}
 	n := b.NumNodes[o.Layer]
 	for _, r := range o.Rows {
@@ -74,6 +89,17 @@ func applyOverrides(t *Tensor, ovs []EmbeddingOverride, l int, pre bool) {
 		if !o.applies(l, pre) {
 			continue
 		}
+		if o.Basis != nil {
+			diff := make([]float32, len(o.Values.Row(0)))
+			for k, r := range o.Rows {
+				d, v := t.Row(int(r)), o.Values.Row(k)
+				for j := range diff {
+					diff[j] = v[j] - d[j]
+				}
+				addProjected(d, o.Basis, diff, 1-o.Keep)
+			}
+			continue
+		}
 		for k, r := range o.Rows {
 			d, v := t.Row(int(r)), o.Values.Row(k)
 			if o.Keep == 0 {
@@ -95,6 +121,15 @@ func scaleOverrideGrads(g *Tensor, ovs []EmbeddingOverride, l int, pre bool) {
 		if !o.applies(l, pre) {
 			continue
 		}
+		if o.Basis != nil {
+			g0 := make([]float32, g.Cols)
+			for _, r := range o.Rows {
+				d := g.Row(int(r))
+				copy(g0, d)
+				addProjected(d, o.Basis, g0, -(1 - o.Keep))
+			}
+			continue
+		}
 		for _, r := range o.Rows {
 			d := g.Row(int(r))
 			if o.Keep == 0 {
@@ -104,6 +139,21 @@ func scaleOverrideGrads(g *Tensor, ovs []EmbeddingOverride, l int, pre bool) {
 			for j := range d {
 				d[j] *= o.Keep
 			}
+		}
+	}
+}
+
+// addProjected adds c·B·Bᵀ·x to d (B Hidden×r; d, x of Hidden values).
+func addProjected(d []float32, b *Tensor, x []float32, c float32) {
+	r := b.Cols
+	for q := range r {
+		var dot float32
+		for j, v := range x {
+			dot += b.Data[j*r+q] * v
+		}
+		dot *= c
+		for j := range d {
+			d[j] += dot * b.Data[j*r+q]
 		}
 	}
 }

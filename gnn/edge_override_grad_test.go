@@ -2,6 +2,7 @@ package gnn
 
 import (
 	"fmt"
+	"math"
 	"testing"
 )
 
@@ -62,5 +63,114 @@ func TestGradEdgeModelAMLOverrides(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// orthonormalBasis returns a random n×r tensor with orthonormal columns
+// (Gram–Schmidt on Gaussian columns).
+func orthonormalBasis(rng interface{ NormFloat64() float64 }, n, r int) *Tensor {
+	b := New(n, r)
+	for q := range r {
+		col := make([]float64, n)
+		for j := range col {
+			col[j] = rng.NormFloat64()
+		}
+		for p := range q {
+			var dot float64
+			for j := range col {
+				dot += col[j] * float64(b.Data[j*r+p])
+			}
+			for j := range col {
+				col[j] -= dot * float64(b.Data[j*r+p])
+			}
+		}
+		var ss float64
+		for _, x := range col {
+			ss += x * x
+		}
+		for j, x := range col {
+			b.Data[j*r+q] = float32(x / math.Sqrt(ss))
+		}
+	}
+	return b
+}
+
+// An override with a basis moves the computed row only within the basis's
+// span (the orthogonal part is untouched, the span part lands on Values
+// for Keep 0), and the parameter gradients under such overrides, at
+// Keep 0 and 0.4, match finite differences.
+func TestGradEdgeModelBasisOverrides(t *testing.T) {
+	const H = 6
+	rng := newRNG(910)
+	basis := orthonormalBasis(rng, H, 2)
+	row := randTensor(rng, 1, H)
+	vals := randTensor(rng, 1, H)
+	got := row.Clone()
+	applyOverrides(got, []EmbeddingOverride{{Layer: 1, Rows: []int32{0}, Values: vals, Pre: true, Basis: basis}}, 1, true)
+	for q := range 2 { // in the span: Bᵀ·got = Bᵀ·vals
+		var a, b float64
+		for j := range H {
+			a += float64(basis.Data[j*2+q] * got.Data[j])
+			b += float64(basis.Data[j*2+q] * vals.Data[j])
+		}
+		if math.Abs(a-b) > 1e-5 {
+			t.Fatalf("span coordinate %d: %v, want Values' %v", q, a, b)
+		}
+	}
+	for j := range H { // outside it: (I − BBᵀ)·got = (I − BBᵀ)·row
+		var pg, pr float32
+		for q := range 2 {
+			var dg, dr float32
+			for i := range H {
+				dg += basis.Data[i*2+q] * got.Data[i]
+				dr += basis.Data[i*2+q] * row.Data[i]
+			}
+			pg += dg * basis.Data[j*2+q]
+			pr += dr * basis.Data[j*2+q]
+		}
+		if d := (got.Data[j] - pg) - (row.Data[j] - pr); math.Abs(float64(d)) > 1e-5 {
+			t.Fatalf("coordinate %d outside the span moved by %v", j, d)
+		}
+	}
+	for i, keep := range []float32{0, 0.4} {
+		t.Run(fmt.Sprintf("keep=%v", keep), func(t *testing.T) {
+			rng := newRNG(uint64(920 + i))
+			cfg := EdgeConfig{Kind: KindGIN, NodeIn: 3, EdgeIn: 4, Hidden: H, Layers: 2, Classes: 2, HeadEdge: true,
+				ReverseMP: true, EdgeUpdates: true}
+			m, err := NewEdgeModel(cfg, rng)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range m.Params() {
+				if p.W.Rows == 1 {
+					copy(p.W.Data, randTensor(rng, 1, p.W.Cols).Data)
+				}
+			}
+			b := testBatch(t, rng, 16, 60, 5, []int{3, 2}, cfg.NodeIn, cfg.EdgeIn)
+			var ovs []EmbeddingOverride
+			for l := 1; l <= b.Layers(); l++ {
+				if b.NumNodes[l] >= 2 {
+					ovs = append(ovs, EmbeddingOverride{Layer: l, Rows: []int32{0, 1}, Values: randTensor(rng, 2, H), Keep: keep, Pre: true,
+						Basis: orthonormalBasis(rng, H, 1+l)})
+				}
+			}
+			if len(ovs) == 0 {
+				t.Fatal("batch too small for overrides")
+			}
+			if err := m.CheckOverrides(b, ovs); err != nil {
+				t.Fatal(err)
+			}
+			labels := []int32{0, 1, 0, 1, 1}
+			dLogits := New(b.NumSeeds(), 2)
+			loss := func() float64 {
+				return SoftmaxCrossEntropy(m.Forward(b, ovs, false, nil), labels, nil, []float32{1, 3}, dLogits)
+			}
+			loss()
+			ZeroGrad(m.Params())
+			m.Backward(dLogits)
+			for _, p := range m.Params() {
+				checkGradPiecewise(t, p.Name, p.W.Data, p.G.Clone().Data, loss, edgeFDStep)
+			}
+		})
 	}
 }

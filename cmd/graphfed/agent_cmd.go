@@ -152,6 +152,8 @@ func (a *agentFlags) register(cmd *cobra.Command) {
 	f.Float64Var(&l.AML.Eta, "aml-eta", l.AML.Eta, "aml (--aml-opt cefed): step size η")
 	f.IntSliceVar(&l.AML.FanOut, "fanout", l.AML.FanOut, "aml: neighbours sampled per node at each layer")
 	f.IntVar(&l.AML.ExchangeEvery, "emb-every", l.AML.ExchangeEvery, "aml (cefedgnn, fedgnn-st): release boundary embeddings every this many rounds")
+	f.IntVar(&l.AML.ReleaseDims, "emb-dims", l.AML.ReleaseDims, "aml (cefedgnn, fedgnn-st): release this many coordinates of each layer's boundary estimate (its projection on a basis all banks derive alike) instead of all --aml-hidden; every bank of a job must use the same value. 0: all")
+	f.Float64Var(&l.AML.PoolWeight, "emb-pool-weight", agent.DefaultAMLPoolWeight, "aml (cefedgnn, fedgnn-st): least weight of a foreign account's newest release in the running mean of its releases this bank reads (the n-th enters with max(1/n, this)); 1 reads the latest release only")
 	f.IntVar(&a.plannedRounds, "planned-rounds", amlDefaultRounds, "aml under --target-epsilon: the job's rounds (the aggregator's --rounds), to plan the embedding releases the target is spread over; releases beyond the plan are refused")
 	f.Float64Var(&l.AML.Gamma, "gamma", l.AML.Gamma, "aml (cefedgnn): moving-average rate γ of the per-layer boundary embedding estimators (fedgnn-st: 1)")
 	// rec, as `graphfed sim --lightgcn`

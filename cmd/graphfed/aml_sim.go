@@ -39,6 +39,8 @@ type amlFlags struct {
 	fanOut     []int
 	evalEvery  int
 	embEvery   int
+	poolWeight float64
+	embDims    int
 	opt        string // optimizer: "" (the algorithm's), adam or cefed
 	evalSample int
 	posFrac    float64
@@ -67,6 +69,8 @@ func (a *amlFlags) register(cmd *cobra.Command) {
 	f.Float64Var(&a.lr, "aml-lr", 5e-3, "AML: Adam learning rate")
 	f.IntSliceVar(&a.fanOut, "fanout", []int{5, 5}, "AML: neighbours sampled per node at each layer")
 	f.IntVar(&a.embEvery, "emb-every", 1, "AML (cefedgnn, fedgnn-st): banks release boundary embeddings every this many rounds; fewer releases allow less noise for the same ε")
+	f.IntVar(&a.embDims, "emb-dims", 0, "AML (cefedgnn, fedgnn-st): release this many coordinates of each layer's boundary estimate (its projection on a basis all banks derive alike) instead of all --aml-hidden; fewer coordinates keep more signal under the same noise. 0: all")
+	f.Float64Var(&a.poolWeight, "emb-pool-weight", agent.DefaultAMLPoolWeight, "AML (cefedgnn, fedgnn-st): least weight of a foreign account's newest release in the running mean of its releases a bank reads (the n-th enters with max(1/n, this)); 1 reads the latest release only")
 	f.StringVar(&a.trans, "trans", "", "AML: run on this AMLworld *_Trans.csv (generated or downloaded) instead of generating a world; the banks are the file's")
 	f.StringVar(&a.acctFile, "accounts", "", "AML (--trans): the world's accounts file (default: <name>_accounts.csv beside --trans, if present)")
 	f.StringVar(&a.opt, "aml-opt", "", "AML: optimizer, adam or cefed (Algorithm 1: G ← (1−β)G + β∇, W ← W − ηG, sharing G under cefedgnn and fedgnn-st); default adam")
@@ -127,7 +131,7 @@ func runAMLSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Time) 
 		}
 		v.Graph.Compact() // built: trim its arrays, drop its account lookup
 		l, err := agent.NewAMLLearner(d, deploy.AMLConfigFor(s.algo, agent.AMLConfig{Kind: s.aml.kind, Opt: s.aml.opt, BatchSize: s.aml.batch,
-			Gamma: s.cefed.Gamma, Hidden: s.aml.hidden, LR: s.aml.lr, FanOut: s.aml.fanOut, ExchangeEvery: s.aml.embEvery,
+			Gamma: s.cefed.Gamma, Hidden: s.aml.hidden, LR: s.aml.lr, FanOut: s.aml.fanOut, ExchangeEvery: s.aml.embEvery, PoolWeight: s.aml.poolWeight, ReleaseDims: s.aml.embDims,
 			EvalSample: s.aml.evalSample, PosFraction: s.aml.posFrac, OnFinalScore: fp.bank(i), Work: work, Seed: s.seed*7919 + uint64(i) + 1}))
 		if err != nil {
 			return fmt.Errorf("sim: bank %s: %w", v.ID, err)

@@ -23,11 +23,11 @@ func newGenCmd(g *globalFlags) *cobra.Command {
 // newGenAMLCmd is `graphfed gen aml`: an AMLworld-format world of B banks.
 func newGenAMLCmd(g *globalFlags) *cobra.Command {
 	var (
-		banks              int
-		size, ratio        string
-		out, prefix        string
-		seed               uint64
-		illicit, crossHops float64
+		banks                           int
+		size, ratio                     string
+		out, prefix                     string
+		seed                            uint64
+		illicit, crossHops, recruitPool float64
 	)
 	cmd := &cobra.Command{
 		Use:   "aml --banks B --size tiny|small|medium --ratio hi|li --seed S --out DIR",
@@ -61,6 +61,9 @@ Output is determined by the flags, the seed included.`,
 			}
 			if cmd.Flags().Changed("cross-bank-hop") {
 				cfg.CrossBankHop = crossHops
+			}
+			if cmd.Flags().Changed("recruit-pool") {
+				cfg.RecruitPool = recruitPool
 			}
 			if err := cfg.Validate(); err != nil {
 				return fmt.Errorf("gen aml: %w", err)
@@ -121,6 +124,7 @@ Output is determined by the flags, the seed included.`,
 	f.StringVar(&prefix, "prefix", "", "file prefix (default from size and ratio, e.g. HI-Small)")
 	f.Float64Var(&illicit, "illicit-ratio", 0, "override the share of laundering rows (e.g. 0.01)")
 	f.Float64Var(&crossHops, "cross-bank-hop", 0, "override the probability that a laundering hop changes bank (default 0.75)")
+	f.Float64Var(&recruitPool, "recruit-pool", 0, "override the probability that an account a laundering hop recruits is a repeat launderer rather than a one-off mule (default 0.7)")
 	return cmd
 }
 

@@ -62,7 +62,13 @@ type Config struct {
 	// laundering attempts mostly draw their accounts (others are one-off
 	// mules drawn from all accounts).
 	LaundererShare float64
-	Seed           uint64
+	// RecruitPool is the probability that an account a laundering hop
+	// recruits (every account of an attempt but its first) comes from the
+	// launderer pool; the rest are mules drawn from all of the bank's
+	// accounts. The attempt's first account comes from the pool with
+	// probability 0.7.
+	RecruitPool float64
+	Seed        uint64
 }
 
 // DefaultMix is the typology mix of the presets (shares of pattern rows).
@@ -111,6 +117,7 @@ func Preset(size Size, ratio Ratio, seed uint64) (Config, error) {
 		SelfTransferShare: 0.12,
 		BankSkew:          0.8,
 		LaundererShare:    0.005,
+		RecruitPool:       0.7,
 		Seed:              seed,
 	}
 	var sizeName string
@@ -174,6 +181,8 @@ func (c *Config) Validate() error {
 		return bad("bank skew %v, want [0,4]", c.BankSkew)
 	case !(c.LaundererShare > 0 && c.LaundererShare <= 0.5):
 		return bad("launderer share %v, want (0,0.5]", c.LaundererShare)
+	case !(c.RecruitPool >= 0 && c.RecruitPool <= 1):
+		return bad("recruit pool probability %v, want [0,1]", c.RecruitPool)
 	}
 	sum := 0.0
 	for t, m := range c.Mix {

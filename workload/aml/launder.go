@@ -105,7 +105,11 @@ func (l *launderer) account(ref int32) int32 {
 				bank = home
 			}
 		}
-		if lb := w.launderersByBank[bank]; len(lb) > 0 && r.Float64() < 0.7 {
+		fromPool := 0.7
+		if ref >= 0 {
+			fromPool = w.cfg.RecruitPool
+		}
+		if lb := w.launderersByBank[bank]; len(lb) > 0 && r.Float64() < fromPool {
 			a = lb[r.IntN(len(lb))]
 		} else {
 			a = w.byBank[bank][r.IntN(len(w.byBank[bank]))] // never empty
