@@ -20,7 +20,10 @@ require (
 	gonum.org/v1/plot v0.17.0
 )
 
-require go.yaml.in/yaml/v3 v3.0.6
+require (
+	github.com/zeebo/blake3 v0.2.4
+	go.yaml.in/yaml/v3 v3.0.6
+)
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
@@ -31,7 +34,10 @@ require (
 	google.golang.org/protobuf v1.36.12 // indirect
 )
 
-require github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
+require (
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
+	github.com/klauspost/cpuid/v2 v2.0.12 // indirect
+)
 
 require (
 	codeberg.org/go-fonts/liberation v0.5.0 // indirect

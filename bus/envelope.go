@@ -8,7 +8,10 @@ import (
 )
 
 // SchemaVersion is the envelope schema this build writes and accepts.
-const SchemaVersion = 1
+// Schema 2 signs a BLAKE3 digest of the fields (signature.go); schema 1
+// signed a SHA-256 one. A party of another schema is refused with its
+// version, not with a signature that fails.
+const SchemaVersion = 2
 
 // Envelope wraps every message on the bus. (From, Kind, Round, Seq) is unique
 // per job and doubles as JetStream's Nats-Msg-Id for de-duplication.
