@@ -117,16 +117,18 @@ func (l *AMLLearner) layerOverrides(b *gnn.EdgeBatch, mix bool) []gnn.EmbeddingO
 				rs := bySender[from]
 				vals := gnn.New(len(rs), H)
 				alpha := l.alpha[from][k-1]
-				var basis *gnn.Tensor
+				var basis *gnn.Tensor // narrow releases: correct within its span only
+				if l.basis != nil {
+					basis = l.basis[k-1]
+				}
 				for i, r := range rs {
 					l.remote.layer(b.Nodes[r], k-1, blk, 1)
-					if l.basis == nil {
+					if basis == nil {
 						decodeLayer(vals.Row(i), blk, alpha, L, scale)
 						continue
 					}
 					decodeLayer(c, blk, alpha, L, scale)
-					lift(vals.Row(i), l.basis[k-1], c)
-					basis = l.basis[k-1]
+					lift(vals.Row(i), basis, c)
 				}
 				ovs = append(ovs, gnn.EmbeddingOverride{Layer: k, Rows: rs, Values: vals, Keep: 1 - alpha, Pre: true, Basis: basis})
 			}

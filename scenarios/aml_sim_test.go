@@ -14,12 +14,26 @@ import (
 )
 
 // The AML job end to end on a small world: every bank trains, releases its
-// boundary embeddings through the gate to its neighbouring banks, and
-// reports counts the job pools into one laundering-class F1.
+// boundary embeddings through the gate to its neighbouring banks (every
+// coordinate, or r per layer on the shared basis: rows of L·(w+1) values),
+// and reports counts the job pools into one laundering-class F1.
 func TestAMLSimExchangesGatedEmbeddings(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains three banks")
 	}
+	for _, tc := range []struct {
+		name        string
+		releaseDims int
+		wantDim     int // 2 layers × (width + the norm coordinate)
+	}{
+		{"every coordinate", 0, 2 * (16 + 1)},
+		{"two coordinates a layer", 2, 2 * (2 + 1)},
+	} {
+		t.Run(tc.name, func(t *testing.T) { testAMLSimExchange(t, tc.releaseDims, tc.wantDim) })
+	}
+}
+
+func testAMLSimExchange(t *testing.T, releaseDims, wantDim int) {
 	w := tinyWorld(t, 2, 3, 20000)
 	views, err := aml.SplitBanks(w, nil)
 	if err != nil {
@@ -32,7 +46,7 @@ func TestAMLSimExchangesGatedEmbeddings(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		l, err := agent.NewAMLLearner(d, agent.AMLConfig{Hidden: 16, BatchSize: 128, Seed: uint64(i)})
+		l, err := agent.NewAMLLearner(d, agent.AMLConfig{Hidden: 16, BatchSize: 128, Seed: uint64(i), ReleaseDims: releaseDims})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -59,8 +73,8 @@ func TestAMLSimExchangesGatedEmbeddings(t *testing.T) {
 				}
 				released[key] = true
 			}
-			if e.Sigma != 0.1 || e.Clip != 1 {
-				t.Fatalf("embedding release with σ=%v clip=%v", e.Sigma, e.Clip)
+			if e.Sigma != 0.1 || e.Clip != 1 || e.Dim != wantDim {
+				t.Fatalf("embedding release with σ=%v clip=%v of %d values a row, want σ 0.1, clip 1, %d", e.Sigma, e.Clip, e.Dim, wantDim)
 			}
 		}
 	}
