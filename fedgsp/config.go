@@ -32,11 +32,15 @@ type Config struct {
 }
 
 // DefaultConfig is the authors' Cora row for 10 disjoint clients
-// (core/config.py): K=7, k_principal=3, 512×3, lr1/lr2 0.15/0.01, wd1/wd2
-// 5e-4/5e-6, dpC/dpM 0.3/0.15, τ=0.975.
+// (core/config.py): K=7, k_principal=3, lr1/lr2 0.15/0.01, wd1/wd2
+// 5e-4/5e-6, dpC/dpM 0.3/0.15, τ=0.975, but an MLP of 512×2 where they
+// have 512×3. Two dense layers were chosen on validation (10 METIS
+// clients of Cora, mean best-validation accuracy over seeds 1–3: 0.843
+// against 0.826 for three; on seed 1 they also beat dropout 0.5, K=3 and
+// weight decay 5e-3).
 func DefaultConfig() Config {
 	return Config{
-		Orders: 7, Tau: 0.975, Hidden: 512, Layers: 3,
+		Orders: 7, Tau: 0.975, Hidden: 512, Layers: 2,
 		DropoutC: 0.3, DropoutM: 0.15,
 		LR1: 0.15, WD1: 5e-4, LR2: 0.01, WD2: 5e-6,
 		Principal: 3, Metric: MetricAccuracy,
