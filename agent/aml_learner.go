@@ -68,8 +68,7 @@ type AMLConfig struct {
 	// PoolWeight is the least weight of a foreign account's newest release
 	// in the running mean of its releases that the learner reads
 	// (poolRelease): the n-th release enters with max(1/n, PoolWeight, its
-	// own reliability).
-	// 1 reads only the latest release; 0 is the default,
+	// own reliability). 1 reads only the latest release; 0 is the default,
 	// DefaultAMLPoolWeight.
 	PoolWeight float64
 	// PosFraction stratifies training batches: this share of each batch is
@@ -396,7 +395,7 @@ func (l *AMLLearner) Boundary(to string) ([]int64, []float32, int) {
 }
 
 // Receive implements Exchanger: a release of packed per-layer estimates
-// (width L·(H+1)). Each row is pooled with the account's earlier releases
+// (width L·(w+1), w = releaseWidth). Each row is pooled with the account's earlier releases
 // (poolRelease) in the compact remoteStore, and each layer's reliability
 // is measured on the pooled rows of this release (releaseAlpha); rows are
 // decoded when read (layerOverrides). rows is not kept.
