@@ -16,7 +16,7 @@ func newGenCmd(g *globalFlags) *cobra.Command {
 		Use:   "gen",
 		Short: "Generate synthetic datasets",
 	}
-	cmd.AddCommand(newGenAMLCmd(g))
+	cmd.AddCommand(newGenAMLCmd(g), newGenRecCmd(g))
 	return cmd
 }
 
