@@ -237,7 +237,7 @@ func Generate(c GenConfig) (*graph.Interactions, error) {
 	}
 	items += s.IsolatedItems
 	if wu, wi := c.Size(); wu != len(train) || wi != items {
-		panic(fmt.Sprintf("rec: generate: built %d×%d, Size says %d×%d", len(train), items, wu, wi))
+		return nil, fmt.Errorf("rec: generate: internal error: built %d×%d, Size says %d×%d", len(train), items, wu, wi)
 	}
 
 	// Relabel: users and items by seeded permutations, then make the
@@ -396,8 +396,10 @@ func shift(row []int32, off int) []int32 {
 }
 
 // ShapeNames lists the shapes ParseShapes accepts, with their defaults.
-var ShapeNames = []string{"dup=30", "stars=4:200", "detached-stars=1", "hubs=4:200", "detached-hubs=1",
-	"pendants=10:5", "components=4:40x80", "isolated-users=50", "isolated-items=200"}
+func ShapeNames() []string {
+	return []string{"dup=30", "stars=4:200", "detached-stars=1", "hubs=4:200", "detached-hubs=1",
+		"pendants=10:5", "components=4:40x80", "isolated-users=50", "isolated-items=200"}
+}
 
 // ParseShapes reads a comma-separated list of shapes into sh, e.g.
 // "dup=30,stars=4:200,pendants=10:5,components=4:40x80". A shape without a
@@ -411,7 +413,7 @@ func ParseShapes(list string, sh *Shapes) error {
 		return nil
 	}
 	defaults := map[string]string{}
-	for _, s := range ShapeNames {
+	for _, s := range ShapeNames() {
 		k, v, _ := strings.Cut(s, "=")
 		defaults[k] = v
 	}
@@ -419,7 +421,7 @@ func ParseShapes(list string, sh *Shapes) error {
 	for _, f := range strings.Split(list, ",") {
 		f = strings.TrimSpace(f)
 		if f == "all" {
-			items = append(items, ShapeNames...)
+			items = append(items, ShapeNames()...)
 			continue
 		}
 		items = append(items, f)
@@ -428,7 +430,7 @@ func ParseShapes(list string, sh *Shapes) error {
 		name, val, hasVal := strings.Cut(f, "=")
 		def, ok := defaults[name]
 		if !ok {
-			return fmt.Errorf("rec: shapes: unknown shape %q (want %s)", name, strings.Join(ShapeNames, ", "))
+			return fmt.Errorf("rec: shapes: unknown shape %q (want %s)", name, strings.Join(ShapeNames(), ", "))
 		}
 		if !hasVal {
 			val = def
