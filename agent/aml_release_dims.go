@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"math"
 	"math/rand/v2"
 
 	"graphfed/gnn"
@@ -30,35 +29,10 @@ import (
 // releaseBasisSeed fixes the stream every bank draws the bases from.
 const releaseBasisSeed = 0x72656c65617365
 
-// releaseBasis returns layer k's H×r basis (orthonormal columns:
-// Gram–Schmidt on Gaussian columns of a PCG stream seeded by H, r and k).
+// releaseBasis returns layer k's H×r basis (orthonormal columns from a
+// PCG stream seeded by H, r and k).
 func releaseBasis(H, r, k int) *gnn.Tensor {
-	rng := rand.New(rand.NewPCG(releaseBasisSeed, uint64(H)<<40|uint64(r)<<20|uint64(k)))
-	b := gnn.New(H, r)
-	col := make([]float64, H)
-	for q := range r {
-		for j := range col {
-			col[j] = rng.NormFloat64()
-		}
-		for p := range q {
-			var dot float64
-			for j := range col {
-				dot += col[j] * float64(b.Data[j*r+p])
-			}
-			for j := range col {
-				col[j] -= dot * float64(b.Data[j*r+p])
-			}
-		}
-		var ss float64
-		for _, x := range col {
-			ss += x * x
-		}
-		inv := 1 / math.Sqrt(ss)
-		for j, x := range col {
-			b.Data[j*r+q] = float32(x * inv)
-		}
-	}
-	return b
+	return gnn.OrthonormalColumns(rand.New(rand.NewPCG(releaseBasisSeed, uint64(H)<<40|uint64(r)<<20|uint64(k))), H, r)
 }
 
 // project writes Bᵀ·h into dst (r values).

@@ -66,35 +66,6 @@ func TestGradEdgeModelAMLOverrides(t *testing.T) {
 	}
 }
 
-// orthonormalBasis returns a random n×r tensor with orthonormal columns
-// (Gram–Schmidt on Gaussian columns).
-func orthonormalBasis(rng interface{ NormFloat64() float64 }, n, r int) *Tensor {
-	b := New(n, r)
-	for q := range r {
-		col := make([]float64, n)
-		for j := range col {
-			col[j] = rng.NormFloat64()
-		}
-		for p := range q {
-			var dot float64
-			for j := range col {
-				dot += col[j] * float64(b.Data[j*r+p])
-			}
-			for j := range col {
-				col[j] -= dot * float64(b.Data[j*r+p])
-			}
-		}
-		var ss float64
-		for _, x := range col {
-			ss += x * x
-		}
-		for j, x := range col {
-			b.Data[j*r+q] = float32(x / math.Sqrt(ss))
-		}
-	}
-	return b
-}
-
 // An override with a basis moves the computed row only within the basis's
 // span (the orthogonal part is untouched, the span part lands on Values
 // for Keep 0), and the parameter gradients under such overrides, at
@@ -102,7 +73,7 @@ func orthonormalBasis(rng interface{ NormFloat64() float64 }, n, r int) *Tensor 
 func TestGradEdgeModelBasisOverrides(t *testing.T) {
 	const H = 6
 	rng := newRNG(910)
-	basis := orthonormalBasis(rng, H, 2)
+	basis := OrthonormalColumns(rng, H, 2)
 	row := randTensor(rng, 1, H)
 	vals := randTensor(rng, 1, H)
 	got := row.Clone()
@@ -151,7 +122,7 @@ func TestGradEdgeModelBasisOverrides(t *testing.T) {
 			for l := 1; l <= b.Layers(); l++ {
 				if b.NumNodes[l] >= 2 {
 					ovs = append(ovs, EmbeddingOverride{Layer: l, Rows: []int32{0, 1}, Values: randTensor(rng, 2, H), Keep: keep, Pre: true,
-						Basis: orthonormalBasis(rng, H, 1+l)})
+						Basis: OrthonormalColumns(rng, H, 1+l)})
 				}
 			}
 			if len(ovs) == 0 {
