@@ -94,13 +94,17 @@ func (e *estimate) complete(L int) bool { return e.seen == 1<<L-1 }
 // computation, as Algorithm 1 reads a remote estimate; one drowned in the
 // noise a private budget needs (α → 0) leaves the bank's own view of the
 // account, which replacing it would throw away. When mix is set and γ < 1,
-// our boundary accounts' estimates are mixed in with Keep γ (Eq. 5).
+// our boundary accounts' estimates are mixed in with Keep γ (Eq. 5), when
+// the hidden layers are released at all.
 func (l *AMLLearner) layerOverrides(b *gnn.EdgeBatch, mix bool) []gnn.EmbeddingOverride {
 	L, H := b.Layers(), l.cfg.Hidden
 	var ovs []gnn.EmbeddingOverride
 	for k := 1; k <= L; k++ {
 		lo := (k - 1) * H
-		rows := b.Rows(k, func(v int32) bool { return l.remote.has(v) && !l.d.Owned[v] })
+		var rows []int32
+		if l.releasesHidden() {
+			rows = b.Rows(k, func(v int32) bool { return l.remote.has(v) && !l.d.Owned[v] })
+		}
 		if len(rows) > 0 {
 			scale := float32(l.meanPre[k-1])
 			if scale == 0 {
@@ -116,25 +120,26 @@ func (l *AMLLearner) layerOverrides(b *gnn.EdgeBatch, mix bool) []gnn.EmbeddingO
 			for _, from := range slices.Sorted(maps.Keys(bySender)) {
 				rs := bySender[from]
 				vals := gnn.New(len(rs), H)
-				alpha := l.alpha[from][k-1]
+				hb := l.hiddenBlock(k)
+				alpha := l.alpha[from][hb]
 				var basis *gnn.Tensor // narrow releases: correct within its span only
 				if l.basis != nil {
 					basis = l.basis[k-1]
 				}
 				for i, r := range rs {
-					l.remote.layer(b.Nodes[r], k-1, blk, 1)
+					l.remote.layer(b.Nodes[r], hb, blk, 1)
 					if basis == nil {
-						decodeLayer(vals.Row(i), blk, alpha, L, scale)
+						decodeLayer(vals.Row(i), blk, alpha, l.lay.blocks(), scale)
 						continue
 					}
-					decodeLayer(c, blk, alpha, L, scale)
+					decodeLayer(c, blk, alpha, l.lay.blocks(), scale)
 					lift(vals.Row(i), basis, c)
 				}
 				ovs = append(ovs, gnn.EmbeddingOverride{Layer: k, Rows: rs, Values: vals, Keep: 1 - alpha, Pre: true, Basis: basis})
 			}
 		}
-		if !mix || l.cfg.Gamma >= 1 {
-			continue
+		if !mix || l.cfg.Gamma >= 1 || !l.releasesHidden() {
+			continue // the estimators serve what is released
 		}
 		bit := uint32(1) << (k - 1)
 		rows = b.Rows(k, func(v int32) bool { e, ok := l.own[v]; return ok && e.seen&bit != 0 })
@@ -197,10 +202,11 @@ func (l *AMLLearner) recordLayers(m *gnn.EdgeModel, b *gnn.EdgeBatch) {
 // (packEstimate) could otherwise read as an unbounded norm.
 const maxReleasedNorm = 8
 
-// packEstimate appends H̃'s release row to dst: each layer k as the unit
-// vector [H̃^k/s_k, 1]/‖[H̃^k/s_k, 1]‖ of width H+1, s_k being scale[k] (the
-// sender's mean pre-activation norm at layer k; 1 where it is 0), and the
-// row scaled by 1/√L to unit norm.
+// packEstimate appends a release row to dst: the values h of each block k
+// of lay (w_k of them, blocks back to back) as the unit vector
+// [h_k/s_k, 1]/‖[h_k/s_k, 1]‖ of width w_k+1, s_k being scale[k] (for a
+// hidden layer the sender's mean pre-activation norm there; 1 where it is
+// 0), and the row scaled by 1/√blocks to unit norm.
 //
 // Why the extra coordinate: the privacy gate releases points of the unit
 // sphere, so a row normalized layer by layer carries each account's
@@ -211,16 +217,18 @@ const maxReleasedNorm = 8
 // tan φ, φ the angle between the row and the last axis, and the row is
 // still a unit vector, so the gate's sensitivity and accounting are those
 // of any other unit-norm release. A zero layer is [0, …, 0, 1].
-func packEstimate(dst []float32, h []float32, scale []float64, L, H int) []float32 {
-	inv := 1 / math.Sqrt(float64(L))
-	for k := range L {
-		blk := h[k*H : (k+1)*H]
+func packEstimate(dst []float32, h []float32, scale []float64, lay releaseLayout) []float32 {
+	inv := 1 / math.Sqrt(float64(lay.blocks()))
+	at := 0
+	for k, w := range lay.w {
+		blk := h[at : at+w]
+		at += w
 		s := scale[k]
 		if !(s > 0) {
 			s = 1
 		}
 		r := norm32(blk) / s
-		// [h/s, 1] / √(r²+1), times 1/√L
+		// [h/s, 1] / √(r²+1), times 1/√blocks
 		c := inv / math.Sqrt(r*r+1)
 		for _, x := range blk {
 			dst = append(dst, float32(float64(x)/s*c))
@@ -230,47 +238,38 @@ func packEstimate(dst []float32, h []float32, scale []float64, L, H int) []float
 	return dst
 }
 
-// releaseAlpha measures the reliability α of each layer of a message of
-// released rows (n rows of width L·(H+1), see packEstimate): the receiver
-// multiplies every layer by √L, after which a layer's block has expected
-// squared norm 1 + (H+1)·L·σ0², so the mean m_l of their squared norms
-// over the message measures the noise, and α_l = 1/m_l (capped at 1) is
-// the share of signal in them (post-processing at no privacy cost).
-func releaseAlpha(rows []float32, n, L, H int) []float32 {
-	W := H + 1
-	alpha := make([]float32, L)
-	for k := range L {
+// releaseAlpha measures the reliability α of each block of a message of
+// released rows (n rows laid out by lay, see packEstimate): the receiver
+// multiplies every block by √B (B blocks), after which block k has
+// expected squared norm 1 + (w_k+1)·B·σ0², so the mean m_k of their
+// squared norms over the message measures the noise, and α_k = 1/m_k
+// (capped at 1) is the share of signal in them (post-processing at no
+// privacy cost).
+func releaseAlpha(rows []float32, n int, lay releaseLayout) []float32 {
+	D, B := lay.dim(), lay.blocks()
+	alpha := make([]float32, B)
+	for k := range B {
 		var ss float64
 		for i := range n {
-			nb := norm32(rows[i*L*W+k*W : i*L*W+(k+1)*W])
+			nb := norm32(lay.block(rows[i*D:(i+1)*D], k))
 			ss += nb * nb
 		}
-		ms := ss * float64(L) / float64(n)
+		ms := ss * float64(B) / float64(n)
 		alpha[k] = float32(1 / max(ms, 1))
 	}
 	return alpha
 }
 
-// decodeRelease writes into dst (L·H values) one released row (L·(H+1)
-// values) as per-layer estimates in units of the sender's mean
-// pre-activation norm (decodeLayer, layer by layer).
-func decodeRelease(dst, row []float32, alpha []float32, L, H int) {
-	W := H + 1
-	for k := range L {
-		decodeLayer(dst[k*H:(k+1)*H], row[k*W:(k+1)*W], alpha[k], L, 1)
-	}
-}
-
-// decodeLayer writes into dst (H values) one layer's block of a released
-// row (H+1 values) times mul: the block's direction times its norm read as
+// decodeLayer writes into dst (H values) one block of a released row of
+// that many blocks (H+1 values) times mul: the block's direction times its norm read as
 // tan φ (see packEstimate), shrunk toward the mean norm 1 by the layer's
 // reliability alpha: α·tan φ + (1−α). Under heavy noise φ reads near π/2
 // whatever the account, so the unshrunk norm would saturate at
 // maxReleasedNorm and inflate the noise it carries into the mix; a clean
 // release (α = 1) is read exactly.
-func decodeLayer(dst, blk []float32, alpha float32, L int, mul float32) {
+func decodeLayer(dst, blk []float32, alpha float32, blocks int, mul float32) {
 	H := len(dst)
-	sqL := math.Sqrt(float64(L))
+	sqL := math.Sqrt(float64(blocks))
 	nb := norm32(blk[:H]) * sqL
 	if nb == 0 {
 		clear(dst)
@@ -285,8 +284,8 @@ func decodeLayer(dst, blk []float32, alpha float32, L int, mul float32) {
 }
 
 // poolRelease folds a newly received row into an account's pooled row
-// (both L blocks of H+1 values, as released): per layer k,
-// pooled ← pooled + w·(row − pooled) with w = max(1/n, minWeight, fresh[k])
+// (both laid out by lay, as released): per block k,
+// pooled ← pooled + w·(row − pooled) with w = max(1/n, minWeight[k], fresh[k])
 // for the account's n-th release, fresh[k] being the new release's own
 // reliability at layer k (releaseAlpha on the message as received). The
 // first releases are averaged equally, later ones enter a moving average
@@ -298,11 +297,10 @@ func decodeLayer(dst, blk []float32, alpha float32, L int, mul float32) {
 // latest release throws away the other R−1 shares of the budget; the mean
 // of m releases of a slowly moving estimate has 1/m of the noise variance.
 // It is post-processing of released values, so it costs no privacy.
-func poolRelease(pooled, row []float32, n int, minWeight float64, fresh []float32) {
-	W := len(row) / len(fresh)
+func poolRelease(pooled, row []float32, n int, minWeight []float64, fresh []float32, lay releaseLayout) {
 	for k, a := range fresh {
-		w := float32(max(1/float64(max(n, 1)), minWeight, float64(a)))
-		for j := k * W; j < (k+1)*W; j++ {
+		w := float32(max(1/float64(max(n, 1)), minWeight[k], float64(a)))
+		for j := lay.off[k]; j < lay.off[k+1]; j++ {
 			pooled[j] += w * (row[j] - pooled[j])
 		}
 	}

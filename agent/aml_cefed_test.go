@@ -27,7 +27,7 @@ func amlFirstBank(t *testing.T, cfg AMLConfig) *AMLLearner {
 // (layer 1 reads only inputs, so Z^1 is exact); an account without a
 // history takes Z^1; γ = 1 keeps no history.
 func TestAMLEstimatorGamma(t *testing.T) {
-	base := amlFirstBank(t, AMLConfig{})
+	base := amlFirstBank(t, AMLConfig{Release: ReleaseHidden})
 	for _, gamma := range []float64{0.1, 0.5, 0.9, 1} {
 		l := *base
 		l.cfg.Gamma = gamma
@@ -168,7 +168,8 @@ func TestAMLPackUnpack(t *testing.T) {
 	const L, H = 3, 4
 	scale := []float64{2.5, 1, 0 /* no mean yet: 1 */}
 	h := []float32{3, 0, 4, 0 /* norm 5: 2 means */, 0, 0, 0, 0 /* zero layer */, 1, 1, 1, 1 /* norm 2 */}
-	row := packEstimate(nil, h, scale, L, H)
+	lay := uniformLayout(L, H)
+	row := packEstimate(nil, h, scale, lay)
 	if len(row) != L*(H+1) {
 		t.Fatalf("row width %d, want L·(H+1) = %d", len(row), L*(H+1))
 	}
@@ -181,11 +182,11 @@ func TestAMLPackUnpack(t *testing.T) {
 		}
 	}
 	two := slices.Concat(row, row)
-	alpha := releaseAlpha(two, 2, L, H)
+	alpha := releaseAlpha(two, 2, lay)
 	want := []float32{0.6 * 2, 0, 0.8 * 2, 0, 0, 0, 0, 0, 1, 1, 1, 1}
 	got := make([]float32, L*H)
 	for i := range 2 {
-		decodeRelease(got, two[i*L*(H+1):(i+1)*L*(H+1)], alpha, L, H)
+		decodeRelease(got, two[i*L*(H+1):(i+1)*L*(H+1)], alpha, lay)
 		for j, w := range want {
 			if g := got[j]; math.Abs(float64(g-w)) > 1e-5 {
 				t.Fatalf("row %d value %d: %v, want %v (direction × norm/mean)", i, j, g, w)
@@ -198,8 +199,8 @@ func TestAMLPackUnpack(t *testing.T) {
 		}
 	}
 	// A norm far beyond the sender's mean reads as maxReleasedNorm.
-	huge := packEstimate(nil, []float32{1e4, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0}, []float64{1, 1, 1}, L, H)
-	decodeRelease(got, huge, []float32{1, 1, 1}, L, H)
+	huge := packEstimate(nil, []float32{1e4, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0}, []float64{1, 1, 1}, lay)
+	decodeRelease(got, huge, []float32{1, 1, 1}, lay)
 	if g := got[0]; math.Abs(float64(g)-maxReleasedNorm) > 1e-3 {
 		t.Fatalf("huge norm read as %v, want the cap %v", g, maxReleasedNorm)
 	}
@@ -208,8 +209,8 @@ func TestAMLPackUnpack(t *testing.T) {
 	for i := range noisy {
 		noisy[i] += float32(rng.NormFloat64())
 	}
-	alpha = releaseAlpha(noisy, 2, L, H)
-	decodeRelease(got, noisy[:L*(H+1)], alpha, L, H)
+	alpha = releaseAlpha(noisy, 2, lay)
+	decodeRelease(got, noisy[:L*(H+1)], alpha, lay)
 	for k := range L {
 		// shrunk toward the mean norm 1 by α: at most α·8 + 1 − α
 		if n := norm32(got[k*H : (k+1)*H]); n > float64(alpha[k])*maxReleasedNorm+1-float64(alpha[k])+1e-4 {
@@ -226,5 +227,16 @@ func TestAMLPackUnpack(t *testing.T) {
 		if math.IsNaN(float64(g)) || math.Abs(float64(g)) > maxReleasedNorm {
 			t.Fatalf("noisy value %d = %v, want finite within the cap", i, g)
 		}
+	}
+}
+
+// decodeRelease writes into dst (the layout's values) one released row as
+// per-block values in units of the sender's scale (decodeLayer, block by
+// block).
+func decodeRelease(dst, row []float32, alpha []float32, lay releaseLayout) {
+	at := 0
+	for k, w := range lay.w {
+		decodeLayer(dst[at:at+w], lay.block(row, k), alpha[k], lay.blocks(), 1)
+		at += w
 	}
 }

@@ -65,6 +65,12 @@ type AMLConfig struct {
 	// banks share (aml_release_dims.go), instead of all Hidden; 0 releases
 	// every coordinate.
 	ReleaseDims int
+	// Release is what a boundary account's release carries: ReleaseHidden
+	// (the per-layer estimates), ReleaseFeatures (layer 0, its structural
+	// features as its bank sees them, aml_release_features.go; the
+	// default, DefaultAMLRelease) or ReleaseAll (both). Every bank of a
+	// job must use the same.
+	Release string
 	// PoolWeight is the least weight of a foreign account's newest release
 	// in the running mean of its releases that the learner reads
 	// (poolRelease): the n-th release enters with max(1/n, PoolWeight, its
@@ -126,6 +132,8 @@ type AMLLearner struct {
 	facing  map[int32]bool       // our accounts facing some neighbour
 	meanPre []float64            // per layer: mean norm of our accounts' pre-activations
 	basis   []*gnn.Tensor        // per layer: the shared release basis (ReleaseDims > 0), else nil
+	lay     releaseLayout        // the blocks of a release row
+	ownX    map[int32][]float32  // foreign accounts with released features: our own view of them
 	est     []float32            // G (OptCEFed)
 }
 
@@ -187,7 +195,12 @@ func NewAMLLearner(d AMLData, cfg AMLConfig) (*AMLLearner, error) {
 	if cfg.ReleaseDims >= cfg.Hidden {
 		cfg.ReleaseDims = 0
 	}
+	if cfg.Release == "" {
+		cfg.Release = DefaultAMLRelease
+	}
 	switch {
+	case cfg.Release != ReleaseHidden && cfg.Release != ReleaseFeatures && cfg.Release != ReleaseAll:
+		return nil, fmt.Errorf("agent: aml learner: release %q, want %s, %s or %s", cfg.Release, ReleaseHidden, ReleaseFeatures, ReleaseAll)
 	case cfg.ReleaseDims < 0:
 		return nil, fmt.Errorf("agent: aml learner: %d release dimensions, want 0 (all) or more", cfg.ReleaseDims)
 	case !(cfg.PoolWeight > 0 && cfg.PoolWeight <= 1):
@@ -223,8 +236,10 @@ func NewAMLLearner(d AMLData, cfg AMLConfig) (*AMLLearner, error) {
 	if cfg.ReleaseDims > 0 {
 		width = cfg.ReleaseDims
 	}
+	lay := layoutFor(cfg.Release, len(cfg.FanOut), width)
 	l := &AMLLearner{cfg: cfg, d: d, work: cfg.Work, rng: rand.New(rand.NewPCG(cfg.Seed, 0xa31)), byID: make(map[int64]int32, len(d.Remote)),
-		remote: newRemoteStore(n, len(cfg.FanOut), width+1), alpha: map[string][]float32{}, own: map[int32]*estimate{}, facing: map[int32]bool{}, meanPre: make([]float64, len(cfg.FanOut))}
+		lay: lay, remote: newRemoteStore(n, lay), alpha: map[string][]float32{}, own: map[int32]*estimate{}, ownX: map[int32][]float32{},
+		facing: map[int32]bool{}, meanPre: make([]float64, len(cfg.FanOut))}
 	if cfg.ReleaseDims > 0 {
 		for k := range len(cfg.FanOut) {
 			l.basis = append(l.basis, releaseBasis(cfg.Hidden, cfg.ReleaseDims, k))
@@ -377,38 +392,61 @@ func (l *AMLLearner) Neighbours() []string {
 }
 
 // Boundary implements Exchanger: the global ids of our accounts facing to
-// that have an estimate at every layer yet, with their H̃^1..H̃^L (or their
-// projections on the release bases, aml_release_dims.go) packed in one row
-// of width L·(w+1) (packEstimate: each layer a unit vector keeping its norm
-// relative to our mean, the row of unit norm).
+// with their release rows laid out by l.lay: layer 0, the account's
+// features (aml_release_features.go), and/or H̃^1..H̃^L (or their
+// projections on the release bases, aml_release_dims.go) once it has an
+// estimate at every layer, each block a unit vector keeping its norm
+// relative to our mean (packEstimate), the row of unit norm.
 func (l *AMLLearner) Boundary(to string) ([]int64, []float32, int) {
-	L, w := len(l.cfg.FanOut), l.releaseWidth()
-	var ids []int64
-	var rows []float32
-	for _, a := range l.d.Peers[to] {
-		if e, ok := l.own[a]; ok && e.complete(L) {
-			ids = append(ids, l.d.Global[a])
-			rows = packEstimate(rows, l.releaseEstimate(e.h, L), l.meanPre, L, w)
-		}
+	L := len(l.cfg.FanOut)
+	scale := l.meanPre
+	if l.releasesFeatures() {
+		scale = append([]float64{1}, l.meanPre...)
 	}
-	return ids, rows, L * (w + 1)
+	var ids []int64
+	var rows, vals []float32
+	for _, a := range l.d.Peers[to] {
+		vals = vals[:0]
+		if l.releasesFeatures() {
+			vals = l.appendFeatures(vals, a)
+		}
+		if l.releasesHidden() {
+			e, ok := l.own[a]
+			if !ok || !e.complete(L) {
+				continue
+			}
+			vals = append(vals, l.releaseEstimate(e.h, L)...)
+		}
+		ids = append(ids, l.d.Global[a])
+		rows = packEstimate(rows, vals, scale, l.lay)
+	}
+	return ids, rows, l.lay.dim()
 }
 
-// Receive implements Exchanger: a release of packed per-layer estimates
-// (width L·(w+1), w = releaseWidth). Each row is pooled with the account's earlier releases
-// (poolRelease) in the compact remoteStore, and each layer's reliability
-// is measured on the pooled rows of this release (releaseAlpha); rows are
-// decoded when read (layerOverrides). rows is not kept.
+// Receive implements Exchanger: a release of rows laid out by l.lay. Each
+// row is pooled with the account's earlier releases (poolRelease: hidden
+// layers by PoolWeight's moving average, the unchanging features by their
+// plain mean) in the compact remoteStore, and each block's reliability is
+// measured on the pooled rows of this release (releaseAlpha); hidden
+// layers are decoded when read (layerOverrides), features substituted
+// into the stages at once (applyFeatures). rows is not kept.
 func (l *AMLLearner) Receive(from string, ids []int64, rows []float32, dim int) error {
-	L, H := len(l.cfg.FanOut), l.releaseWidth()
-	if dim != L*(H+1) || len(rows) != dim*len(ids) {
-		return fmt.Errorf("agent: aml learner: %d values for %d embeddings of width %d (want %d layers × %d+1)", len(rows), len(ids), dim, L, H)
+	if dim != l.lay.dim() || len(rows) != dim*len(ids) {
+		return fmt.Errorf("agent: aml learner: %d values for %d embeddings of width %d (want %v)", len(rows), len(ids), dim, l.lay)
 	}
 	if len(ids) == 0 {
 		return nil
 	}
-	fresh := releaseAlpha(rows, len(ids), L, H)
+	fresh := releaseAlpha(rows, len(ids), l.lay)
+	minWeight := make([]float64, l.lay.blocks())
+	for k := range minWeight {
+		minWeight[k] = l.cfg.PoolWeight
+	}
+	if l.releasesFeatures() {
+		minWeight[0] = 0
+	}
 	pooled := make([]float32, 0, len(rows))
+	var accts []int32
 	for i, id := range ids {
 		a, ok := l.byID[id]
 		if !ok || l.d.Remote[a] != from {
@@ -418,15 +456,25 @@ func (l *AMLLearner) Receive(from string, ids []int64, rows []float32, dim int) 
 		p := pooled[len(pooled) : len(pooled)+dim]
 		if n := l.remote.count(a); n > 0 {
 			l.remote.row(a, p)
-			poolRelease(p, row, n+1, l.cfg.PoolWeight, fresh)
+			poolRelease(p, row, n+1, minWeight, fresh, l.lay)
 		} else {
 			copy(p, row)
 		}
 		l.remote.put(a, p, 1)
 		pooled = pooled[:len(pooled)+dim]
+		accts = append(accts, a)
 	}
-	if len(pooled) > 0 {
-		l.alpha[from] = releaseAlpha(pooled, len(pooled)/dim, L, H)
+	if len(pooled) == 0 {
+		return nil
+	}
+	alpha := releaseAlpha(pooled, len(accts), l.lay)
+	l.alpha[from] = alpha
+	if l.releasesFeatures() {
+		blk := make([]float32, featureWidth+1)
+		for _, a := range accts {
+			l.remote.layer(a, 0, blk, 1)
+			l.applyFeatures(a, blk, alpha[0], l.lay.blocks())
+		}
 	}
 	return nil
 }

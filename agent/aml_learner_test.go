@@ -44,7 +44,7 @@ func TestAMLLearnerExchangesGlobalIDs(t *testing.T) {
 	banks := amlBanks(t)
 	ls := map[string]*AMLLearner{}
 	for id, d := range banks {
-		l, err := NewAMLLearner(d, AMLConfig{Hidden: 8, BatchSize: 64, FanOut: []int{3, 3}, Seed: 1})
+		l, err := NewAMLLearner(d, AMLConfig{Hidden: 8, BatchSize: 64, FanOut: []int{3, 3}, Seed: 1, Release: ReleaseHidden})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -23,7 +23,7 @@ func TestPoolReleaseNoise(t *testing.T) {
 		for i := range h {
 			h[i] = float32(rng.NormFloat64())
 		}
-		clean = packEstimate(clean, h, []float64{4, 4}, L, H)
+		clean = packEstimate(clean, h, []float64{4, 4}, uniformLayout(L, H))
 	}
 	for _, tc := range []struct {
 		name      string
@@ -50,7 +50,7 @@ func TestPoolReleaseNoise(t *testing.T) {
 					continue
 				}
 				for r := range rowsN {
-					poolRelease(pooled[r*L*W:(r+1)*L*W], noisy[r*L*W:(r+1)*L*W], n, tc.minWeight, tc.fresh)
+					poolRelease(pooled[r*L*W:(r+1)*L*W], noisy[r*L*W:(r+1)*L*W], n, []float64{tc.minWeight, tc.minWeight}, tc.fresh, uniformLayout(L, H))
 				}
 			}
 			var ss float64
@@ -64,7 +64,7 @@ func TestPoolReleaseNoise(t *testing.T) {
 			}
 			// α = 1/(1 + W·L·σ²·share), what releaseAlpha should read.
 			wantAlpha := 1 / (1 + float64(W*L)*sigma*sigma*tc.wantVar)
-			for k, a := range releaseAlpha(pooled, rowsN, L, H) {
+			for k, a := range releaseAlpha(pooled, rowsN, uniformLayout(L, H)) {
 				if math.Abs(float64(a)-wantAlpha) > 0.1*wantAlpha {
 					t.Fatalf("layer %d: α %.4f on the pooled rows, want about %.4f", k, a, wantAlpha)
 				}
@@ -79,11 +79,11 @@ func TestAMLReceivePoolsReleases(t *testing.T) {
 	banks := amlBanks(t)
 	ids := slices.Sorted(maps.Keys(banks))
 	aID, bID := ids[0], ids[1]
-	a, err := NewAMLLearner(banks[aID], AMLConfig{Hidden: 8, BatchSize: 64, FanOut: []int{3, 3}, Seed: 1})
+	a, err := NewAMLLearner(banks[aID], AMLConfig{Hidden: 8, BatchSize: 64, FanOut: []int{3, 3}, Seed: 1, Release: ReleaseHidden})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := NewAMLLearner(banks[bID], AMLConfig{Hidden: 8, BatchSize: 64, FanOut: []int{3, 3}, Seed: 1})
+	b, err := NewAMLLearner(banks[bID], AMLConfig{Hidden: 8, BatchSize: 64, FanOut: []int{3, 3}, Seed: 1, Release: ReleaseHidden})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestAMLReceivePoolsReleases(t *testing.T) {
 	}
 	// At σ = 0.3 on rows of width 18 a release alone has α ≈ 0.38 < 1/2,
 	// so the second enters with weight 1/2.
-	if al := releaseAlpha(second, len(gids), 2, 8); al[0] >= 0.5 || al[1] >= 0.5 {
+	if al := releaseAlpha(second, len(gids), uniformLayout(2, 8)); al[0] >= 0.5 || al[1] >= 0.5 {
 		t.Fatalf("test release too clean: α %v", al)
 	}
 	if err := b.Receive(aID, gids, first, dim); err != nil {

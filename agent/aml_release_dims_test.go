@@ -46,7 +46,7 @@ func TestNarrowReleaseRoundTrip(t *testing.T) {
 			h[i] = float32(rng.NormFloat64())
 		}
 		scale := []float64{3, 5}
-		row := packEstimate(nil, l.releaseEstimate(h, L), scale, L, r)
+		row := packEstimate(nil, l.releaseEstimate(h, L), scale, uniformLayout(L, r))
 		if len(row) != L*(r+1) {
 			t.Fatalf("r=%d: release of %d values, want %d", r, len(row), L*(r+1))
 		}

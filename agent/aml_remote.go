@@ -2,10 +2,10 @@ package agent
 
 import "math"
 
-// remoteStore holds, per foreign account of a bank, one row of L blocks of
-// H values, 8 bits a coordinate, and how many times the row was put. The
-// AML learner keeps there the running mean of an account's releases as they
-// arrived (L blocks of H+1, see poolRelease), decoded when read.
+// remoteStore holds, per foreign account of a bank, one row of blocks
+// (releaseLayout), 8 bits a coordinate, and how many times the row was put.
+// The AML learner keeps there the running mean of an account's releases as
+// they arrived (see poolRelease), decoded when read.
 //
 // At 5M rows the eight banks of a process held about a million received
 // rows of L·H float32 (254 MB), plus a map entry and a slice header per
@@ -13,7 +13,7 @@ import "math"
 // one of its rows was the latest. A row is, per layer, a direction
 // times the account's norm relative to its bank's mean (decodeRelease),
 // read from a release with σ0 Gaussian noise per coordinate, so 32 bits a
-// coordinate carry nothing the model can use: each layer of a row is stored as int8
+// coordinate carry nothing the model can use: each block of a row is stored as int8
 // q with one float32 scale s = max|x|/127, x ≈ q·s.
 //
 // Quantization error: rounding to the nearest step errs by at most s/2 =
@@ -27,51 +27,51 @@ import "math"
 // reliability α of a release is measured on the float rows before they
 // are stored, so it is exact.
 type remoteStore struct {
-	L, H  int
-	slot  []int32   // per account of the bank's graph: its row + 1, 0 for none yet
-	q     []int8    // rows of L·H
-	scale []float32 // rows of L, per layer
-	puts  []uint8   // per row: how many times it was put (saturating)
+	lay   releaseLayout // the rows' blocks (w_k+1 stored values each)
+	slot  []int32       // per account of the bank's graph: its row + 1, 0 for none yet
+	q     []int8        // rows of lay.dim()
+	scale []float32     // rows of lay.blocks(), per block
+	puts  []uint8       // per row: how many times it was put (saturating)
 }
 
-func newRemoteStore(accounts, L, H int) *remoteStore {
-	return &remoteStore{L: L, H: H, slot: make([]int32, accounts)}
+func newRemoteStore(accounts int, lay releaseLayout) *remoteStore {
+	return &remoteStore{lay: lay, slot: make([]int32, accounts)}
 }
 
 // has reports whether account a has a stored row.
 func (s *remoteStore) has(a int32) bool { return s.slot[a] != 0 }
 
 // len is the number of accounts with a stored row.
-func (s *remoteStore) len() int { return len(s.scale) / max(s.L, 1) }
+func (s *remoteStore) len() int { return len(s.scale) / max(s.lay.blocks(), 1) }
 
-// put stores mul·row (L·H values) as account a's row, replacing any
+// put stores mul·row (lay.dim() values) as account a's row, replacing any
 // earlier one.
 func (s *remoteStore) put(a int32, row []float32, mul float32) {
+	D, B := s.lay.dim(), s.lay.blocks()
 	i := s.slot[a] - 1
 	if i < 0 {
 		i = int32(s.len())
 		s.slot[a] = i + 1
-		s.q = append(s.q, make([]int8, s.L*s.H)...)
-		s.scale = append(s.scale, make([]float32, s.L)...)
+		s.q = append(s.q, make([]int8, D)...)
+		s.scale = append(s.scale, make([]float32, B)...)
 		s.puts = append(s.puts, 0)
 	}
 	if s.puts[i] < math.MaxUint8 {
 		s.puts[i]++
 	}
-	w := s.L * s.H
-	q := s.q[int(i)*w : int(i+1)*w]
-	for k := range s.L {
-		blk := row[k*s.H : (k+1)*s.H]
+	q := s.q[int(i)*D : int(i+1)*D]
+	for k := range B {
+		blk := s.lay.block(row, k)
 		var m float32
 		for _, x := range blk {
 			m = max(m, float32(math.Abs(float64(x*mul))))
 		}
 		sc := m / 127
-		s.scale[int(i)*s.L+k] = sc
-		dst := q[k*s.H : (k+1)*s.H]
+		s.scale[int(i)*B+k] = sc
+		dst := q[s.lay.off[k]:s.lay.off[k+1]]
 		if sc == 0 || math.IsInf(float64(sc), 0) || sc != sc {
 			clear(dst)
-			s.scale[int(i)*s.L+k] = 0
+			s.scale[int(i)*B+k] = 0
 			continue
 		}
 		inv := 1 / sc
@@ -81,12 +81,13 @@ func (s *remoteStore) put(a int32, row []float32, mul float32) {
 	}
 }
 
-// layer writes account a's layer k (0-based) times mul into dst (H
-// values); a must have a row.
+// layer writes account a's block k times mul into dst (w_k+1 values); a
+// must have a row.
 func (s *remoteStore) layer(a int32, k int, dst []float32, mul float32) {
 	i := int(s.slot[a] - 1)
-	sc := s.scale[i*s.L+k] * mul
-	for j, v := range s.q[i*s.L*s.H+k*s.H : i*s.L*s.H+(k+1)*s.H] {
+	D, B := s.lay.dim(), s.lay.blocks()
+	sc := s.scale[i*B+k] * mul
+	for j, v := range s.q[i*D+s.lay.off[k] : i*D+s.lay.off[k+1]] {
 		dst[j] = float32(v) * sc
 	}
 }
@@ -100,10 +101,10 @@ func (s *remoteStore) count(a int32) int {
 	return int(s.puts[s.slot[a]-1])
 }
 
-// row writes account a's whole row (L·H values) into dst; a must have a
-// row.
+// row writes account a's whole row (lay.dim() values) into dst; a must
+// have a row.
 func (s *remoteStore) row(a int32, dst []float32) {
-	for k := range s.L {
-		s.layer(a, k, dst[k*s.H:(k+1)*s.H], 1)
+	for k := range s.lay.blocks() {
+		s.layer(a, k, s.lay.block(dst, k), 1)
 	}
 }

@@ -50,7 +50,7 @@ func TestRemoteStoreQuantization(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(1, uint64(tc.sigma*100)))
 			rows := randRelease(rng, n, L, H, tc.sigma)
-			st := newRemoteStore(n, L, H)
+			st := newRemoteStore(n, uniformLayout(L, H-1)) // blocks of H stored values
 			for a := range n {
 				st.put(int32(a), rows[a*L*H:(a+1)*L*H], mul)
 			}
@@ -84,7 +84,7 @@ func TestRemoteStoreQuantization(t *testing.T) {
 			}
 		})
 	}
-	st := newRemoteStore(3, L, H)
+	st := newRemoteStore(3, uniformLayout(L, H-1)) // blocks of H stored values
 	row := randRelease(rand.New(rand.NewPCG(2, 2)), 1, L, H, 0)
 	st.put(1, row, 1)
 	zero := make([]float32, L*H)
@@ -127,7 +127,7 @@ func BenchmarkRemoteStoreBytes(b *testing.B) {
 		runtime.KeepAlive(m)
 		m = nil
 		before = heap()
-		st := newRemoteStore(n, L, H)
+		st := newRemoteStore(n, uniformLayout(L, H-1)) // blocks of H stored values
 		for a := range int32(n) {
 			r := int(a) % 1000
 			st.put(a, rows[r*L*H:(r+1)*L*H], 1)

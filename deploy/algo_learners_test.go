@@ -8,7 +8,8 @@ import (
 )
 
 // Only the algorithms whose strategy averages G share it; FedGNN-ST keeps
-// no moving averages; an explicit optimizer is kept.
+// no moving averages, nor does an algorithm that exchanges nothing; an
+// explicit optimizer is kept.
 func TestAMLConfigFor(t *testing.T) {
 	base := DefaultAMLConfig()
 	for _, tc := range []struct {
@@ -21,9 +22,9 @@ func TestAMLConfigFor(t *testing.T) {
 		{aggregator.AlgoCEFedGNN, agent.OptCEFed, agent.OptCEFed, true, base.Gamma, 0},
 		{aggregator.AlgoCEFedGNN, agent.OptAdam, agent.OptAdam, true, base.Gamma, 0},
 		{aggregator.AlgoFedGNNST, "", "", true, 1, 1},
-		{aggregator.AlgoFedAvg, "", "", false, base.Gamma, 0},
-		{aggregator.AlgoFedAvg, agent.OptCEFed, agent.OptCEFed, false, base.Gamma, 0},
-		{aggregator.AlgoLocal, "", "", false, base.Gamma, 0},
+		{aggregator.AlgoFedAvg, "", "", false, 1, 0},
+		{aggregator.AlgoFedAvg, agent.OptCEFed, agent.OptCEFed, false, 1, 0},
+		{aggregator.AlgoLocal, "", "", false, 1, 0},
 	} {
 		c := base
 		c.Opt, c.ShareGrad = tc.opt, true

@@ -152,6 +152,7 @@ func (a *agentFlags) register(cmd *cobra.Command) {
 	f.Float64Var(&l.AML.Eta, "aml-eta", l.AML.Eta, "aml (--aml-opt cefed): step size η")
 	f.IntSliceVar(&l.AML.FanOut, "fanout", l.AML.FanOut, "aml: neighbours sampled per node at each layer")
 	f.IntVar(&l.AML.ExchangeEvery, "emb-every", l.AML.ExchangeEvery, "aml (cefedgnn, fedgnn-st): release boundary embeddings every this many rounds")
+	f.StringVar(&l.AML.Release, "emb-release", agent.DefaultAMLRelease, "aml (cefedgnn, fedgnn-st): what a boundary account's release carries: hidden (its per-layer estimates), features (layer 0: its structural features as its own bank computes them) or all (both); every bank of a job must use the same value")
 	f.IntVar(&l.AML.ReleaseDims, "emb-dims", l.AML.ReleaseDims, "aml (cefedgnn, fedgnn-st): release this many coordinates of each layer's boundary estimate (its projection on a basis all banks derive alike) instead of all --aml-hidden; every bank of a job must use the same value. 0: all")
 	f.Float64Var(&l.AML.PoolWeight, "emb-pool-weight", agent.DefaultAMLPoolWeight, "aml (cefedgnn, fedgnn-st): least weight of a foreign account's newest release in the running mean of its releases this bank reads (the n-th enters with max(1/n, this)); 1 reads the latest release only")
 	f.IntVar(&a.plannedRounds, "planned-rounds", amlDefaultRounds, "aml under --target-epsilon: the job's rounds (the aggregator's --rounds), to plan the embedding releases the target is spread over; releases beyond the plan are refused")

@@ -41,6 +41,7 @@ type amlFlags struct {
 	embEvery   int
 	poolWeight float64
 	embDims    int
+	embRelease string
 	opt        string // optimizer: "" (the algorithm's), adam or cefed
 	evalSample int
 	posFrac    float64
@@ -58,7 +59,7 @@ const (
 
 func (a *amlFlags) register(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.IntVar(&a.banks, "banks", 6, "AML world: banks (one client each)")
+	f.IntVar(&a.banks, "banks", 24, "AML world: banks (one client each). With many banks a bank sees little of a foreign account's activity, which is what CE-FedGNN's exchange adds")
 	f.StringVar(&a.size, "size", "demo", "AML world size: demo (30k accounts, 300k rows, 1 in 100 laundering), tiny, small or medium")
 	f.IntVar(&a.worldRows, "world-rows", 0, "AML world: transactions (0: the size's default)")
 	f.StringVar(&a.kind, "gnn", "gin", "AML message passing: gin, sage or gcn")
@@ -69,6 +70,7 @@ func (a *amlFlags) register(cmd *cobra.Command) {
 	f.Float64Var(&a.lr, "aml-lr", 5e-3, "AML: Adam learning rate")
 	f.IntSliceVar(&a.fanOut, "fanout", []int{5, 5}, "AML: neighbours sampled per node at each layer")
 	f.IntVar(&a.embEvery, "emb-every", 1, "AML (cefedgnn, fedgnn-st): banks release boundary embeddings every this many rounds; fewer releases allow less noise for the same ε")
+	f.StringVar(&a.embRelease, "emb-release", agent.DefaultAMLRelease, "AML (cefedgnn, fedgnn-st): what a boundary account's release carries: hidden (its per-layer estimates), features (layer 0: its structural features as its own bank computes them from all its transactions) or all (both)")
 	f.IntVar(&a.embDims, "emb-dims", 0, "AML (cefedgnn, fedgnn-st): release this many coordinates of each layer's boundary estimate (its projection on a basis all banks derive alike) instead of all --aml-hidden; fewer coordinates keep more signal under the same noise. 0: all")
 	f.Float64Var(&a.poolWeight, "emb-pool-weight", agent.DefaultAMLPoolWeight, "AML (cefedgnn, fedgnn-st): least weight of a foreign account's newest release in the running mean of its releases a bank reads (the n-th enters with max(1/n, this)); 1 reads the latest release only")
 	f.StringVar(&a.trans, "trans", "", "AML: run on this AMLworld *_Trans.csv (generated or downloaded) instead of generating a world; the banks are the file's")
@@ -131,7 +133,7 @@ func runAMLSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Time) 
 		}
 		v.Graph.Compact() // built: trim its arrays, drop its account lookup
 		l, err := agent.NewAMLLearner(d, deploy.AMLConfigFor(s.algo, agent.AMLConfig{Kind: s.aml.kind, Opt: s.aml.opt, BatchSize: s.aml.batch,
-			Gamma: s.cefed.Gamma, Hidden: s.aml.hidden, LR: s.aml.lr, FanOut: s.aml.fanOut, ExchangeEvery: s.aml.embEvery, PoolWeight: s.aml.poolWeight, ReleaseDims: s.aml.embDims,
+			Gamma: s.cefed.Gamma, Hidden: s.aml.hidden, LR: s.aml.lr, FanOut: s.aml.fanOut, ExchangeEvery: s.aml.embEvery, PoolWeight: s.aml.poolWeight, ReleaseDims: s.aml.embDims, Release: s.aml.embRelease,
 			EvalSample: s.aml.evalSample, PosFraction: s.aml.posFrac, OnFinalScore: fp.bank(i), Work: work, Seed: s.seed*7919 + uint64(i) + 1}))
 		if err != nil {
 			return fmt.Errorf("sim: bank %s: %w", v.ID, err)
