@@ -443,7 +443,9 @@ func (l *AMLLearner) Receive(from string, ids []int64, rows []float32, dim int) 
 		minWeight[k] = l.cfg.PoolWeight
 	}
 	if l.releasesFeatures() {
-		minWeight[0] = 0
+		// Features do not change over a job: every release of them is
+		// worth the same, however clean, so they are pooled by their mean.
+		minWeight[0], fresh[0] = 0, 0
 	}
 	pooled := make([]float32, 0, len(rows))
 	var accts []int32

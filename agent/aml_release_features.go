@@ -79,7 +79,10 @@ func (l *AMLLearner) appendFeatures(dst []float32, a int32) []float32 {
 // applyFeatures substitutes for foreign account a's node features, in
 // both stages, the mix (1−α)·own + α·released of this bank's own view and
 // the pooled layer-0 block blk (featureWidth+1 values of a row of blocks
-// blocks), read exactly and clamped at 0 (rates are not negative).
+// blocks), read exactly and clamped below at our own view: the sender
+// sees every transaction of its account and we see some, so its counts are
+// never below ours, and noise that says so is discarded (post-processing,
+// at no privacy cost).
 func (l *AMLLearner) applyFeatures(a int32, blk []float32, alpha float32, blocks int) {
 	own, ok := l.ownX[a]
 	if !ok {
@@ -90,7 +93,7 @@ func (l *AMLLearner) applyFeatures(a int32, blk []float32, alpha float32, blocks
 	decodeLayer(dec[:], blk, 1, blocks, 1)
 	tr, ev := l.trainSt.NodeX.Row(int(a)), l.evalSt.NodeX.Row(int(a))
 	for j, c := range releasedFeatures {
-		x := (1-alpha)*own[j] + alpha*max(dec[j], 0)
+		x := (1-alpha)*own[j] + alpha*max(dec[j], own[j])
 		tr[c], ev[c] = x, x
 	}
 }

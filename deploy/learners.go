@@ -45,7 +45,7 @@ func DefaultLearnerOptions() LearnerOptions {
 // fan-out 5×5, CE-FedGNN's γ, an exchange every round.
 func DefaultAMLConfig() agent.AMLConfig {
 	return agent.AMLConfig{Kind: "gin", Hidden: 32, LR: 5e-3, BatchSize: 512, FanOut: []int{5, 5},
-		Gamma: agent.DefaultCEFedConfig().Gamma, ExchangeEvery: 1}
+		Gamma: agent.DefaultCEFedConfig().Gamma}
 }
 
 // DefaultAlgo is the algorithm a task runs unless told otherwise: FedAvg

@@ -23,17 +23,20 @@ func TestAMLSimExchangesGatedEmbeddings(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name        string
+		release     string
 		releaseDims int
-		wantDim     int // 2 layers × (width + the norm coordinate)
+		wantDim     int // blocks × (width + the norm coordinate)
 	}{
-		{"every coordinate", 0, 2 * (16 + 1)},
-		{"two coordinates a layer", 2, 2 * (2 + 1)},
+		{"layer 0 (the default)", "", 0, 2 + 1},
+		{"every coordinate", agent.ReleaseHidden, 0, 2 * (16 + 1)},
+		{"two coordinates a layer", agent.ReleaseHidden, 2, 2 * (2 + 1)},
+		{"layer 0 and two coordinates a layer", agent.ReleaseAll, 2, 2 + 1 + 2*(2+1)},
 	} {
-		t.Run(tc.name, func(t *testing.T) { testAMLSimExchange(t, tc.releaseDims, tc.wantDim) })
+		t.Run(tc.name, func(t *testing.T) { testAMLSimExchange(t, tc.release, tc.releaseDims, tc.wantDim) })
 	}
 }
 
-func testAMLSimExchange(t *testing.T, releaseDims, wantDim int) {
+func testAMLSimExchange(t *testing.T, release string, releaseDims, wantDim int) {
 	w := tinyWorld(t, 2, 3, 20000)
 	views, err := aml.SplitBanks(w, nil)
 	if err != nil {
@@ -46,7 +49,7 @@ func testAMLSimExchange(t *testing.T, releaseDims, wantDim int) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		l, err := agent.NewAMLLearner(d, agent.AMLConfig{Hidden: 16, BatchSize: 128, Seed: uint64(i), ReleaseDims: releaseDims})
+		l, err := agent.NewAMLLearner(d, agent.AMLConfig{Hidden: 16, BatchSize: 128, Seed: uint64(i), ReleaseDims: releaseDims, Release: release})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -69,7 +69,7 @@ func (a *amlFlags) register(cmd *cobra.Command) {
 	f.IntVar(&a.hidden, "aml-hidden", 32, "AML: hidden units of the transaction GNN")
 	f.Float64Var(&a.lr, "aml-lr", 5e-3, "AML: Adam learning rate")
 	f.IntSliceVar(&a.fanOut, "fanout", []int{5, 5}, "AML: neighbours sampled per node at each layer")
-	f.IntVar(&a.embEvery, "emb-every", 1, "AML (cefedgnn, fedgnn-st): banks release boundary embeddings every this many rounds; fewer releases allow less noise for the same ε")
+	f.IntVar(&a.embEvery, "emb-every", 0, "AML (cefedgnn, fedgnn-st): banks release boundary embeddings every this many rounds; fewer releases allow less noise for the same ε. 0: every round for hidden layers, 3 releases over the job for --emb-release features")
 	f.StringVar(&a.embRelease, "emb-release", agent.DefaultAMLRelease, "AML (cefedgnn, fedgnn-st): what a boundary account's release carries: hidden (its per-layer estimates), features (layer 0: its structural features as its own bank computes them from all its transactions) or all (both)")
 	f.IntVar(&a.embDims, "emb-dims", 0, "AML (cefedgnn, fedgnn-st): release this many coordinates of each layer's boundary estimate (its projection on a basis all banks derive alike) instead of all --aml-hidden; fewer coordinates keep more signal under the same noise. 0: all")
 	f.Float64Var(&a.poolWeight, "emb-pool-weight", agent.DefaultAMLPoolWeight, "AML (cefedgnn, fedgnn-st): least weight of a foreign account's newest release in the running mean of its releases a bank reads (the n-th enters with max(1/n, this)); 1 reads the latest release only")
@@ -123,6 +123,9 @@ func runAMLSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Time) 
 	work := gnn.NewEdgeWorkers(0)
 	learners := make([]agent.Learner, len(views))
 	ids := make([]string, len(views))
+	if s.aml.embEvery == 0 {
+		s.aml.embEvery = agent.DefaultExchangeEvery(s.aml.embRelease, s.rounds)
+	}
 	for i, v := range views {
 		d, err := scenarios.AMLData(v)
 		if err != nil {

@@ -50,7 +50,11 @@ func TestProcessAMLBanksPermissionedDurable(t *testing.T) {
 	requireProcessTests(t)
 	dirs, ids := amlBankDirs(t)
 	spec := jobSpec{rounds: 4, killRound: 2, aggArgs: []string{"--algo", "cefedgnn", "--task", "aml"},
-		agentArgs: func(i int) []string { return []string{"--task", "aml", "--data", dirs[i], "--local-epochs", "2"} }}
+		// --emb-every 1: a release every round (layer 0 alone is released
+		// 3 times a job by default), so that the kill lands between two.
+		agentArgs: func(i int) []string {
+			return []string{"--task", "aml", "--data", dirs[i], "--local-epochs", "2", "--emb-every", "1"}
+		}}
 	testKillAndRecover(t, "aml", ids, spec, func(t *testing.T, r *jobRun, es []privacy.Entry) {
 		var all []uint64
 		for i := range spec.rounds {
