@@ -221,7 +221,10 @@ func (m *Machine) start(ctx context.Context, s Start) ([]MachineAction, error) {
 			return nil, fmt.Errorf("agent %s: %s: %w", m.cfg.Client, op, err)
 		}
 	}
-	entries, err := gate.Entries(ctx)
+	// One read for the gate and the machine: an append of the previous
+	// life stored after the gate was built is then in both, or in neither
+	// (and the gate settles it when it refuses the next append).
+	entries, err := gate.Sync(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("agent %s: %s: %w", m.cfg.Client, op, err)
 	}

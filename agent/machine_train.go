@@ -63,7 +63,17 @@ func (m *Machine) train(ctx context.Context, round, modelRound uint64) ([]Machin
 		m.releaseModel, m.releaseGrad, m.exchange, m.releaseScalars, m.releaseDescriptors,
 	} {
 		var err error
-		if out, err = step(ctx, &up, out); err != nil {
+		out, err = step(ctx, &up, out)
+		if errors.Is(err, privacy.ErrAlreadyReleased) {
+			// The ledger holds this round's release already, from an
+			// earlier life whose append was stored only after this one
+			// read its chain: had the read come a moment later, Start
+			// would have counted the round as trained then. So it is
+			// now: nothing more is released or sent for it.
+			return append(out, Note{Warn: true, Round: round, Err: err,
+				Msg: "round released in an earlier life (its ledger entry was stored after this life read the ledger): not released again, no update sent"}), nil
+		}
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -72,7 +82,10 @@ func (m *Machine) train(ctx context.Context, round, modelRound uint64) ([]Machin
 }
 
 // release passes one value through the gate. A budget refusal is not an
-// error: it closes the channel (BudgetSpent) and returns false.
+// error: it closes the channel (BudgetSpent) and returns false. A release
+// the ledger holds already, from an earlier life (privacy.ErrAlreadyReleased),
+// is recorded as released and returned as an error wrapping that kind,
+// with out, for train to end the round on.
 func (m *Machine) release(ctx context.Context, req privacy.Request, out []MachineAction) (privacy.Released, []MachineAction, bool, error) {
 	if m.withheld[req.Channel] {
 		return privacy.Released{}, out, false, nil
@@ -82,6 +95,12 @@ func (m *Machine) release(ctx context.Context, req privacy.Request, out []Machin
 	case errors.Is(err, privacy.ErrBudgetExceeded):
 		m.withheld[req.Channel] = true
 		return privacy.Released{}, append(out, BudgetSpent{Round: req.Round, Channel: req.Channel, Err: err}), false, nil
+	case errors.Is(err, privacy.ErrAlreadyReleased):
+		m.released[req.Channel] = max(m.released[req.Channel], req.Round)
+		if dr, ok := m.learner.(DescriptorReleaser); ok && req.Channel == privacy.ChannelDescriptor {
+			dr.DescriptorsReleased() // as Start does for one found in the ledger
+		}
+		return privacy.Released{}, out, false, fmt.Errorf("agent %s: release %s of round %d: %w", m.cfg.Client, req.Channel, req.Round, err)
 	case err != nil:
 		return privacy.Released{}, nil, false, fmt.Errorf("agent %s: release %s of round %d: %w", m.cfg.Client, req.Channel, req.Round, err)
 	}
@@ -100,7 +119,7 @@ func (m *Machine) releaseModel(ctx context.Context, up *PublishUpdate, out []Mac
 	rel, out, ok, err := m.release(ctx, privacy.Request{Channel: privacy.ChannelModel, Round: up.Update.Round, Flat: p, Dim: len(p),
 		Sigma: m.cfg.ModelSigma, Clip: m.cfg.ModelClip}, out)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	if ok {
 		up.Update.Params = bus.FromReleased(rel)
@@ -124,7 +143,7 @@ func (m *Machine) releaseGrad(ctx context.Context, up *PublishUpdate, out []Mach
 	rel, out, ok, err := m.release(ctx, privacy.Request{Channel: privacy.ChannelGrad, Round: up.Update.Round, Flat: g, Dim: len(g),
 		Sigma: m.cfg.GradSigma, Clip: m.cfg.ModelClip}, out)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	if !ok {
 		m.withheld[privacy.ChannelModel] = true
@@ -148,7 +167,7 @@ func (m *Machine) releaseScalars(ctx context.Context, up *PublishUpdate, out []M
 			Flat: []float32{float32(s.Value)}, Dim: 1, Sigma: m.cfg.MarginSigma, Clip: s.Clip}, out)
 		out = o
 		if err != nil {
-			return nil, err
+			return out, err
 		}
 		if !ok {
 			break

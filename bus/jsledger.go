@@ -261,9 +261,10 @@ func ledgerMsgID(e *privacy.Entry) string {
 
 // Append stores e and returns once the server has acknowledged it. The
 // entry must be valid, belong to the ledger's job and have a sequence
-// number above its client's last stored one (privacy.ErrInvalid otherwise),
-// or be that last stored entry exactly, which is success without a second
-// copy.
+// number above its client's last stored one (privacy.ErrInvalid otherwise,
+// with privacy.ErrChainMoved: the gate then reads the chain and settles
+// what holds that seq), or be that last stored entry exactly, which is
+// success without a second copy.
 func (l *JetStreamLedger) Append(ctx context.Context, e privacy.Entry) error {
 	const op = "append"
 	if err := ctx.Err(); err != nil {
@@ -310,8 +311,11 @@ func (l *JetStreamLedger) Append(ctx context.Context, e privacy.Entry) error {
 					return nil
 				}
 			}
-			return fmt.Errorf("bus: ledger %s: stream %s: %w: seq %d of job %s client %s after seq %d",
-				op, l.name, privacy.ErrInvalid, e.Seq, e.Job, e.Client, head.seq)
+			// The chain has moved on past this writer (another writer, or
+			// an earlier life of it whose append was stored late): the
+			// gate reads the chain and settles what it finds there.
+			return fmt.Errorf("bus: ledger %s: stream %s: %w: seq %d of job %s client %s after seq %d: %w",
+				op, l.name, privacy.ErrInvalid, e.Seq, e.Job, e.Client, head.seq, privacy.ErrChainMoved)
 		}
 		// Repeated while the server does not answer (a restart, a leader
 		// election): the message id and the expected last sequence make a
@@ -374,15 +378,21 @@ func (l *JetStreamLedger) lastIs(ctx context.Context, subj string, data []byte) 
 
 // settleDuplicate handles a duplicate acknowledgement for entry e: success
 // if the message stored under its id is e, on e's subject; a refusal
-// otherwise.
+// otherwise, one whose chain has moved on (privacy.ErrChainMoved) when
+// that message is on e's subject.
 func (l *JetStreamLedger) settleDuplicate(ctx context.Context, op string, e *privacy.Entry, data []byte, seq uint64) error {
-	same, err := l.storedIs(ctx, seq, LedgerSubject(l.job, e.Client), data)
+	subj := LedgerSubject(l.job, e.Client)
+	m, err := l.stream.GetMsg(ctx, seq)
 	if err != nil {
-		return fmt.Errorf("bus: ledger %s: stream %s: %w: after a duplicate ack: %w", op, l.name, privacy.ErrLedger, err)
+		return fmt.Errorf("bus: ledger %s: stream %s: %w: after a duplicate ack: reading stream seq %d: %w", op, l.name, privacy.ErrLedger, seq, err)
 	}
-	if !same {
+	switch {
+	case m.Subject != subj:
 		return fmt.Errorf("bus: ledger %s: stream %s: %w: id %s is taken by a different message at stream seq %d",
 			op, l.name, privacy.ErrInvalid, ledgerMsgID(e), seq)
+	case !bytes.Equal(m.Data, data):
+		return fmt.Errorf("bus: ledger %s: stream %s: %w: id %s is taken by a different message at stream seq %d: %w",
+			op, l.name, privacy.ErrInvalid, ledgerMsgID(e), seq, privacy.ErrChainMoved)
 	}
 	h, err := l.loadHead(ctx, e.Client)
 	if err != nil {

@@ -20,7 +20,22 @@ var (
 	ErrLedger = errors.New("ledger failure")
 	// ErrClosed: the ledger was closed.
 	ErrClosed = errors.New("ledger closed")
+	// ErrAlreadyReleased: the ledger holds this client's own entry of the
+	// release's channel and round already, at the sequence number the gate
+	// was about to use: an earlier life's append that the ledger stored
+	// only after this gate read its chain. The gate has accounted that
+	// entry, once, and released nothing; like ErrBudgetExceeded it is an
+	// outcome, not a failure (Gate.Release).
+	ErrAlreadyReleased = errors.New("already released")
 )
+
+// ErrChainMoved is what a Ledger's Append refusal wraps, besides
+// ErrInvalid, when the ledger already holds an entry of the entry's client
+// at its sequence number or a later one: the client's chain has moved on
+// past the writer's view of it. The gate resolves it by reading the chain
+// again (Gate.Release); the ledger conformance suite checks every
+// implementation returns it.
+var ErrChainMoved = errors.New("the client's chain has moved on")
 
 // Error is the package's error: the operation that failed, the kind (one of
 // the sentinels above), a human detail and an optional cause.

@@ -3,6 +3,7 @@ package privacy
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math"
 	"sync"
@@ -55,20 +56,58 @@ type Gate struct {
 	cfg    Config
 	ledger Ledger
 	clock  func() time.Time
-	acct   *Accountant
 	noise  *noiseSource // nil under a fixed seed: per-release streams instead
-	// streams counts the releases charged per (channel, round), replayed
-	// from the ledger: the next release's stream index under a fixed seed.
-	streams map[streamKey]uint64
-	seq     uint64       // last sequence number used by this job and client
-	prev    string       // hex digest of the entry with seq: the next entry's Prev
-	calib   *Calibration // the latest recorded calibration
+	chainState
 	// pending is an entry whose append failed: it is charged, and it may
 	// or may not be stored, so the next append repeats it first (every
 	// ledger takes an exact repeat of a stored entry as success) and the
 	// chain never forks around it.
 	pending *Entry
 	reading Reading // what NewGate's read of the ledger skipped and flagged
+}
+
+// chainState is what a gate knows of its client's chain: a pure function
+// of the chain's entries (replayChain), advanced by each of its own.
+type chainState struct {
+	acct *Accountant
+	// streams counts the releases charged per (channel, round), replayed
+	// from the ledger: the next release's stream index under a fixed seed.
+	streams map[streamKey]uint64
+	seq     uint64       // last sequence number used by this job and client
+	prev    string       // hex digest of the entry with seq: the next entry's Prev
+	calib   *Calibration // the latest recorded calibration
+}
+
+// replayChain builds a gate's chain state from the entries of a ledger
+// read: cfg's client's entries are applied to a fresh accountant in order,
+// and the last of them is the chain head. An entry the accountant refuses
+// is an error (the caller's ErrCorrupt).
+func replayChain(cfg Config, entries []Entry) (chainState, error) {
+	acct, err := NewAccountant(cfg.Accountant, cfg.Delta, cfg.Budget)
+	if err != nil {
+		return chainState{}, err
+	}
+	st := chainState{acct: acct, streams: map[streamKey]uint64{}}
+	for _, e := range entries {
+		if e.Client != cfg.Client {
+			continue
+		}
+		if err := acct.Apply(e); err != nil {
+			return chainState{}, err
+		}
+		d, err := e.Digest()
+		if err != nil {
+			return chainState{}, err
+		}
+		st.seq, st.prev = e.Seq, hex.EncodeToString(d[:])
+		if e.Channel == ChannelCalibration {
+			st.noteCalibration(cfg.Budget.NodeQ, e.clone().Calibration)
+		}
+		if e.Channel.releases() {
+			st.streams[streamKey{e.Channel, e.Round, 0}]++
+		}
+	}
+	return st, nil
 }
 
 // NewGate builds a gate. It reads the ledger through Verify and replays
@@ -91,40 +130,80 @@ func NewGate(ctx context.Context, cfg Config, l Ledger, clock func() time.Time) 
 	if clock == nil {
 		clock = time.Now
 	}
-	acct, err := NewAccountant(cfg.Accountant, cfg.Delta, cfg.Budget)
-	if err != nil {
+	if _, err := NewAccountant(cfg.Accountant, cfg.Delta, cfg.Budget); err != nil {
 		return nil, err
 	}
 	rd, err := ReadLedger(ctx, l, VerifyOptions{Keys: cfg.Keys, Job: cfg.Job})
 	if err != nil {
 		return nil, wrapErr(op, ErrLedger, "reading entries", err)
 	}
-	g := &Gate{cfg: cfg, ledger: l, clock: clock, acct: acct, streams: map[streamKey]uint64{}}
+	st, err := replayChain(cfg, rd.Entries)
+	if err != nil {
+		return nil, wrapErr(op, ErrCorrupt, "replaying ledger", err)
+	}
+	g := &Gate{cfg: cfg, ledger: l, clock: clock, chainState: st}
 	if cfg.Seed == nil {
 		g.noise = newNoiseSource(nil)
-	}
-	for _, e := range rd.Entries {
-		if e.Client != cfg.Client {
-			continue
-		}
-		if err := acct.Apply(e); err != nil {
-			return nil, wrapErr(op, ErrCorrupt, "replaying ledger", err)
-		}
-		d, err := e.Digest()
-		if err != nil {
-			return nil, wrapErr(op, ErrCorrupt, "replaying ledger", err)
-		}
-		g.seq, g.prev = e.Seq, hex.EncodeToString(d[:])
-		if e.Channel == ChannelCalibration {
-			g.noteCalibration(e.clone().Calibration)
-		}
-		if e.Channel.releases() {
-			g.streams[streamKey{e.Channel, e.Round, 0}]++
-		}
 	}
 	rd.Entries = nil
 	g.reading = rd
 	return g, nil
+}
+
+// readChain reads the ledger as NewGate does and returns the whole
+// reading and the gate's client's entries in it. It touches only the
+// gate's configuration and ledger, which never change: no lock needed.
+func (g *Gate) readChain(ctx context.Context) (Reading, []Entry, error) {
+	rd, err := ReadLedger(ctx, g.ledger, VerifyOptions{Keys: g.cfg.Keys, Job: g.cfg.Job})
+	if err != nil {
+		return Reading{}, nil, err
+	}
+	own := rd.Entries[:0:0]
+	for _, e := range rd.Entries {
+		if e.Client == g.cfg.Client {
+			own = append(own, e)
+		}
+	}
+	return rd, own, nil
+}
+
+// adopt rebuilds the gate's chain state from a reading of the ledger, as
+// NewGate builds it, and forgets a pending entry: the reading holds the
+// chain as it now stands, past it. Called with mu held.
+func (g *Gate) adopt(rd Reading) error {
+	st, err := replayChain(g.cfg, rd.Entries)
+	if err != nil {
+		return err
+	}
+	g.chainState, g.pending = st, nil
+	return nil
+}
+
+// Sync reads the ledger again and returns the gate's client's chain in it,
+// as Entries does; when that chain has moved on past the gate's head (an
+// append of an earlier life of the agent that the ledger stored only after
+// this gate read its chain), the gate first rebuilds its state from it, so
+// that the entry is accounted and the next release follows it. A
+// restarted agent rebuilds its own state from the chain Sync returns: the
+// agent and its gate then stand on one read of the ledger.
+func (g *Gate) Sync(ctx context.Context) ([]Entry, error) {
+	const op = "sync"
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	rd, own, err := g.readChain(ctx)
+	if err != nil {
+		return nil, wrapErr(op, ErrLedger, "reading entries", err)
+	}
+	if n := len(own); n > 0 {
+		// A pending entry has the gate's head seq and may or may not be
+		// stored: a chain holding that seq settles it either way.
+		if head := own[n-1].Seq; head > g.seq || g.pending != nil && head >= g.pending.Seq {
+			if err := g.adopt(rd); err != nil {
+				return nil, wrapErr(op, ErrCorrupt, "replaying ledger", err)
+			}
+		}
+	}
+	return own, nil
 }
 
 // Reading is what the gate's start-up read of the ledger found besides
@@ -192,7 +271,12 @@ func (g *Gate) flushPending(ctx context.Context) error {
 // ErrBudgetExceeded: nothing is charged, logged or returned. If the ledger
 // append fails the accountant stays charged (the entry may have reached
 // storage before the failure; over-counting is the safe side) and nothing
-// is returned.
+// is returned. If the ledger refuses it because it holds the client's own
+// release of the same channel and round at that seq already (an earlier
+// life's append stored after this gate read its chain), the gate accounts
+// that entry instead and returns an error wrapping ErrAlreadyReleased:
+// the release was made, by that life, and is not made again.
+// (settleMoved)
 func (g *Gate) Release(ctx context.Context, req Request) (Released, error) {
 	const op = "release"
 	if !req.Channel.releases() {
@@ -256,6 +340,9 @@ func (g *Gate) Release(ctx context.Context, req Request) (Released, error) {
 	sk.k = g.streams[sk]
 	g.streams[streamKey{req.Channel, req.Round, 0}]++
 	if err := g.appendEntry(ctx, e); err != nil {
+		if errors.Is(err, ErrChainMoved) {
+			return Released{}, g.settleMoved(ctx, op, e, err)
+		}
 		return Released{}, wrapErr(op, ErrLedger, fmt.Sprintf("append seq %d", e.Seq), err)
 	}
 	noise := g.noise
@@ -290,22 +377,70 @@ func (g *Gate) RecordCalibration(ctx context.Context, round uint64, c Calibratio
 	}
 	g.seq, g.prev = e.Seq, digest
 	if err := g.appendEntry(ctx, e); err != nil {
+		if errors.Is(err, ErrChainMoved) {
+			return Entry{}, g.settleMoved(ctx, "record calibration", e, err)
+		}
 		return Entry{}, wrapErr("record calibration", ErrLedger, fmt.Sprintf("append seq %d", e.Seq), err)
 	}
-	g.noteCalibration(e.Calibration)
+	g.noteCalibration(g.cfg.Budget.NodeQ, e.Calibration)
 	return e, nil
 }
 
+// settleMoved resolves the ledger's refusal of e's append because the
+// client's chain has moved on past the gate's view of it (cause wraps
+// ErrChainMoved); e is pending and charged. It is how the gate reads the
+// ledger's "a retry that finds its own entry" a level up: the ledger
+// accepts an exact repeat of its last entry, and the gate, which knows
+// what e releases, reads its chain again and looks at the entry holding
+// e's seq. If that is this client's own entry of e's channel and round,
+// continuing the very chain head e continues, it is an earlier life's
+// release of what e releases, whose append the ledger stored only after
+// this gate read its chain: the gate rebuilds its state from the chain
+// (that entry accounted once, e dropped) and returns ErrAlreadyReleased,
+// releasing nothing. Anything else at e's seq is an error that leaves e
+// pending, as any failed append does. Called with mu held.
+func (g *Gate) settleMoved(ctx context.Context, op string, e Entry, cause error) error {
+	what := fmt.Sprintf("append seq %d (%s, round %d) of client %s", e.Seq, e.Channel, e.Round, e.Client)
+	rd, own, err := g.readChain(ctx)
+	if err != nil {
+		return wrapErr(op, ErrLedger, fmt.Sprintf("%s refused as the chain moved on (%v), and reading the chain again failed", what, cause), err)
+	}
+	var s *Entry
+	for i := range own {
+		if own[i].Seq == e.Seq {
+			s = &own[i]
+		}
+	}
+	switch {
+	case s == nil:
+		return wrapErr(op, ErrLedger, fmt.Sprintf("%s refused as the chain moved on, but the chain read again holds no valid entry with that seq (%d entries of the client)",
+			what, len(own)), cause)
+	case s.Channel != e.Channel || s.Round != e.Round:
+		return wrapErr(op, ErrLedger, fmt.Sprintf("%s refused: the ledger holds the client's seq %d already as its %s entry of round %d, not a release of %s in round %d; "+
+			"nothing released (an earlier life's entry stored after this gate read its chain, or another writer with the client's identity)",
+			what, s.Seq, s.Channel, s.Round, e.Channel, e.Round), cause)
+	case s.Prev != e.Prev:
+		return wrapErr(op, ErrLedger, fmt.Sprintf("%s refused: the ledger holds the client's seq %d already as a %s entry of round %d that does not continue this gate's chain head (prev %s, want %s): a fork; nothing released",
+			what, s.Seq, s.Channel, s.Round, short(s.Prev), short(e.Prev)), cause)
+	}
+	if err := g.adopt(rd); err != nil {
+		return wrapErr(op, ErrCorrupt, what+": replaying ledger", err)
+	}
+	return errorf(op, ErrAlreadyReleased, fmt.Sprintf("%s of round %d by client %s: seq %d in the ledger is the client's own earlier release of it "+
+		"(an earlier life's append, stored after this gate read its chain): accounted once, from the ledger; not released again",
+		e.Channel, e.Round, e.Client, s.Seq))
+}
+
 // noteCalibration keeps c as the latest calibration and, under a node
-// budget held at a measured percentile (Budget.NodeQ), moves the node cap
-// to c's distance at that percentile: the next release is checked at the
-// ρ of the embeddings it releases, not at a planned one.
-func (g *Gate) noteCalibration(c *Calibration) {
-	g.calib = c
-	if q := g.cfg.Budget.NodeQ; q > 0 {
+// budget held at a measured percentile (nodeQ, Budget.NodeQ), moves the
+// node cap to c's distance at that percentile: the next release is
+// checked at the ρ of the embeddings it releases, not at a planned one.
+func (st *chainState) noteCalibration(nodeQ float64, c *Calibration) {
+	st.calib = c
+	if nodeQ > 0 {
 		for i, x := range c.Q {
-			if x == q {
-				g.acct.setNodeRho(c.Rho[i])
+			if x == nodeQ {
+				st.acct.setNodeRho(c.Rho[i])
 			}
 		}
 	}
@@ -354,20 +489,14 @@ func (g *Gate) NodeBudget() Budget {
 }
 
 // Entries returns the gate's client's chain in the ledger, verified as
-// NewGate verifies it, in ledger order: a restarted agent rebuilds its
-// state from them.
+// NewGate verifies it, in ledger order. It only reads; Sync also brings
+// the gate up to the chain it returns.
 func (g *Gate) Entries(ctx context.Context) ([]Entry, error) {
-	rd, err := ReadLedger(ctx, g.ledger, VerifyOptions{Keys: g.cfg.Keys, Job: g.cfg.Job})
+	_, own, err := g.readChain(ctx)
 	if err != nil {
 		return nil, wrapErr("entries", ErrLedger, "reading entries", err)
 	}
-	out := rd.Entries[:0:0]
-	for _, e := range rd.Entries {
-		if e.Client == g.cfg.Client {
-			out = append(out, e)
-		}
-	}
-	return out, nil
+	return own, nil
 }
 
 // RhoAt is the metric distance at percentile q (in (0,100]) of the latest recorded

@@ -10,6 +10,9 @@ import (
 
 // Ledger stores one entry per release, append-only. Append must make the
 // entry durable before it returns: the gate publishes nothing until then.
+// It refuses an entry whose sequence number is not above its client's last
+// stored one with an error wrapping ErrInvalid and ErrChainMoved (an exact
+// repeat of the last stored entry may succeed instead, as a retry).
 // Records returns what the ledger holds, in ledger order, undecoded and
 // untrusted: readers judge it with Verify (ReadLedger), so that nothing
 // stored there, by anyone, can stop them; only a failure to read is an

@@ -83,7 +83,8 @@ func (m *MemLedger) FailAppends(err error) {
 
 // seqTracker enforces what every ledger promises its writer: valid
 // entries, and strictly increasing sequence numbers per job and client
-// (so a duplicated, reordered or replayed append is refused).
+// (so a duplicated, reordered or replayed append is refused, wrapping
+// ErrChainMoved).
 type seqTracker map[ClientKey]uint64
 
 func (s seqTracker) check(e *Entry, op string) error {
@@ -91,7 +92,7 @@ func (s seqTracker) check(e *Entry, op string) error {
 		return err
 	}
 	if last := s[ClientKey{e.Job, e.Client}]; e.Seq <= last {
-		return errorf(op, ErrInvalid, fmt.Sprintf("seq %d of job %s client %s after seq %d", e.Seq, e.Job, e.Client, last))
+		return wrapErr(op, ErrInvalid, fmt.Sprintf("seq %d of job %s client %s after seq %d", e.Seq, e.Job, e.Client, last), ErrChainMoved)
 	}
 	return nil
 }
