@@ -122,3 +122,62 @@ func TestMachineRestartSettlesALateAppendOfTheEarlierLife(t *testing.T) {
 		})
 	}
 }
+
+// The earlier life's late append can be of an earlier round than the one
+// the restarted life releases: here its descriptors of round 1 (released
+// once a job, with the first update), stored after the restarted life read
+// its chain at the model entry of round 1. The restarted life's release
+// of round 2 is refused over them; its gate accounts them and releases
+// round 2 after them, and the machine, told by its gate (no ledger read),
+// never releases the descriptors again.
+func TestMachineRestartAdoptsALateDescriptorReleaseOfTheEarlierLife(t *testing.T) {
+	ctx := context.Background()
+	// The earlier life releases round 1: its model (seq 1) and its
+	// descriptors (seq 2), on a ledger of its own, so that seq 2 can reach
+	// the shared ledger late.
+	staging := privacy.NewMemLedger()
+	old := newDescMachine(t, &descLearner{LogisticLearner: newLogistic(t, 3)}, staging, agent.MachineConfig{DescriptorSigma: 1e-6})
+	step(t, old, agent.Start{Now: mat(0)})
+	step(t, old, agent.JoinReply{Accepted: true, Algo: "fedgsp", Reannounced: true, Round: 1, Now: mat(1)})
+	only[agent.PublishUpdate](t, step(t, old, agent.RoundOpened{Round: 1, Now: mat(2)}))
+	earlier, err := staging.Entries(ctx)
+	if err != nil || len(earlier) != 2 || earlier[1].Channel != privacy.ChannelDescriptor {
+		t.Fatalf("the earlier life's entries %+v, %v; want the model's and the descriptors'", earlier, err)
+	}
+	ledger := privacy.NewMemLedger()
+	if err := ledger.Append(ctx, earlier[0]); err != nil {
+		t.Fatal(err)
+	}
+	fresh := &descLearner{LogisticLearner: newLogistic(t, 3)}
+	restarted := newDescMachine(t, fresh, ledger, agent.MachineConfig{DescriptorSigma: 1e-6})
+	step(t, restarted, agent.Start{Now: mat(10)}) // reads seq 1
+	if err := ledger.Append(ctx, earlier[1]); err != nil {
+		t.Fatal(err)
+	}
+	step(t, restarted, agent.JoinReply{Accepted: true, Algo: "fedgsp", Reannounced: true, Round: 2, Now: mat(11)})
+	up := only[agent.PublishUpdate](t, step(t, restarted, agent.RoundOpened{Round: 2, ModelRound: 1, Now: mat(12)}))
+	if up.Update.Params.Len() != 5 || up.Update.Descriptors.Len() != 0 || len(up.Releases) != 1 ||
+		up.Releases[0].Seq != 3 || up.Releases[0].Channel != privacy.ChannelModel || up.Releases[0].Round != 2 {
+		t.Fatalf("round 2: %d params, %d descriptor values, releases %+v; want the model alone, at seq 3",
+			up.Update.Params.Len(), up.Update.Descriptors.Len(), up.Releases)
+	}
+	if fresh.offered != 0 || fresh.confirmed != 1 || !fresh.released {
+		t.Fatalf("learner asked %d times, confirmed %d times; want never asked, confirmed once", fresh.offered, fresh.confirmed)
+	}
+	// Round 3 neither: the machine keeps it.
+	up = only[agent.PublishUpdate](t, step(t, restarted, agent.RoundOpened{Round: 3, ModelRound: 2, Now: mat(13)}))
+	if up.Update.Descriptors.Len() != 0 || fresh.offered != 0 || fresh.confirmed != 1 {
+		t.Fatal("round 3 released the descriptors")
+	}
+	rd, err := privacy.ReadLedger(ctx, ledger, privacy.VerifyOptions{})
+	if err != nil || len(rd.Breaks) != 0 || len(rd.Rejected) != 0 || len(rd.Entries) != 4 || len(descriptorEntries(t, ledger)) != 1 {
+		t.Fatalf("ledger: %+v, breaks %v, rejects %v, %v; want 4 entries, the descriptors once", rd.Entries, rd.Breaks, rd.Rejected, err)
+	}
+	ref, err := privacy.NewGate(ctx, privacy.Config{Job: "j", Client: "lab-1", Delta: 1e-4}, ledger, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := restarted.Gate().Spent(1).Client, ref.Spent(1).Client; a != b {
+		t.Fatalf("restarted gate spent ε %v, the ledger %v", a, b)
+	}
+}

@@ -199,6 +199,15 @@ func (m *Machine) releaseDescriptors(ctx context.Context, up *PublishUpdate, out
 	if _, done := m.released[privacy.ChannelDescriptor]; done {
 		return out, nil
 	}
+	if r, done := m.gate.LastRound(privacy.ChannelDescriptor); done {
+		// Released in an earlier life, and stored only after this one read
+		// the ledger: the gate adopted that entry when it refused one of
+		// this life's appends over it (privacy.Gate.Release). As Start does
+		// for one found in the ledger: never again.
+		m.released[privacy.ChannelDescriptor] = r
+		dr.DescriptorsReleased()
+		return out, nil
+	}
 	d, ok := dr.Descriptors()
 	if !ok {
 		return out, nil

@@ -417,63 +417,96 @@ func TestJSLedgerRetryAfterLostAck(t *testing.T) {
 // An agent killed with its ledger append of seq 4 in flight, restarted,
 // and the append stored only after the restarted agent's gate read its
 // chain at seq 3 (each life with its own connection and ledger value, as
-// two processes): the restarted gate's own seq 4 of the same round and
-// channel is refused as a chain that has moved on, and the gate settles it
-// as released already, accounted once, and carries on at seq 5.
+// two processes): the restarted gate's own seq 4 is refused as a chain
+// that has moved on. Of the same round and channel, the gate settles it as
+// released already, accounted once, and carries on at seq 5; when the
+// restarted life has moved on to the next round, the gate accounts the
+// earlier life's round 4 and makes its release of round 5 after it, at
+// seq 5, with the noise an uninterrupted life adds.
 func TestJSLedgerGateSettlesAnEarlierLifesLateAppend(t *testing.T) {
-	srv := startTestServer(t)
-	ctx := context.Background()
-	seed := uint64(3)
-	cfg := privacy.Config{Job: jsTestJob, Client: "bank-3", Delta: 1e-5, Seed: &seed}
-	// A clock that moves, as the agents' does: the two lives' entries of
-	// round 4 differ in their time. (Byte for byte the same entry would be
-	// the ledger's idempotent retry, and succeed.)
-	var ticks int
-	clock := func() time.Time {
-		ticks++
-		return time.Date(2026, 3, 1, 0, 0, ticks, 0, time.UTC)
-	}
-	gate := func() *privacy.Gate {
-		l := openJSTestLedger(t, jsConn(t, srv.ClientURL()), jsTestJob, JSLedgerOptions{})
-		g, err := privacy.NewGate(ctx, cfg, l, clock)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return g
-	}
-	model := func(round uint64) privacy.Request {
-		return privacy.Request{Channel: privacy.ChannelModel, Round: round, Flat: []float32{3, 4}, Dim: 2, Sigma: 2, Clip: 1}
-	}
-	old := gate()
-	for r := uint64(1); r <= 3; r++ {
-		if _, err := old.Release(ctx, model(r)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	restarted := gate() // reads the chain at seq 3
-	late, err := old.Release(ctx, model(4))
-	if err != nil || late.Entry().Seq != 4 {
-		t.Fatalf("the earlier life's late append: seq %d, %v", late.Entry().Seq, err)
-	}
-	r, err := restarted.Release(ctx, model(4))
-	if !errors.Is(err, privacy.ErrAlreadyReleased) || !r.IsZero() {
-		t.Fatalf("restarted release of round 4: %v, want ErrAlreadyReleased and nothing released", err)
-	}
-	if a, b := restarted.Spent(1), old.Spent(1); !reflect.DeepEqual(a, b) {
-		t.Fatalf("restarted gate spent %+v, the earlier life %+v", a, b)
-	}
-	if r, err := restarted.Release(ctx, model(5)); err != nil || r.Entry().Seq != 5 {
-		t.Fatalf("next release: seq %d, %v; want 5", r.Entry().Seq, err)
-	}
-	l := openJSTestLedger(t, jsConn(t, srv.ClientURL()), jsTestJob, JSLedgerOptions{ReadOnly: true})
-	rd, err := privacy.ReadLedger(ctx, l, privacy.VerifyOptions{})
-	if err != nil || len(rd.Entries) != 5 || len(rd.Breaks) != 0 || len(rd.Rejected) != 0 {
-		t.Fatalf("ledger: %d entries, breaks %v, rejects %v, %v", len(rd.Entries), rd.Breaks, rd.Rejected, err)
-	}
-	for i, e := range rd.Entries {
-		if e.Seq != uint64(i+1) || e.Round != uint64(i+1) {
-			t.Fatalf("entry %d: seq %d round %d", i, e.Seq, e.Round)
-		}
+	for _, tc := range []struct {
+		name  string
+		round uint64 // the round the restarted life releases at seq 4
+	}{
+		{"of the round it releases", 4},
+		{"of an earlier round", 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := startTestServer(t)
+			ctx := context.Background()
+			seed := uint64(3)
+			cfg := privacy.Config{Job: jsTestJob, Client: "bank-3", Delta: 1e-5, Seed: &seed}
+			// A clock that moves, as the agents' does: the two lives'
+			// entries of round 4 differ in their time. (Byte for byte the
+			// same entry would be the ledger's idempotent retry, and
+			// succeed.)
+			var ticks int
+			clock := func() time.Time {
+				ticks++
+				return time.Date(2026, 3, 1, 0, 0, ticks, 0, time.UTC)
+			}
+			gate := func() *privacy.Gate {
+				l := openJSTestLedger(t, jsConn(t, srv.ClientURL()), jsTestJob, JSLedgerOptions{})
+				g, err := privacy.NewGate(ctx, cfg, l, clock)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return g
+			}
+			model := func(round uint64) privacy.Request {
+				return privacy.Request{Channel: privacy.ChannelModel, Round: round, Flat: []float32{3, 4}, Dim: 2, Sigma: 2, Clip: 1}
+			}
+			old := gate()
+			for r := uint64(1); r <= 3; r++ {
+				if _, err := old.Release(ctx, model(r)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			restarted := gate() // reads the chain at seq 3
+			late, err := old.Release(ctx, model(4))
+			if err != nil || late.Entry().Seq != 4 {
+				t.Fatalf("the earlier life's late append: seq %d, %v", late.Entry().Seq, err)
+			}
+			r, err := restarted.Release(ctx, model(tc.round))
+			if tc.round == 4 {
+				if !errors.Is(err, privacy.ErrAlreadyReleased) || !r.IsZero() {
+					t.Fatalf("restarted release of round 4: %v, want ErrAlreadyReleased and nothing released", err)
+				}
+				if a, b := restarted.Spent(1), old.Spent(1); !reflect.DeepEqual(a, b) {
+					t.Fatalf("restarted gate spent %+v, the earlier life %+v", a, b)
+				}
+				if r, err = restarted.Release(ctx, model(5)); err != nil {
+					t.Fatalf("next release: %v", err)
+				}
+			}
+			if err != nil || r.Entry().Seq != 5 || r.Entry().Round != 5 {
+				t.Fatalf("release of round 5: seq %d, %v; want 5", r.Entry().Seq, err)
+			}
+			// The bits an uninterrupted life releases in round 5.
+			ref := privacy.NewMemLedger()
+			one, err := privacy.NewGate(ctx, cfg, ref, clock)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for r := uint64(1); r <= 4; r++ {
+				if _, err := one.Release(ctx, model(r)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if want, err := one.Release(ctx, model(5)); err != nil || !reflect.DeepEqual(r.Data(), want.Data()) {
+				t.Fatalf("released %v in round 5, an uninterrupted life %v (%v)", r.Data(), want.Data(), err)
+			}
+			l := openJSTestLedger(t, jsConn(t, srv.ClientURL()), jsTestJob, JSLedgerOptions{ReadOnly: true})
+			rd, err := privacy.ReadLedger(ctx, l, privacy.VerifyOptions{})
+			if err != nil || len(rd.Entries) != 5 || len(rd.Breaks) != 0 || len(rd.Rejected) != 0 {
+				t.Fatalf("ledger: %d entries, breaks %v, rejects %v, %v", len(rd.Entries), rd.Breaks, rd.Rejected, err)
+			}
+			for i, e := range rd.Entries {
+				if e.Seq != uint64(i+1) || e.Round != uint64(i+1) {
+					t.Fatalf("entry %d: seq %d round %d", i, e.Seq, e.Round)
+				}
+			}
+		})
 	}
 }
 

@@ -167,11 +167,12 @@ func (g *Gate) readChain(ctx context.Context) (Reading, []Entry, error) {
 	return rd, own, nil
 }
 
-// adopt rebuilds the gate's chain state from a reading of the ledger, as
-// NewGate builds it, and forgets a pending entry: the reading holds the
-// chain as it now stands, past it. Called with mu held.
-func (g *Gate) adopt(rd Reading) error {
-	st, err := replayChain(g.cfg, rd.Entries)
+// adopt rebuilds the gate's chain state from entries of a ledger read
+// (the client's own are replayed, as NewGate replays them) and forgets a
+// pending entry: the entries hold the chain as it now stands, past it.
+// Called with mu held.
+func (g *Gate) adopt(entries []Entry) error {
+	st, err := replayChain(g.cfg, entries)
 	if err != nil {
 		return err
 	}
@@ -198,7 +199,7 @@ func (g *Gate) Sync(ctx context.Context) ([]Entry, error) {
 		// A pending entry has the gate's head seq and may or may not be
 		// stored: a chain holding that seq settles it either way.
 		if head := own[n-1].Seq; head > g.seq || g.pending != nil && head >= g.pending.Seq {
-			if err := g.adopt(rd); err != nil {
+			if err := g.adopt(rd.Entries); err != nil {
 				return nil, wrapErr(op, ErrCorrupt, "replaying ledger", err)
 			}
 		}
@@ -271,12 +272,17 @@ func (g *Gate) flushPending(ctx context.Context) error {
 // ErrBudgetExceeded: nothing is charged, logged or returned. If the ledger
 // append fails the accountant stays charged (the entry may have reached
 // storage before the failure; over-counting is the safe side) and nothing
-// is returned. If the ledger refuses it because it holds the client's own
-// release of the same channel and round at that seq already (an earlier
-// life's append stored after this gate read its chain), the gate accounts
-// that entry instead and returns an error wrapping ErrAlreadyReleased:
-// the release was made, by that life, and is not made again.
-// (settleMoved)
+// is returned. If the ledger refuses it because the client's chain has
+// moved on past the gate (an earlier life's append stored after this gate
+// read its chain), the gate reads the chain again and judges the entry
+// holding the seq (settleMoved): the client's own release of the same
+// channel and round is accounted instead, and the error wraps
+// ErrAlreadyReleased (the release was made, by that life, and is not made
+// again); its own entry of an earlier round, or its calibration of this
+// round or an earlier one, is accounted and the release is made after it,
+// at the next seq, its budget checked as the chain now stands (an error
+// wrapping ErrBudgetExceeded if that entry spent what it needed). Anything
+// else there stays an error.
 func (g *Gate) Release(ctx context.Context, req Request) (Released, error) {
 	const op = "release"
 	if !req.Channel.releases() {
@@ -317,118 +323,182 @@ func (g *Gate) Release(ctx context.Context, req Request) (Released, error) {
 	if err := g.flushPending(ctx); err != nil {
 		return Released{}, wrapErr(op, ErrLedger, "", err)
 	}
-	e := Entry{
-		Seq: g.seq + 1, Job: g.cfg.Job, Client: g.cfg.Client, Channel: req.Channel, Round: req.Round,
-		NodeIDs: append([]int64(nil), req.NodeIDs...), Count: rows, Dim: dim,
-		Sigma: req.Sigma, Clip: clip, Rho: Sensitivity(req.Channel, clip, rows),
-		Time: g.clock().UTC(), Seeded: g.cfg.Seed != nil,
-	}
-	if len(e.NodeIDs) == 0 {
-		e.NodeIDs = nil
-	}
-	digest, err := g.seal(&e)
-	if err != nil {
-		return Released{}, err
-	}
-	if err := g.acct.Charge(e); err != nil {
-		return Released{}, err // budget exceeded or invalid: nothing charged
-	}
-	g.seq, g.prev = e.Seq, digest
-	// The stream index advances with the charge: a release whose append
-	// failed may be in the ledger, and its stream must not be reused.
-	sk := streamKey{req.Channel, req.Round, 0}
-	sk.k = g.streams[sk]
-	g.streams[streamKey{req.Channel, req.Round, 0}]++
-	if err := g.appendEntry(ctx, e); err != nil {
-		if errors.Is(err, ErrChainMoved) {
-			return Released{}, g.settleMoved(ctx, op, e, err)
+	for settled := 0; ; settled++ {
+		e := Entry{
+			Seq: g.seq + 1, Job: g.cfg.Job, Client: g.cfg.Client, Channel: req.Channel, Round: req.Round,
+			NodeIDs: append([]int64(nil), req.NodeIDs...), Count: rows, Dim: dim,
+			Sigma: req.Sigma, Clip: clip, Rho: Sensitivity(req.Channel, clip, rows),
+			Time: g.clock().UTC(), Seeded: g.cfg.Seed != nil,
 		}
-		return Released{}, wrapErr(op, ErrLedger, fmt.Sprintf("append seq %d", e.Seq), err)
+		if len(e.NodeIDs) == 0 {
+			e.NodeIDs = nil
+		}
+		digest, err := g.seal(&e)
+		if err != nil {
+			return Released{}, err
+		}
+		// After an adopted entry (below) this is checked again, against
+		// the chain as it now stands: that entry may have spent budget.
+		if err := g.acct.Charge(e); err != nil {
+			return Released{}, err // budget exceeded or invalid: nothing charged
+		}
+		g.seq, g.prev = e.Seq, digest
+		// The stream index advances with the charge: a release whose append
+		// failed may be in the ledger, and its stream must not be reused.
+		sk := streamKey{req.Channel, req.Round, 0}
+		sk.k = g.streams[sk]
+		g.streams[streamKey{req.Channel, req.Round, 0}]++
+		err = g.appendEntry(ctx, e)
+		if err == nil {
+			noise := g.noise
+			if g.cfg.Seed != nil {
+				noise = releaseSource(*g.cfg.Seed, g.cfg.Client, sk)
+			}
+			noise.addGaussian(data, req.Sigma)
+			return Released{entry: e, data: data}, nil
+		}
+		if !errors.Is(err, ErrChainMoved) {
+			return Released{}, wrapErr(op, ErrLedger, fmt.Sprintf("append seq %d", e.Seq), err)
+		}
+		if retry, err := g.settleMoved(ctx, op, e, err, settled); !retry {
+			return Released{}, err
+		}
+		// The entry holding e's seq is adopted: e is made again after it.
+		// The gate's state is the chain's, rebuilt without e, so the next
+		// pass draws e's stream index from the chain, as a gate built from
+		// the ledger would (the adopted entry is of another channel or
+		// round: not e's stream), and under a fixed seed adds the noise an
+		// uninterrupted run adds. e itself was never stored (its seq holds
+		// that entry) and no noise was drawn for it.
 	}
-	noise := g.noise
-	if g.cfg.Seed != nil {
-		noise = releaseSource(*g.cfg.Seed, g.cfg.Client, sk)
-	}
-	noise.addGaussian(data, req.Sigma)
-	return Released{entry: e, data: data}, nil
 }
 
 // RecordCalibration appends a calibration entry carrying the metric-DP
 // distances measured on this client's released embeddings (see
 // Calibrate), durably, so that an audit can evaluate per-node ε from the
-// ledger alone.
+// ledger alone. A refusal because the chain has moved on is settled as in
+// Release: the client's own calibration of the round is ErrAlreadyReleased,
+// its own entry of an earlier round is accounted and the calibration is
+// recorded after it.
 func (g *Gate) RecordCalibration(ctx context.Context, round uint64, c Calibration) (Entry, error) {
+	const op = "record calibration"
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if err := g.flushPending(ctx); err != nil {
-		return Entry{}, wrapErr("record calibration", ErrLedger, "", err)
+		return Entry{}, wrapErr(op, ErrLedger, "", err)
 	}
-	e := Entry{
-		Seq: g.seq + 1, Job: g.cfg.Job, Client: g.cfg.Client, Channel: ChannelCalibration, Round: round,
-		Time: g.clock().UTC(), Seeded: g.cfg.Seed != nil, Calibration: &c,
-	}
-	e = e.clone()
-	if err := e.Validate(); err != nil {
-		return Entry{}, err
-	}
-	digest, err := g.seal(&e)
-	if err != nil {
-		return Entry{}, err
-	}
-	g.seq, g.prev = e.Seq, digest
-	if err := g.appendEntry(ctx, e); err != nil {
-		if errors.Is(err, ErrChainMoved) {
-			return Entry{}, g.settleMoved(ctx, "record calibration", e, err)
+	for settled := 0; ; settled++ {
+		e := Entry{
+			Seq: g.seq + 1, Job: g.cfg.Job, Client: g.cfg.Client, Channel: ChannelCalibration, Round: round,
+			Time: g.clock().UTC(), Seeded: g.cfg.Seed != nil, Calibration: &c,
 		}
-		return Entry{}, wrapErr("record calibration", ErrLedger, fmt.Sprintf("append seq %d", e.Seq), err)
+		e = e.clone()
+		if err := e.Validate(); err != nil {
+			return Entry{}, err
+		}
+		digest, err := g.seal(&e)
+		if err != nil {
+			return Entry{}, err
+		}
+		g.seq, g.prev = e.Seq, digest
+		err = g.appendEntry(ctx, e)
+		if err == nil {
+			g.noteCalibration(g.cfg.Budget.NodeQ, e.Calibration)
+			return e, nil
+		}
+		if !errors.Is(err, ErrChainMoved) {
+			return Entry{}, wrapErr(op, ErrLedger, fmt.Sprintf("append seq %d", e.Seq), err)
+		}
+		if retry, err := g.settleMoved(ctx, op, e, err, settled); !retry {
+			return Entry{}, err
+		}
 	}
-	g.noteCalibration(g.cfg.Budget.NodeQ, e.Calibration)
-	return e, nil
 }
+
+// maxSettled bounds the entries one append adopts (settleMoved) before it
+// gives up. An agent killed with one append in flight leaves at most one
+// such entry; the bound only keeps a ledger that keeps moving the chain
+// from holding a release forever.
+const maxSettled = 8
 
 // settleMoved resolves the ledger's refusal of e's append because the
 // client's chain has moved on past the gate's view of it (cause wraps
-// ErrChainMoved); e is pending and charged. It is how the gate reads the
-// ledger's "a retry that finds its own entry" a level up: the ledger
-// accepts an exact repeat of its last entry, and the gate, which knows
-// what e releases, reads its chain again and looks at the entry holding
-// e's seq. If that is this client's own entry of e's channel and round,
-// continuing the very chain head e continues, it is an earlier life's
-// release of what e releases, whose append the ledger stored only after
-// this gate read its chain: the gate rebuilds its state from the chain
-// (that entry accounted once, e dropped) and returns ErrAlreadyReleased,
-// releasing nothing. Anything else at e's seq is an error that leaves e
-// pending, as any failed append does. Called with mu held.
-func (g *Gate) settleMoved(ctx context.Context, op string, e Entry, cause error) error {
+// ErrChainMoved); e is pending and charged, and settled entries were
+// adopted for it already. It is how the gate reads the ledger's "a retry
+// that finds its own entry" a level up: the ledger accepts an exact repeat
+// of its last entry, and the gate, which knows what e releases, reads its
+// chain again and judges s, the entry holding e's seq:
+//
+//   - s must be the client's own entry, accepted by the job's keyring as
+//     NewGate accepts entries, continuing the very chain head e continues
+//     (s.Prev = e.Prev). No such entry, or a fork, is an error.
+//   - s of e's channel and round is an earlier life's release of what e
+//     releases, whose append the ledger stored only after this gate read
+//     its chain: the gate adopts it and returns ErrAlreadyReleased,
+//     releasing nothing.
+//   - s of an earlier round than e's (any channel), or a calibration of
+//     e's round or an earlier one while e is a release, is an earlier
+//     life's entry that this life, already at e, has moved past (a
+//     calibration releases nothing): the gate adopts it and returns retry,
+//     and the caller makes e again at the next seq, chained after s.
+//   - s of a later round, or of e's round on another channel (a release
+//     while e is a calibration among them), is not an entry this life has
+//     moved past: an error.
+//
+// Adopting s rebuilds the gate's state from the chain up to and including
+// s (s accounted once, e dropped, nothing pending); what may follow s is
+// judged the same way when the next append is refused in turn. An error
+// leaves e pending, as any failed append does. Called with mu held.
+func (g *Gate) settleMoved(ctx context.Context, op string, e Entry, cause error, settled int) (retry bool, err error) {
 	what := fmt.Sprintf("append seq %d (%s, round %d) of client %s", e.Seq, e.Channel, e.Round, e.Client)
-	rd, own, err := g.readChain(ctx)
-	if err != nil {
-		return wrapErr(op, ErrLedger, fmt.Sprintf("%s refused as the chain moved on (%v), and reading the chain again failed", what, cause), err)
+	if settled >= maxSettled {
+		return false, wrapErr(op, ErrLedger, fmt.Sprintf("%s refused as the chain moved on, after adopting %d earlier entries of the client for this append: giving up; nothing released",
+			what, settled), cause)
 	}
-	var s *Entry
-	for i := range own {
-		if own[i].Seq == e.Seq {
-			s = &own[i]
+	_, own, err := g.readChain(ctx)
+	if err != nil {
+		return false, wrapErr(op, ErrLedger, fmt.Sprintf("%s refused as the chain moved on (%v), and reading the chain again failed", what, cause), err)
+	}
+	i := -1
+	for j := range own {
+		if own[j].Seq == e.Seq {
+			i = j
 		}
 	}
-	switch {
-	case s == nil:
-		return wrapErr(op, ErrLedger, fmt.Sprintf("%s refused as the chain moved on, but the chain read again holds no valid entry with that seq (%d entries of the client)",
+	if i < 0 {
+		return false, wrapErr(op, ErrLedger, fmt.Sprintf("%s refused as the chain moved on, but the chain read again holds no valid entry with that seq (%d entries of the client)",
 			what, len(own)), cause)
-	case s.Channel != e.Channel || s.Round != e.Round:
-		return wrapErr(op, ErrLedger, fmt.Sprintf("%s refused: the ledger holds the client's seq %d already as its %s entry of round %d, not a release of %s in round %d; "+
-			"nothing released (an earlier life's entry stored after this gate read its chain, or another writer with the client's identity)",
-			what, s.Seq, s.Channel, s.Round, e.Channel, e.Round), cause)
-	case s.Prev != e.Prev:
-		return wrapErr(op, ErrLedger, fmt.Sprintf("%s refused: the ledger holds the client's seq %d already as a %s entry of round %d that does not continue this gate's chain head (prev %s, want %s): a fork; nothing released",
+	}
+	s := own[i]
+	if s.Prev != e.Prev {
+		return false, wrapErr(op, ErrLedger, fmt.Sprintf("%s refused: the ledger holds the client's seq %d already as a %s entry of round %d that does not continue this gate's chain head (prev %s, want %s): a fork; nothing released",
 			what, s.Seq, s.Channel, s.Round, short(s.Prev), short(e.Prev)), cause)
 	}
-	if err := g.adopt(rd); err != nil {
-		return wrapErr(op, ErrCorrupt, what+": replaying ledger", err)
+	same := s.Channel == e.Channel && s.Round == e.Round
+	earlier := s.Round < e.Round || s.Channel == ChannelCalibration && e.Channel.releases() && s.Round <= e.Round
+	if !same && !earlier {
+		want := fmt.Sprintf("a release of %s in round %d", e.Channel, e.Round)
+		if !e.Channel.releases() {
+			want = fmt.Sprintf("a %s entry of round %d", e.Channel, e.Round)
+		}
+		why := "of a later round than this append's"
+		if s.Round == e.Round {
+			why = "of this append's round on another channel"
+		}
+		return false, wrapErr(op, ErrLedger, fmt.Sprintf("%s refused: the ledger holds the client's seq %d already as its %s entry of round %d, not %s; "+
+			"an entry %s is not one this gate adopts (only its own of an earlier round, or a calibration before a release); "+
+			"nothing released (an earlier life's entry stored after this gate read its chain, or another writer with the client's identity)",
+			what, s.Seq, s.Channel, s.Round, want, why), cause)
 	}
-	return errorf(op, ErrAlreadyReleased, fmt.Sprintf("%s of round %d by client %s: seq %d in the ledger is the client's own earlier release of it "+
-		"(an earlier life's append, stored after this gate read its chain): accounted once, from the ledger; not released again",
-		e.Channel, e.Round, e.Client, s.Seq))
+	if err := g.adopt(own[:i+1]); err != nil {
+		return false, wrapErr(op, ErrCorrupt, what+": replaying ledger", err)
+	}
+	if same {
+		return false, errorf(op, ErrAlreadyReleased, fmt.Sprintf("%s of round %d by client %s: seq %d in the ledger is the client's own earlier release of it "+
+			"(an earlier life's append, stored after this gate read its chain): accounted once, from the ledger; not released again",
+			e.Channel, e.Round, e.Client, s.Seq))
+	}
+	return true, nil
 }
 
 // noteCalibration keeps c as the latest calibration and, under a node
@@ -497,6 +567,24 @@ func (g *Gate) Entries(ctx context.Context) ([]Entry, error) {
 		return nil, wrapErr("entries", ErrLedger, "reading entries", err)
 	}
 	return own, nil
+}
+
+// LastRound is the latest round of the client's releases on channel ch
+// that the gate has accounted (false before any): those its chain held
+// when read, its own, and those of an earlier life it adopted when the
+// ledger refused one of its appends (Release). A release whose append
+// failed counts: it is charged and may be stored. It reads no ledger.
+func (g *Gate) LastRound(ch Channel) (uint64, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var last uint64
+	found := false
+	for k, n := range g.streams {
+		if k.channel == ch && n > 0 {
+			last, found = max(last, k.round), true
+		}
+	}
+	return last, found
 }
 
 // RhoAt is the metric distance at percentile q (in (0,100]) of the latest recorded

@@ -169,7 +169,9 @@ func (k killJob) clientCrash(ctx context.Context, cfg recoveryConfig, out *Outco
 	// append the killed one had already sent is stored. Its own append of
 	// that seq is then refused, and its gate finds the killed life's
 	// release of the same round and channel there and counts it as made
-	// (privacy.ErrAlreadyReleased): the round is not released again.
+	// (privacy.ErrAlreadyReleased): the round is not released again. The
+	// killed life's entry of an earlier round (or a calibration) it counts
+	// and releases after.
 	if err := j.startAgent(victim); err != nil {
 		return "", err
 	}
