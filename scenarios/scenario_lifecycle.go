@@ -142,7 +142,7 @@ func replayScenario(ctx context.Context, name, job string, o ScenarioOptions,
 	if out, ok := stoppedCleanly(name, first, 1); !ok {
 		return out, nil
 	}
-	hellos, dones := r.recorded()
+	hellos, dones := r.recordedDone(ctx)
 	time.Sleep(2 * lifeSkew) // the next run begins after every recorded hello, skew included
 	sent := 0
 	second, err := r.run(ctx, runOpts{resume: true, duringAfter: 3, during: func(context.Context) error {

@@ -90,6 +90,25 @@ func (r *lifeRig) recorded() (hellos, dones []*nats.Msg) {
 	return append([]*nats.Msg(nil), r.hellos...), append([]*nats.Msg(nil), r.dones...)
 }
 
+// recordedDone is recorded once the recorder has taken a done (or after
+// lifeRecordWait): the done reaches the recorder on its own connection and
+// handler goroutine, so a run can return before it is recorded (seen in
+// CI: "the first run sent no done to replay").
+func (r *lifeRig) recordedDone(ctx context.Context) (hellos, dones []*nats.Msg) {
+	_ = r.rec.Flush() // what the server sent before its PONG is queued to the handler
+	deadline := time.Now().Add(lifeRecordWait)
+	for {
+		hellos, dones = r.recorded()
+		if len(dones) > 0 || time.Now().After(deadline) || ctx.Err() != nil {
+			return hellos, dones
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// lifeRecordWait bounds recordedDone's wait.
+const lifeRecordWait = 5 * time.Second
+
 // lifeRun is one run of the job: its aggregator's result and error, and
 // each agent's, with when it returned.
 type lifeRun struct {
