@@ -36,6 +36,13 @@ type AMLData struct {
 	Typology []int8
 }
 
+// DefaultAMLPosFraction is the default share of laundering transactions in
+// a bank's training batch, gnn.DefaultPosFraction: stratified batches,
+// unweighted, with margins shifted to the class-weighted objective's
+// decision (gnn.SeedStream, gnn.MarginShift), as the centralized baseline
+// trains.
+const DefaultAMLPosFraction = gnn.DefaultPosFraction
+
 // AMLConfig configures an AMLLearner.
 type AMLConfig struct {
 	Kind   string  // gnn.KindGIN (default), KindSAGE or KindGCN
@@ -79,7 +86,7 @@ type AMLConfig struct {
 	PoolWeight float64
 	// PosFraction stratifies training batches: this share of each batch is
 	// laundering transactions, unweighted, and scores are shifted to the
-	// class-weighted objective's decision (aml_batches.go). 0: the default
+	// class-weighted objective's decision (gnn.SeedStream). 0: the default
 	// (DefaultAMLPosFraction); negative: uniform batches, weighted loss.
 	PosFraction float64
 	// EvalSample bounds the per-round evaluation to every laundering
@@ -120,9 +127,8 @@ type AMLLearner struct {
 	model     *gnn.EdgeModel
 	opt       *gnn.Adam
 	rng       *rand.Rand
-	seeds     *seedStream
-	posShare  float64          // laundering share of the training transactions
-	shift     float32          // added to margins when scoring (marginShift)
+	seeds     *gnn.SeedStream
+	shift     float32          // added to margins when scoring (gnn.SeedStream.Shift)
 	work      *gnn.EdgeWorkers // model work buffers, shared by the process's banks
 
 	byID    map[int64]int32      // global id -> foreign account of d.Graph
@@ -298,15 +304,8 @@ func NewAMLLearner(d AMLData, cfg AMLConfig) (*AMLLearner, error) {
 		return nil, fmt.Errorf("agent: aml learner: %w", err)
 	}
 	l.weights = gnn.EdgeClassWeights(trainLabels, 10)
-	npos := 0
-	for _, y := range trainLabels {
-		npos += int(min(y, 1))
-	}
-	l.posShare = float64(npos) / float64(len(trainLabels))
-	l.seeds = newSeedStream(d.Graph, slices.Clone(l.train), cfg.PosFraction)
-	if l.seeds.stratified() {
-		l.shift = float32(marginShift(l.seeds.share(cfg.BatchSize), l.posShare, float64(l.weights[1])))
-	}
+	l.seeds = gnn.NewSeedStream(d.Graph, slices.Clone(l.train), cfg.PosFraction)
+	l.shift = float32(l.seeds.Shift(cfg.BatchSize, float64(l.weights[1])))
 	srng := rand.New(rand.NewPCG(cfg.Seed, 0x5a3e))
 	l.valSample = sampleEval(d.Graph, l.val, cfg.EvalSample, srng)
 	l.Init(0)
@@ -353,7 +352,7 @@ func (l *AMLLearner) Train(steps int) float64 {
 
 // step is one local step on a worker acquired for it.
 func (l *AMLLearner) step() float64 {
-	seeds := l.seeds.next(l.cfg.BatchSize, l.rng)
+	seeds := l.seeds.Next(l.cfg.BatchSize, l.rng)
 	w := l.work.Acquire(l.model)
 	defer l.work.Release(w)
 	b, m := &w.Batch, w.Model()
@@ -367,7 +366,7 @@ func (l *AMLLearner) step() float64 {
 		w.DLogits = gnn.New(logits.Rows, logits.Cols)
 	}
 	weights := l.weights
-	if l.seeds.stratified() {
+	if l.seeds.Stratified() {
 		weights = nil // the batches carry the class balance; scoring shifts the margins back
 	}
 	loss := gnn.SoftmaxCrossEntropy(logits, w.Labels, nil, weights, w.DLogits)

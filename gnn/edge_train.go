@@ -2,7 +2,9 @@ package gnn
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"graphfed/graph"
@@ -113,11 +115,21 @@ type EdgeTrainConfig struct {
 	Epochs    int
 	BatchSize int // seed edges per step; ≤ 0: all training edges in one step
 	// StepsPerEpoch caps an epoch at this many steps over a fresh random
-	// order of the training edges (≤ 0: every training edge once).
+	// order of the training edges (≤ 0: every training edge once). With
+	// PosFraction > 0 it is the epoch's number of steps, and required.
 	StepsPerEpoch int
-	FanOut        []int // per layer, nearest hop first; negative = all neighbours
-	LR            float64
-	WeightDecay   float64 // L2 on weights (Decay set), not biases
+	// PosFraction, when positive (below 1), trains the federated banks'
+	// way (agent.AMLLearner): every step a stratified batch of BatchSize
+	// seeds with this share of laundering edges (SeedStream), the loss
+	// unweighted, and every margin used for a decision (validation F1 and
+	// best epoch, the tuned threshold, test scores, TestMargins) shifted
+	// by MarginShift(batch share, training base rate, laundering's class
+	// weight) to the class-weighted objective's decision. 0: uniform
+	// batches with the class weights in the loss.
+	PosFraction float64
+	FanOut      []int // per layer, nearest hop first; negative = all neighbours
+	LR          float64
+	WeightDecay float64 // L2 on weights (Decay set), not biases
 	// ClassWeights are the loss weights of the two classes; nil means
 	// EdgeClassWeights(training labels, ClassWeightCap).
 	ClassWeights   []float32
@@ -141,8 +153,10 @@ func DefaultEdgeTrainConfig(kind string) EdgeTrainConfig {
 
 // EdgeEpoch is one epoch of edge training.
 type EdgeEpoch struct {
-	Epoch   int     // from 1
-	Loss    float64 // mean weighted training cross-entropy over the steps
+	Epoch int // from 1
+	// Loss is the mean training cross-entropy over the steps: weighted by
+	// the class weights, or unweighted on stratified batches.
+	Loss    float64
 	Val     EdgeScores
 	Seconds float64 // training time of the epoch, evaluation excluded
 }
@@ -156,7 +170,15 @@ type EdgeHistory struct {
 	Epochs       []EdgeEpoch
 	ClassWeights []float32
 	BestEpoch    int
-	Val, Test    EdgeScores
+	// Stratified reports training on stratified batches (PosFraction > 0
+	// and training edges of both classes); BatchShare is then their
+	// laundering share and Shift what was added to every margin.
+	Stratified bool
+	BatchShare float64
+	Shift      float32
+	// Val and Test are at the arg-max decision (margin > 0, after Shift);
+	// their Loss is the model's unweighted cross-entropy, unshifted.
+	Val, Test EdgeScores
 	// Threshold is the validation-tuned margin threshold, ValTuned and
 	// TestTuned the scores at it.
 	Threshold           float32
@@ -170,9 +192,10 @@ type EdgeHistory struct {
 // TrainEdgeClassifier trains an edge model on g centrally (the
 // non-federated baseline) on the temporal split (graph.AMLDaySplit):
 // Adam on mini-batches of training seed edges sampled in the training
-// graph, validation after every epoch on the train+validation graph, and
-// the test edges scored in the full graph by the parameters of the best
-// validation epoch, which the returned model holds.
+// graph (uniform or stratified, EdgeTrainConfig.PosFraction), validation
+// after every epoch on the train+validation graph, and the test edges
+// scored in the full graph by the parameters of the best validation epoch,
+// which the returned model holds.
 func TrainEdgeClassifier(g *graph.AMLGraph, cfg EdgeTrainConfig, rng *rand.Rand) (*EdgeModel, EdgeHistory, error) {
 	const op = "gnn: train edge classifier"
 	if err := g.Validate(); err != nil {
@@ -181,6 +204,13 @@ func TrainEdgeClassifier(g *graph.AMLGraph, cfg EdgeTrainConfig, rng *rand.Rand)
 	if cfg.Epochs <= 0 || cfg.LR <= 0 || cfg.WeightDecay < 0 || len(cfg.FanOut) != cfg.Model.Layers {
 		return nil, EdgeHistory{}, fmt.Errorf("%s: bad config: epochs=%d lr=%v weight decay=%v fan-out %v for %d layers",
 			op, cfg.Epochs, cfg.LR, cfg.WeightDecay, cfg.FanOut, cfg.Model.Layers)
+	}
+	switch {
+	case cfg.PosFraction < 0 || cfg.PosFraction >= 1 || math.IsNaN(cfg.PosFraction):
+		return nil, EdgeHistory{}, fmt.Errorf("%s: laundering share %v of a stratified batch, want 0 (uniform batches) or in (0,1)", op, cfg.PosFraction)
+	case cfg.PosFraction > 0 && (cfg.StepsPerEpoch <= 0 || cfg.BatchSize <= 1):
+		return nil, EdgeHistory{}, fmt.Errorf("%s: stratified batches (laundering share %v) need steps per epoch > 0 and a batch of at least 2 seeds, have %d steps of %d",
+			op, cfg.PosFraction, cfg.StepsPerEpoch, cfg.BatchSize)
 	}
 	sp := g.TemporalSplit()
 	var train, trainVal, val, test []int32
@@ -237,6 +267,29 @@ func TrainEdgeClassifier(g *graph.AMLGraph, cfg EdgeTrainConfig, rng *rand.Rand)
 	evalRNG := func() *rand.Rand { return rand.New(rand.NewPCG(evalSeed, 0x5eed)) }
 
 	tr := edgeTrainer{m: m, opt: NewAdam(m.Params(), cfg.LR), st: stages[0], weights: h.ClassWeights, wd: cfg.WeightDecay}
+	var stream *SeedStream
+	if cfg.PosFraction > 0 {
+		stream = NewSeedStream(g, slices.Clone(train), cfg.PosFraction)
+		if h.Stratified = stream.Stratified(); h.Stratified {
+			tr.weights = nil // the batches carry the class balance; the margins are shifted back
+			h.BatchShare = stream.Share(cfg.BatchSize)
+			h.Shift = float32(stream.Shift(cfg.BatchSize, float64(h.ClassWeights[1]/h.ClassWeights[0])))
+		}
+	}
+	// score evaluates seeds of st: the model's margins, shifted, and the
+	// scores at the arg-max decision of the shifted margins.
+	score := func(st *EdgeStage, seeds []int32) (EdgeScores, []float32, []int32, error) {
+		s, mg, lb, err := EvaluateEdgeMargins(m, st, seeds, evalBatch, evalRNG())
+		if err != nil || !h.Stratified {
+			return s, mg, lb, err
+		}
+		for i := range mg {
+			mg[i] += h.Shift
+		}
+		shifted := CountAt(mg, lb, 0)
+		shifted.Loss = s.Loss
+		return shifted, mg, lb, nil
+	}
 	order := append([]int32(nil), train...)
 	best := -1.0
 	var (
@@ -245,22 +298,27 @@ func TrainEdgeClassifier(g *graph.AMLGraph, cfg EdgeTrainConfig, rng *rand.Rand)
 	)
 	for ep := 1; ep <= cfg.Epochs; ep++ {
 		start := time.Now()
-		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 		if cfg.StepProgress != nil {
 			tr.onStep = func(step, steps int) { cfg.StepProgress(ep, step, steps) }
 		}
-		epoch := order
-		if cfg.StepsPerEpoch > 0 && cfg.BatchSize > 0 {
-			epoch = order[:min(len(order), cfg.StepsPerEpoch*cfg.BatchSize)]
+		var loss float64
+		if stream != nil {
+			loss, err = tr.run(cfg.StepsPerEpoch, func(int) []int32 { return stream.Next(cfg.BatchSize, rng) }, rng)
+		} else {
+			rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+			epoch := order
+			if cfg.StepsPerEpoch > 0 && cfg.BatchSize > 0 {
+				epoch = order[:min(len(order), cfg.StepsPerEpoch*cfg.BatchSize)]
+			}
+			loss, err = tr.epoch(epoch, cfg.BatchSize, rng)
 		}
-		loss, err := tr.epoch(epoch, cfg.BatchSize, rng)
 		if err != nil {
 			return nil, EdgeHistory{}, fmt.Errorf("%s: %w", op, err)
 		}
 		rec := EdgeEpoch{Epoch: ep, Loss: loss, Seconds: time.Since(start).Seconds()}
 		var mg []float32
 		var lb []int32
-		if rec.Val, mg, lb, err = EvaluateEdgeMargins(m, stages[1], val, evalBatch, evalRNG()); err != nil {
+		if rec.Val, mg, lb, err = score(stages[1], val); err != nil {
 			return nil, EdgeHistory{}, err
 		}
 		h.Epochs = append(h.Epochs, rec)
@@ -276,7 +334,7 @@ func TrainEdgeClassifier(g *graph.AMLGraph, cfg EdgeTrainConfig, rng *rand.Rand)
 		return nil, EdgeHistory{}, fmt.Errorf("%s: %w", op, err)
 	}
 	var testLabels []int32
-	if h.Test, h.TestMargins, testLabels, err = EvaluateEdgeMargins(m, stages[2], test, evalBatch, evalRNG()); err != nil {
+	if h.Test, h.TestMargins, testLabels, err = score(stages[2], test); err != nil {
 		return nil, EdgeHistory{}, err
 	}
 	h.TestEdges = test
@@ -328,17 +386,25 @@ func (t *edgeTrainer) epoch(order []int32, batchSize int, rng *rand.Rand) (float
 	if batchSize <= 0 {
 		batchSize = len(order)
 	}
+	total := (len(order) + batchSize - 1) / batchSize
+	return t.run(total, func(k int) []int32 {
+		lo := k * batchSize
+		return order[lo:min(lo+batchSize, len(order))]
+	}, rng)
+}
+
+// run runs steps on the batches batch(0), …, batch(steps−1) and returns
+// the mean loss.
+func (t *edgeTrainer) run(steps int, batch func(k int) []int32, rng *rand.Rand) (float64, error) {
 	var sum float64
-	steps, total := 0, (len(order)+batchSize-1)/batchSize
-	for lo := 0; lo < len(order); lo += batchSize {
-		loss, err := t.step(order[lo:min(lo+batchSize, len(order))], rng)
+	for k := 0; k < steps; k++ {
+		loss, err := t.step(batch(k), rng)
 		if err != nil {
 			return 0, err
 		}
 		sum += loss
-		steps++
 		if t.onStep != nil {
-			t.onStep(steps, total)
+			t.onStep(k+1, steps)
 		}
 	}
 	return sum / float64(max(steps, 1)), nil

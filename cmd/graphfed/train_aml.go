@@ -18,17 +18,22 @@ import (
 
 // amlTrainFlags are the flags of `graphfed train --aml FILE`, the
 // centralized baseline of the AML job: the federated model (gin, 32 hidden
-// units, fan-out 5×5, batches of 512, as `sim --scenario aml` defaults to)
-// trained on every transaction of an AMLworld file, on the temporal split
-// the generated worlds use (graph.AMLGraph.TemporalSplit, which
-// aml.WorldCutoffs turns into instants).
+// units, fan-out 5×5, batches of 512, Adam at 5e-3, as `sim --scenario
+// aml` and deploy.DefaultAMLConfig default to) trained the banks' way
+// (stratified batches with 1 in 10 laundering rows, unweighted loss,
+// margins shifted to the class-weighted decision: gnn.SeedStream) on every
+// transaction of an AMLworld file, on the temporal split the generated
+// worlds use (graph.AMLGraph.TemporalSplit, which aml.WorldCutoffs turns
+// into instants).
 type amlTrainFlags struct {
 	path          string
 	kind          string
 	layers        int
 	batch         int
 	fanOut        []int
+	posFraction   float64
 	stepsPerEpoch int
+	steps         int // --steps, the deprecated name of --steps-per-epoch
 	evalBatch     int
 	classCap      float64
 	noReverse     bool
@@ -46,6 +51,11 @@ const (
 	amlTrainLR     = 5e-3
 )
 
+// amlTrainStepsPerEpoch is the default epoch of stratified training: the
+// local steps one bank takes over a default federated job (12 rounds of
+// K = 32 steps), so that --epochs E trains as many steps as E banks do.
+const amlTrainStepsPerEpoch = amlDefaultRounds * amlDefaultK
+
 func (a *amlTrainFlags) register(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&a.path, "aml", "", "train the AML transaction classifier on an AMLworld *_Trans.csv file (generated or downloaded)")
@@ -53,7 +63,11 @@ func (a *amlTrainFlags) register(cmd *cobra.Command) {
 	f.IntVar(&a.layers, "layers", 2, "AML: message-passing layers")
 	f.IntVar(&a.batch, "batch", 512, "AML: seed transactions per step")
 	f.IntSliceVar(&a.fanOut, "fanout", []int{5, 5}, "AML: neighbours sampled per node and direction at each layer, nearest hop first (-1: all)")
-	f.IntVar(&a.stepsPerEpoch, "steps", 0, "AML: steps per epoch, each epoch a fresh random subset of the training rows (0: all rows once)")
+	f.Float64Var(&a.posFraction, "pos-fraction", gnn.DefaultPosFraction, "AML: share of laundering transactions in each training batch, unweighted, with scores shifted back to the class-weighted decision, as the federated banks train (0: the default; negative: uniform batches with the class weights in the loss)")
+	f.IntVar(&a.stepsPerEpoch, "steps-per-epoch", amlTrainStepsPerEpoch, fmt.Sprintf("AML: training steps per epoch. Stratified batches: default %d, the local steps of one bank over a default federated job (%d rounds × %d), so --epochs E takes as many steps as E banks; uniform batches (--pos-fraction < 0): default 0, every training row once, else a fresh random subset of them",
+		amlTrainStepsPerEpoch, amlDefaultRounds, amlDefaultK))
+	f.IntVar(&a.steps, "steps", 0, "AML: old name of --steps-per-epoch")
+	_ = f.MarkDeprecated("steps", "use --steps-per-epoch")
 	f.IntVar(&a.evalBatch, "eval-batch", 2048, "AML: seed transactions per evaluation batch")
 	f.Float64Var(&a.classCap, "class-weight-cap", 10, "AML: cap of the laundering class's inverse-frequency loss weight")
 	f.BoolVar(&a.noReverse, "no-reverse-mp", false, "AML: messages follow edges only (no separate outgoing aggregation)")
@@ -95,7 +109,28 @@ func (a *amlTrainFlags) config(cmd *cobra.Command, node gnn.TrainConfig) (gnn.Ed
 	if fl.Changed("weight-decay") {
 		c.WeightDecay = node.WeightDecay
 	}
-	c.BatchSize, c.FanOut, c.StepsPerEpoch, c.EvalBatch, c.ClassWeightCap = a.batch, a.fanOut, a.stepsPerEpoch, a.evalBatch, a.classCap
+	c.BatchSize, c.FanOut, c.EvalBatch, c.ClassWeightCap = a.batch, a.fanOut, a.evalBatch, a.classCap
+	c.PosFraction = a.posFraction
+	switch {
+	case a.posFraction == 0:
+		c.PosFraction = gnn.DefaultPosFraction
+	case a.posFraction < 0:
+		c.PosFraction = 0 // uniform batches, weighted loss
+	case a.posFraction >= 1:
+		return gnn.EdgeTrainConfig{}, fmt.Errorf("--pos-fraction %v: want below 1", a.posFraction)
+	}
+	c.StepsPerEpoch = a.stepsPerEpoch
+	switch {
+	case fl.Changed("steps-per-epoch") && fl.Changed("steps"):
+		return gnn.EdgeTrainConfig{}, fmt.Errorf("--steps is the old name of --steps-per-epoch: give one")
+	case fl.Changed("steps"):
+		c.StepsPerEpoch = a.steps
+	case !fl.Changed("steps-per-epoch") && c.PosFraction == 0:
+		c.StepsPerEpoch = 0 // uniform batches: every training row once an epoch, as before
+	}
+	if c.PosFraction > 0 && c.StepsPerEpoch <= 0 {
+		return gnn.EdgeTrainConfig{}, fmt.Errorf("--steps-per-epoch %d: stratified batches (--pos-fraction %v) need a positive number of steps", c.StepsPerEpoch, c.PosFraction)
+	}
 	m := &c.Model
 	m.ReverseMP, m.EdgeUpdates = !a.noReverse, !a.noUpdates
 	m.Ports, m.TimeDeltas, m.EgoIDs = a.ports, a.timeDeltas, a.egoIDs
@@ -148,7 +183,9 @@ func (a *amlTrainFlags) run(cmd *cobra.Command, g *globalFlags, node gnn.TrainCo
 	log.Info().Int("rows", w.NumEdges()).Int("accounts", w.NumAccounts()).Ints64("split_rows", counts[:]).
 		Str("model", amlVariant(cfg.Model)).Msg("train --aml: loaded")
 	var p *progress
+	trainSteps := 0
 	cfg.StepProgress = func(epoch, step, steps int) {
+		trainSteps++
 		if p == nil {
 			p = newProgress("train "+amlVariant(cfg.Model), cfg.Epochs*steps)
 		}
@@ -170,7 +207,11 @@ func (a *amlTrainFlags) run(cmd *cobra.Command, g *globalFlags, node gnn.TrainCo
 		"threshold": h.Threshold, "best_epoch": h.BestEpoch, "epochs": cfg.Epochs, "rows": w.NumEdges(), "split_rows": counts[:],
 		"gnn": cfg.Model.Kind, "model": amlVariant(cfg.Model), "hidden": cfg.Model.Hidden, "layers": cfg.Model.Layers,
 		"batch": cfg.BatchSize, "fanout": cfg.FanOut, "lr": cfg.LR, "class_weights": h.ClassWeights,
+		"recipe": amlRecipe(h), "pos_fraction": cfg.PosFraction, "steps_per_epoch": cfg.StepsPerEpoch, "train_steps": trainSteps,
 		"train_seconds": trainSeconds(h), "peak_rss_mib": peakRSSMiB(),
+	}
+	if h.Stratified {
+		metrics["batch_pos_share"], metrics["margin_shift"] = h.BatchShare, h.Shift
 	}
 	if typ != nil {
 		metrics["test_recall_by_typology"] = amlTypologyRecall(w, typ, h.TestEdges, h.TestMargins, h.Threshold)
@@ -178,6 +219,17 @@ func (a *amlTrainFlags) run(cmd *cobra.Command, g *globalFlags, node gnn.TrainCo
 	}
 	return g.emit(Report{Command: "train", Algo: "centralized-" + amlVariant(cfg.Model), Dataset: filepath.Base(a.path), Clients: 1,
 		Seed: int64(seed), Metrics: metrics}, start)
+}
+
+// amlRecipe names how the model was trained: "stratified" (the federated
+// banks' batches and shifted margins) or "uniform-weighted" (uniform
+// batches, class-weighted loss; also when stratification was asked for
+// but the training rows hold one class only).
+func amlRecipe(h gnn.EdgeHistory) string {
+	if h.Stratified {
+		return "stratified"
+	}
+	return "uniform-weighted"
 }
 
 func trainSeconds(h gnn.EdgeHistory) float64 {

@@ -3,38 +3,83 @@ package main
 import (
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
 
+	"graphfed/agent"
+	"graphfed/deploy"
+	"graphfed/gnn"
 	"graphfed/graph"
 	"graphfed/workload/aml"
 )
 
+// trainCmdRoot is a root command holding `train` only.
+func trainCmdRoot(args ...string) *cobra.Command {
+	g := &globalFlags{logLevel: "error"}
+	root := &cobra.Command{Use: "graphfed", SilenceUsage: true, SilenceErrors: true}
+	root.PersistentFlags().BoolVar(&g.json, "json", false, "")
+	root.PersistentFlags().StringVar(&g.logLevel, "log-level", "error", "")
+	root.AddCommand(newTrainCmd(g))
+	root.SetArgs(args)
+	return root
+}
+
 // TestTrainAML generates a world, trains the centralized AML baseline with
-// Multi-GNN switches for a couple of steps, and checks the report: the
-// metrics the sim reports, the split, and per-typology recall over every
-// pattern row of the generated Patterns file.
+// Multi-GNN switches for a couple of steps, each recipe, and checks the
+// report: the recipe and its steps, the metrics the sim reports, the
+// split, and per-typology recall over every pattern row of the generated
+// Patterns file.
 func TestTrainAML(t *testing.T) {
 	dir := t.TempDir()
 	gen, err := runAMLCmd(t, "gen", "aml", "--banks", "4", "--size", "tiny", "--seed", "3", "--illicit-ratio", "0.01", "--out", dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &globalFlags{logLevel: "error"}
-	root := &cobra.Command{Use: "graphfed", SilenceUsage: true, SilenceErrors: true}
-	root.PersistentFlags().BoolVar(&g.json, "json", false, "")
-	root.PersistentFlags().StringVar(&g.logLevel, "log-level", "error", "")
-	root.AddCommand(newTrainCmd(g))
-	root.SetArgs([]string{"train", "--aml", filepath.Join(dir, "HI-Tiny_Trans.csv"), "--epochs", "1", "--steps", "2", "--hidden", "8",
-		"--fanout", "2,2", "--ports", "--ego-ids", "--no-edge-updates", "--json"})
-	rep, err := executeForReport(t, root)
-	if err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		recipe string
+		steps  float64 // steps per epoch reported; 0: every training row once
+		shift  bool
+	}{
+		{"stratified, the default", []string{"--steps-per-epoch", "2"}, "stratified", 2, true},
+		{"stratified, old flag name", []string{"--steps", "3", "--pos-fraction", "0.25"}, "stratified", 3, true},
+		{"uniform, capped epoch", []string{"--pos-fraction", "-1", "--steps-per-epoch", "2"}, "uniform-weighted", 2, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"train", "--aml", filepath.Join(dir, "HI-Tiny_Trans.csv"), "--epochs", "2", "--hidden", "8",
+				"--fanout", "2,2", "--ports", "--ego-ids", "--no-edge-updates", "--json"}, tc.args...)
+			rep, err := executeForReport(t, trainCmdRoot(args...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := rep.Metrics
+			checkTrainAMLReport(t, rep, gen)
+			if m["recipe"] != tc.recipe || m["steps_per_epoch"] != tc.steps || m["train_steps"] != 2*tc.steps {
+				t.Errorf("recipe %v, %v steps per epoch, %v steps; want %s, %v", m["recipe"], m["steps_per_epoch"], m["train_steps"], tc.recipe, tc.steps)
+			}
+			if _, ok := m["margin_shift"].(float64); ok != tc.shift {
+				t.Errorf("margin shift %v", m["margin_shift"])
+			}
+			if share, ok := m["batch_pos_share"].(float64); tc.shift && (!ok || share <= 0 || share >= 1) {
+				t.Errorf("batch share %v", m["batch_pos_share"])
+			}
+		})
 	}
+}
+
+// checkTrainAMLReport checks what every `train --aml` report of the tiny
+// world holds.
+func checkTrainAMLReport(t *testing.T, rep, gen Report) {
+	t.Helper()
 	m := rep.Metrics
-	if rep.Command != "train" || rep.Algo != "centralized-gin+rmp+ports+ego" || m["hidden"] != 8.0 || m["epochs"] != 1.0 {
+	if rep.Command != "train" || rep.Algo != "centralized-gin+rmp+ports+ego" || m["hidden"] != 8.0 || m["epochs"] != 2.0 {
 		t.Fatalf("report %+v", rep)
+	}
+	if v, ok := m["peak_rss_mib"].(float64); !ok || v <= 0 {
+		t.Errorf("peak RSS %v", m["peak_rss_mib"])
 	}
 	for _, k := range []string{"test_f1_illicit", "val_f1_illicit", "test_f1_illicit_tuned", "val_f1_illicit_tuned"} {
 		if v, ok := m[k].(float64); !ok || v < 0 || v > 1 {
@@ -68,16 +113,58 @@ func TestTrainAMLFlags(t *testing.T) {
 		{"--kind", "pna"},
 		{"--fanout", "5"},
 		{"--scenario", "csbm"},
+		{"--pos-fraction", "1"},
+		{"--steps-per-epoch", "0"},
+		{"--steps", "4", "--steps-per-epoch", "4"},
 	} {
-		g := &globalFlags{logLevel: "error"}
-		root := &cobra.Command{Use: "graphfed", SilenceUsage: true, SilenceErrors: true}
-		root.PersistentFlags().BoolVar(&g.json, "json", false, "")
-		root.PersistentFlags().StringVar(&g.logLevel, "log-level", "error", "")
-		root.AddCommand(newTrainCmd(g))
-		root.SetArgs(append([]string{"train", "--aml", "x_Trans.csv"}, args...))
-		if err := root.Execute(); err == nil {
-			t.Errorf("%v: accepted", args)
+		err := trainCmdRoot(append([]string{"train", "--aml", "x_Trans.csv"}, args...)...).Execute()
+		if err == nil || strings.Contains(err.Error(), "x_Trans.csv") {
+			t.Errorf("%v: not refused before loading the file: %v", args, err)
 		}
+	}
+}
+
+// TestTrainAMLConfig checks the configuration the flags build: by default
+// the federated banks' learner (deploy.DefaultAMLConfig) and recipe, the
+// uniform weighted recipe with every row an epoch when asked for.
+func TestTrainAMLConfig(t *testing.T) {
+	bank := deploy.DefaultAMLConfig()
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		frac  float64
+		steps int
+	}{
+		{"defaults", nil, agent.DefaultAMLPosFraction, amlTrainStepsPerEpoch},
+		{"zero share is the default", []string{"--pos-fraction", "0"}, gnn.DefaultPosFraction, amlTrainStepsPerEpoch},
+		{"another share", []string{"--pos-fraction", "0.2", "--steps-per-epoch", "100"}, 0.2, 100},
+		{"uniform", []string{"--pos-fraction", "-1"}, 0, 0},
+		{"uniform, capped", []string{"--pos-fraction", "-1", "--steps-per-epoch", "50"}, 0, 50},
+		{"uniform, old flag", []string{"--pos-fraction", "-0.5", "--steps", "7"}, 0, 7},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var a amlTrainFlags
+			cmd := &cobra.Command{Use: "train"}
+			node := gnn.DefaultTrainConfig()
+			cmd.Flags().IntVar(&node.Hidden, "hidden", node.Hidden, "")
+			cmd.Flags().IntVar(&node.Epochs, "epochs", node.Epochs, "")
+			cmd.Flags().Float64Var(&node.LR, "lr", node.LR, "")
+			a.register(cmd)
+			if err := cmd.ParseFlags(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			c, err := a.config(cmd, node)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.PosFraction != tc.frac || c.StepsPerEpoch != tc.steps {
+				t.Errorf("pos fraction %v, %d steps per epoch; want %v, %d", c.PosFraction, c.StepsPerEpoch, tc.frac, tc.steps)
+			}
+			if c.Model.Kind != bank.Kind || c.Model.Hidden != bank.Hidden || c.LR != bank.LR || c.BatchSize != bank.BatchSize ||
+				!slices.Equal(c.FanOut, bank.FanOut) || c.Epochs != amlTrainEpochs {
+				t.Errorf("%s h%d lr %v batch %d fan-out %v, %d epochs; the banks' learner: %+v", c.Model.Kind, c.Model.Hidden, c.LR, c.BatchSize, c.FanOut, c.Epochs, bank)
+			}
+		})
 	}
 }
 
