@@ -182,16 +182,16 @@ func (s *Server) Run(ctx context.Context) (Result, error) {
 		case <-tick.C:
 		}
 		if err := s.drain(ctx); err != nil {
-			return s.snapshot(), err
+			return s.failed(ctx, err)
 		}
 		if err := s.flushResend(ctx); err != nil {
-			return s.snapshot(), err
+			return s.failed(ctx, err)
 		}
 		if err := s.step(ctx, Tick{Now: s.cfg.Now()}); err != nil {
-			return s.snapshot(), err
+			return s.failed(ctx, err)
 		}
 		if err := s.maybeReannounce(ctx); err != nil {
-			return s.snapshot(), err
+			return s.failed(ctx, err)
 		}
 		if s.machine.Finished() {
 			if s.allFinalIn() || s.cfg.Now().Sub(s.doneAt) > s.cfg.FinalWait {

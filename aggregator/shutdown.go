@@ -62,3 +62,26 @@ func (s *Server) stop(ctx context.Context) (Result, error) {
 	res.Stopped = reason
 	return res, e
 }
+
+// failed ends a run on err, or as stopped when ctx ended meanwhile and
+// err is that ending as seen by a store or transport (a cancellation, or a
+// request timing out as its context ends, which the stores report as
+// such). A stop (SIGINT) that lands while a step's checkpoint is being
+// stored fails that store, and the step it would have persisted is not acted on,
+// so the earlier checkpoint stands and the run is a stop that can be
+// resumed, not a failure (seen in CI: TestProcessSigintAggregator exited
+// with the checkpoint's "nats: timeout"). Any other failure stays one.
+func (s *Server) failed(ctx context.Context, err error) (Result, error) {
+	if ctx.Err() != nil && endedWith(err) {
+		s.cfg.Log.Debug().Err(err).Msg("aggregator: the step in progress when the job stopped")
+		return s.stop(ctx)
+	}
+	return s.snapshot(), err
+}
+
+// endedWith reports whether err is how a call fails when its context
+// ends (stores add the context's end to a timeout it caused, see
+// bus.JetStreamCheckpointStore).
+func endedWith(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}

@@ -151,7 +151,7 @@ func (s *JetStreamCheckpointStore) SaveState(ctx context.Context, data []byte) e
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("bus: checkpoint store %s: save: %w", s.bucket, err)
+		return fmt.Errorf("bus: checkpoint store %s: save: %w", s.bucket, withEnded(ctx, err))
 	}
 	s.rev = rev
 	return nil
@@ -166,7 +166,7 @@ func (s *JetStreamCheckpointStore) SaveModel(ctx context.Context, r uint64, data
 		return putObject(ctx, s.nc, s.obj, modelObject(r), data)
 	})
 	if err != nil {
-		return fmt.Errorf("bus: checkpoint store %s: save model of round %d: %w", s.bucket, r, err)
+		return fmt.Errorf("bus: checkpoint store %s: save model of round %d: %w", s.bucket, r, withEnded(ctx, err))
 	}
 	return nil
 }
@@ -185,4 +185,15 @@ func (s *JetStreamCheckpointStore) LoadModel(ctx context.Context, r uint64) ([]b
 		return nil, fmt.Errorf("bus: checkpoint store %s: load model of round %d: %w", s.bucket, r, err)
 	}
 	return data, nil
+}
+
+// withEnded adds ctx's end to err when ctx has ended and err does not say
+// so already: nats.go reports a request cut short by its context as
+// "nats: timeout", and a caller must be able to tell a store that failed
+// from one whose context ended (errors.Is(err, context.Canceled)).
+func withEnded(ctx context.Context, err error) error {
+	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+		return fmt.Errorf("%w (%w)", err, cerr)
+	}
+	return err
 }
