@@ -29,11 +29,14 @@ import "graphfed/gnn"
 // dimensions and need noise that drowns them (docs/ARCHITECTURE.md, "Where
 // the boundary exchange pays").
 
-// releasedFeatures are the node feature columns a layer-0 block carries.
-var releasedFeatures = [...]int{gnn.NodeColInPartners, gnn.NodeColOutPartners}
+// featureWidth is a layer-0 block's values, releasedFeatures' columns.
+const featureWidth = 2
 
-// featureWidth is a layer-0 block's values.
-const featureWidth = len(releasedFeatures)
+// releasedFeatures returns the node feature columns a layer-0 block
+// carries (a function, not a package variable: nothing may change them).
+func releasedFeatures() [featureWidth]int {
+	return [featureWidth]int{gnn.NodeColInPartners, gnn.NodeColOutPartners}
+}
 
 func (l *AMLLearner) releasesFeatures() bool {
 	return l.cfg.Release == ReleaseFeatures || l.cfg.Release == ReleaseAll
@@ -70,7 +73,7 @@ func layoutFor(release string, L, w int) releaseLayout {
 // evaluation stage computes them (over every visible transaction).
 func (l *AMLLearner) appendFeatures(dst []float32, a int32) []float32 {
 	r := l.evalSt.NodeX.Row(int(a))
-	for _, c := range releasedFeatures {
+	for _, c := range releasedFeatures() {
 		dst = append(dst, r[c])
 	}
 	return dst
@@ -92,7 +95,7 @@ func (l *AMLLearner) applyFeatures(a int32, blk []float32, alpha float32, blocks
 	var dec [featureWidth]float32
 	decodeLayer(dec[:], blk, 1, blocks, 1)
 	tr, ev := l.trainSt.NodeX.Row(int(a)), l.evalSt.NodeX.Row(int(a))
-	for j, c := range releasedFeatures {
+	for j, c := range releasedFeatures() {
 		x := (1-alpha)*own[j] + alpha*max(dec[j], own[j])
 		tr[c], ev[c] = x, x
 	}
