@@ -38,13 +38,12 @@ func releasedFeatures() [featureWidth]int {
 	return [featureWidth]int{gnn.NodeColInPartners, gnn.NodeColOutPartners}
 }
 
-func (l *AMLLearner) releasesFeatures() bool {
-	return l.cfg.Release == ReleaseFeatures || l.cfg.Release == ReleaseAll
-}
+// carriesFeatures and carriesHidden say what a release carries.
+func carriesFeatures(release string) bool { return release == ReleaseFeatures || release == ReleaseAll }
+func carriesHidden(release string) bool   { return release == ReleaseHidden || release == ReleaseAll }
 
-func (l *AMLLearner) releasesHidden() bool {
-	return l.cfg.Release == ReleaseHidden || l.cfg.Release == ReleaseAll
-}
+func (l *AMLLearner) releasesFeatures() bool { return carriesFeatures(l.cfg.Release) }
+func (l *AMLLearner) releasesHidden() bool   { return carriesHidden(l.cfg.Release) }
 
 // hiddenBlock is the release block of hidden layer k (1-based).
 func (l *AMLLearner) hiddenBlock(k int) int {
@@ -58,10 +57,10 @@ func (l *AMLLearner) hiddenBlock(k int) int {
 // width w.
 func layoutFor(release string, L, w int) releaseLayout {
 	var widths []int
-	if release == ReleaseFeatures || release == ReleaseAll {
+	if carriesFeatures(release) {
 		widths = append(widths, featureWidth)
 	}
-	if release == ReleaseHidden || release == ReleaseAll {
+	if carriesHidden(release) {
 		for range L {
 			widths = append(widths, w)
 		}
