@@ -13,37 +13,6 @@ import (
 // laundering one.
 const DefaultAMLEvalSample = 8192
 
-// evalSet is a split's home transactions as scored: every laundering
-// transaction and a fixed seeded sample of the legitimate ones, whose counts
-// weigh n/k so that pooled counts (and so F1) estimate the full split's.
-type evalSet struct {
-	seeds    []int32
-	negScale float64 // legitimate transactions in the split / in seeds
-}
-
-// sampleEval draws s's evaluation set: all of it when limit < 0 or the
-// legitimate transactions number at most limit.
-func sampleEval(g *graph.AMLGraph, s []int32, limit int, rng *rand.Rand) evalSet {
-	var pos, neg []int32
-	for _, e := range s {
-		if g.Label[e] != 0 {
-			pos = append(pos, e)
-		} else {
-			neg = append(neg, e)
-		}
-	}
-	if limit < 0 || len(neg) <= limit {
-		return evalSet{seeds: s, negScale: 1}
-	}
-	// A partial Fisher–Yates shuffle picks limit of them uniformly.
-	for i := 0; i < limit; i++ {
-		j := i + rng.IntN(len(neg)-i)
-		neg[i], neg[j] = neg[j], neg[i]
-	}
-	out := append(pos, neg[:limit]...)
-	return evalSet{seeds: out, negScale: float64(len(neg)) / float64(limit)}
-}
-
 // score runs seeds through the evaluation stage with a fixed sample and
 // returns each transaction's positive-class margin and its label; done, if
 // set, hears how many seeds are scored after each batch. Batches are of
@@ -81,12 +50,9 @@ func (l *AMLLearner) score(seeds []int32, done func(n int)) ([]float32, []int32)
 // putCounts writes a confusion matrix under prefix, legitimate
 // transactions weighed by negScale, and its F1.
 func putCounts(out map[string]float64, prefix string, s gnn.EdgeScores, negScale float64) {
-	tp, fp, fn, tn := float64(s.TP), float64(s.FP)*negScale, float64(s.FN), float64(s.TN)*negScale
-	out[prefix+"tp"], out[prefix+"fp"], out[prefix+"fn"], out[prefix+"tn"] = tp, fp, fn, tn
-	out[prefix+"f1_illicit"] = 0
-	if tp > 0 {
-		out[prefix+"f1_illicit"] = 2 * tp / (2*tp + fp + fn)
-	}
+	out[prefix+"tp"], out[prefix+"fp"] = float64(s.TP), float64(s.FP)*negScale
+	out[prefix+"fn"], out[prefix+"tn"] = float64(s.FN), float64(s.TN)*negScale
+	out[prefix+"f1_illicit"] = gnn.WeightedF1(s, negScale)
 }
 
 // Evaluate implements Learner: the per-round validation score of the
@@ -98,8 +64,8 @@ func putCounts(out map[string]float64, prefix string, s gnn.EdgeScores, negScale
 // (EvaluateFinal).
 func (l *AMLLearner) Evaluate() map[string]float64 {
 	out := map[string]float64{}
-	m, lab := l.score(l.valSample.seeds, nil)
-	putCounts(out, "val_", gnn.CountAt(m, lab, 0), l.valSample.negScale)
+	m, lab := l.score(l.valSample.Seeds, nil)
+	putCounts(out, "val_", gnn.CountAt(m, lab, 0), l.valSample.NegScale)
 	return out
 }
 

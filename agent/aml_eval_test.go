@@ -2,52 +2,10 @@ package agent
 
 import (
 	"math"
-	"math/rand/v2"
-	"slices"
 	"testing"
 
 	"graphfed/graph"
 )
-
-func TestSampleEval(t *testing.T) {
-	g := &graph.AMLGraph{Label: make([]uint8, 100)}
-	for e := 0; e < 100; e += 10 {
-		g.Label[e] = 1 // 10 laundering, 90 legitimate
-	}
-	all := make([]int32, 100)
-	for i := range all {
-		all[i] = int32(i)
-	}
-	for _, tc := range []struct {
-		name      string
-		limit     int
-		wantSeeds int
-		wantScale float64
-	}{
-		{"all when negative", -1, 100, 1},
-		{"all when the legitimate fit", 90, 100, 1},
-		{"sampled", 30, 40, 3},
-		{"one legitimate", 1, 11, 90},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			s := sampleEval(g, slices.Clone(all), tc.limit, rand.New(rand.NewPCG(1, 2)))
-			if len(s.seeds) != tc.wantSeeds || s.negScale != tc.wantScale {
-				t.Fatalf("%d seeds, scale %v; want %d, %v", len(s.seeds), s.negScale, tc.wantSeeds, tc.wantScale)
-			}
-			pos, seen := 0, map[int32]bool{}
-			for _, e := range s.seeds {
-				if seen[e] {
-					t.Fatalf("seed %d twice", e)
-				}
-				seen[e] = true
-				pos += int(g.Label[e])
-			}
-			if pos != 10 {
-				t.Errorf("%d laundering seeds kept, want all 10", pos)
-			}
-		})
-	}
-}
 
 // The per-round sample's weighted counts estimate the full split's, and
 // the final evaluation counts typologies that add up to the laundering

@@ -122,7 +122,7 @@ type AMLLearner struct {
 	train     []int32        // training seeds (transactions of d.Graph)
 	val       []int32        // home validation seeds
 	test      []int32        // home test seeds
-	valSample evalSet        // the per-round evaluation set
+	valSample gnn.EvalSample // the per-round evaluation set
 	weights   []float32
 	model     *gnn.EdgeModel
 	opt       *gnn.Adam
@@ -307,7 +307,7 @@ func NewAMLLearner(d AMLData, cfg AMLConfig) (*AMLLearner, error) {
 	l.seeds = gnn.NewSeedStream(d.Graph, slices.Clone(l.train), cfg.PosFraction)
 	l.shift = float32(l.seeds.Shift(cfg.BatchSize, float64(l.weights[1])))
 	srng := rand.New(rand.NewPCG(cfg.Seed, 0x5a3e))
-	l.valSample = sampleEval(d.Graph, l.val, cfg.EvalSample, srng)
+	l.valSample = gnn.SampleEval(d.Graph, l.val, cfg.EvalSample, srng)
 	l.Init(0)
 	return l, nil
 }

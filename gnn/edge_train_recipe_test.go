@@ -208,3 +208,53 @@ func TestTrainEdgeClassifierStratified(t *testing.T) {
 		})
 	}
 }
+
+// TestTrainEdgeClassifierValSample bounds the per-epoch validation to every
+// laundering validation edge and a sample of legitimate ones, without
+// touching training (the losses are those of the unsampled run), and
+// reports the best epoch's scores on every validation edge.
+func TestTrainEdgeClassifierValSample(t *testing.T) {
+	g := genWorld(smallWorld(1))
+	sp := g.TemporalSplit()
+	var val [2]int
+	for e, s := range g.EdgeSplits(&sp) {
+		if s == graph.SplitVal {
+			val[g.Label[e]]++
+		}
+	}
+	train := func(sample int) EdgeHistory {
+		cfg := DefaultEdgeTrainConfig(KindGIN)
+		cfg.Model.Hidden, cfg.Epochs, cfg.BatchSize, cfg.FanOut = 16, 3, 256, []int{5, 5}
+		cfg.PosFraction, cfg.StepsPerEpoch, cfg.ValSample = DefaultPosFraction, 8, sample
+		_, h, err := TrainEdgeClassifier(g, cfg, newRNG(5))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	full := train(0)
+	for _, tc := range []struct {
+		name   string
+		sample int
+		want   int // validation edges scored an epoch
+	}{
+		{"sampled", val[0] / 10, val[1] + val[0]/10},
+		{"limit above the split: all", val[0] + 1, val[0] + val[1]},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := train(tc.sample)
+			for i, e := range h.Epochs {
+				if e.Loss != full.Epochs[i].Loss {
+					t.Fatalf("epoch %d loss %v, unsampled %v: sampling validation changed training", e.Epoch, e.Loss, full.Epochs[i].Loss)
+				}
+				if e.Val.Count != tc.want || e.Val.TP+e.Val.FN != val[1] {
+					t.Fatalf("epoch %d validated %d edges (%d laundering), want %d (%d)", e.Epoch, e.Val.Count, e.Val.TP+e.Val.FN, tc.want, val[1])
+				}
+			}
+			if h.Val.Count != val[0]+val[1] {
+				t.Fatalf("best epoch scored on %d validation edges, want all %d", h.Val.Count, val[0]+val[1])
+			}
+			checkTunedHistory(t, g, h)
+		})
+	}
+}
