@@ -130,7 +130,7 @@ func (a *agentFlags) register(cmd *cobra.Command) {
 	f.StringVar(&a.ledger, "ledger", "", "privacy ledger file (fsynced); default: the job's JetStream ledger stream")
 	f.Float64Var(&a.gradSigma, "grad-sigma", agent.DefaultGradSigma, "σ2 on gradient estimators (cefedgnn, fedgnn-st)")
 	f.Float64Var(&a.embSigma, "emb-sigma", agent.DefaultEmbSigma, "σ0 on normalized boundary embeddings (cefedgnn, fedgnn-st)")
-	f.IntVar(&a.epochs, "local-epochs", agentDefaultEpochs, "local epochs per round (local steps K for aml; default 32 there)")
+	f.IntVar(&a.epochs, "local-epochs", agentDefaultEpochs, "local epochs per round (local steps K for aml; default 32 there: on a big world give every bank the same larger K, as sim does: enough steps for the job to go twice over the median bank's training transactions)")
 	f.IntVar(&a.evalEvery, "eval-every", 0, "score the model every this many rounds; 0: every round for node and aml, the final model only for rec; negative: the final model only")
 	f.Uint64Var(&l.Seed, "seed", l.Seed, "local randomness seed (dropout, sampling, local tables)")
 	// node

@@ -54,7 +54,7 @@ type amlFlags struct {
 const (
 	amlDefaultAlgo   = aggregator.AlgoCEFedGNN
 	amlDefaultRounds = 12
-	amlDefaultK      = 32
+	amlDefaultK      = deploy.DefaultAMLLocalSteps // bigger banks get more: deploy.AMLLocalSteps
 )
 
 func (a *amlFlags) register(cmd *cobra.Command) {
@@ -93,9 +93,6 @@ func runAMLSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Time) 
 	if !fl.Changed("rounds") {
 		s.rounds = amlDefaultRounds
 	}
-	if !fl.Changed("local-epochs") {
-		s.localEpochs = amlDefaultK
-	}
 	priv, err := s.priv.sim(cmd, s.seed, s.out)
 	if err != nil {
 		return fmt.Errorf("sim: %w", err)
@@ -123,6 +120,7 @@ func runAMLSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Time) 
 	work := gnn.NewEdgeWorkers(0)
 	learners := make([]agent.Learner, len(views))
 	ids := make([]string, len(views))
+	trainSizes := make([]int, len(views))
 	if s.aml.embEvery == 0 {
 		s.aml.embEvery = agent.DefaultExchangeEvery(s.aml.embRelease, s.rounds)
 	}
@@ -142,6 +140,13 @@ func runAMLSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Time) 
 			return fmt.Errorf("sim: bank %s: %w", v.ID, err)
 		}
 		learners[i], ids[i] = l, v.ID
+		trainSizes[i] = l.TrainSize()
+	}
+	if !fl.Changed("local-epochs") {
+		// Rounds that fit the work: K grows with the banks' data.
+		s.localEpochs = deploy.AMLLocalSteps(trainSizes, s.aml.batch, s.rounds)
+		log.Info().Int("k", s.localEpochs).Ints("train_rows", trainSizes).Int("batch", s.aml.batch).Int("rounds", s.rounds).
+			Msg("sim: local steps per round from the banks' training transactions")
 	}
 	priv.EmbSigma = s.embSigma
 	if s.priv.target > 0 {
