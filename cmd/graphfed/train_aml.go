@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"graphfed/agent"
 	"graphfed/gnn"
 	"graphfed/graph"
 	"graphfed/workload/aml"
@@ -281,10 +282,7 @@ func amlTypologyRecall(w *graph.AMLGraph, typ []int8, edges []int32, margins []f
 		if w.Label[e] == 0 {
 			continue
 		}
-		name := "unlisted"
-		if typ[e] >= 0 {
-			name = graph.AMLTypology(typ[e]).String()
-		}
+		name := agent.TypologyKey(typ[e]) // the keys sim reports: "fan_in", "unlisted"
 		t := by[name]
 		if t == nil {
 			t = &tally{}

@@ -101,6 +101,9 @@ func checkTrainAMLReport(t *testing.T, rep, gen Report) {
 		t.Fatalf("typology recall %v", m["test_recall_by_typology"])
 	}
 	for name, v := range typ {
+		if name != strings.ToLower(name) || strings.ContainsAny(name, "- ") {
+			t.Errorf("typology %q: want sim's keys (fan_in, unlisted)", name)
+		}
 		r := v.(map[string]any)
 		if r["rows"].(float64) < 1 || r["recall"].(float64) < 0 || r["recall"].(float64) > 1 {
 			t.Errorf("%s: %v", name, r)
