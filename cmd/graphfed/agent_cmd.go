@@ -27,6 +27,7 @@ type agentFlags struct {
 	noiseSeed                uint64
 	gradSigma, embSigma      float64
 	learn                    deploy.LearnerOptions
+	multi                    multiGNNFlags // aml
 	blobs                    blobFlags
 	metrics                  metricsFlags
 }
@@ -144,6 +145,7 @@ func (a *agentFlags) register(cmd *cobra.Command) {
 	f.Float64("desc-sigma", agent.DefaultDescriptorSigma, "node (fedgsp): Gaussian σ on the descriptor rows, released once")
 	// aml, as `graphfed sim --scenario aml`
 	f.StringVar(&l.AML.Kind, "gnn", l.AML.Kind, "aml: message passing, gin, sage or gcn")
+	a.multi.register(f, "aml: ")
 	f.IntVar(&l.AML.BatchSize, "batch", l.AML.BatchSize, "aml: seed transactions per local step")
 	f.IntVar(&l.AML.Hidden, "aml-hidden", l.AML.Hidden, "aml: hidden units of the transaction GNN")
 	f.Float64Var(&l.AML.LR, "aml-lr", l.AML.LR, "aml: Adam learning rate")
@@ -206,6 +208,7 @@ func (a *agentFlags) options(cmd *cobra.Command, priv privacyFlags, log zerolog.
 	learn := a.learn
 	learn.Dir = a.data
 	learn.AML.OnFinalScore = finalScoreLog(log)
+	learn.AML.Ports, learn.AML.TimeDeltas, learn.AML.EgoIDs = a.multi.ports(), a.multi.timeDeltas(), a.multi.egoIDs()
 	return deploy.AgentOptions{Job: a.job, ID: a.client, Task: a.task, Algo: algo,
 		Conn: deploy.ConnOptions{URL: a.natsURL, Creds: a.creds}, Keyring: a.keyring, Durable: a.durable,
 		Blobs: a.blobs.options(), Privacy: p, Data: learn, LocalEpochs: epochs, EvalEvery: eval, Log: log}

@@ -47,6 +47,7 @@ type amlFlags struct {
 	posFrac    float64
 	trans      string // an AMLworld *_Trans.csv to run on instead of generating a world
 	acctFile   string // its accounts file (default: the sibling of trans, if present)
+	multi      multiGNNFlags
 }
 
 // AML defaults of flags shared with node simulations: the main job runs
@@ -78,6 +79,7 @@ func (a *amlFlags) register(cmd *cobra.Command) {
 	f.StringVar(&a.opt, "aml-opt", "", "AML: optimizer, adam or cefed (Algorithm 1: G ← (1−β)G + β∇, W ← W − ηG, sharing G under cefedgnn and fedgnn-st); default adam")
 	f.Float64Var(&a.posFrac, "pos-fraction", agent.DefaultAMLPosFraction, "AML: share of laundering transactions in each training batch, unweighted, with scores shifted back to the class-weighted decision (negative: uniform batches)")
 	f.IntVar(&a.evalSample, "eval-sample", agent.DefaultAMLEvalSample, "AML: per-round evaluation scores every laundering transaction and at most this many legitimate ones per bank and split, weighted back to the split (negative: all); the final model is scored on everything")
+	a.multi.register(f, "AML: ")
 	f.IntVar(&a.evalEvery, "eval-every", 1, "AML: banks score the model every this many rounds (the final model always)")
 }
 
@@ -135,7 +137,8 @@ func runAMLSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Time) 
 		v.Graph.Compact() // built: trim its arrays, drop its account lookup
 		l, err := agent.NewAMLLearner(d, deploy.AMLConfigFor(s.algo, agent.AMLConfig{Kind: s.aml.kind, Opt: s.aml.opt, BatchSize: s.aml.batch,
 			Gamma: s.cefed.Gamma, Hidden: s.aml.hidden, LR: s.aml.lr, FanOut: s.aml.fanOut, ExchangeEvery: s.aml.embEvery, PoolWeight: s.aml.poolWeight, ReleaseDims: s.aml.embDims, Release: s.aml.embRelease,
-			EvalSample: s.aml.evalSample, PosFraction: s.aml.posFrac, OnFinalScore: fp.bank(i), Work: work, Seed: s.seed*7919 + uint64(i) + 1}))
+			EvalSample: s.aml.evalSample, PosFraction: s.aml.posFrac, OnFinalScore: fp.bank(i),
+			Ports: s.aml.multi.ports(), TimeDeltas: s.aml.multi.timeDeltas(), EgoIDs: s.aml.multi.egoIDs(), Work: work, Seed: s.seed*7919 + uint64(i) + 1}))
 		if err != nil {
 			return fmt.Errorf("sim: bank %s: %w", v.ID, err)
 		}
