@@ -193,7 +193,7 @@ func TestAMLMatchTypologies(t *testing.T) {
 		t.Fatalf("typologies %v, matched %d", typ, matched)
 	}
 	rec := amlTypologyRecall(w, typ, []int32{0, 1, 2, 3}, []float32{1, 5, -1, 0.5}, 0.8)
-	cyc := rec[graph.AMLCycle.String()].(map[string]any)
+	cyc := rec["cycle"].(map[string]any) // sim's key for CYCLE
 	if cyc["rows"] != 2 || cyc["recall"] != 0.5 || cyc["recall_tuned"] != 0.5 {
 		t.Errorf("cycle %v", cyc)
 	}
