@@ -29,6 +29,16 @@ type Config struct {
 	Principal int     // principal directions per basis in the descriptors
 	Metric    string  // MetricAccuracy or MetricROCAUC
 	Seed      uint64  // local randomness (dropout); distinct per client
+	// RawFeatures keeps the features as the dataset gives them instead of
+	// row-normalising non-negative ones. The authors apply NormalizeFeatures
+	// to Planetoid and Amazon graphs only, not to the heterophilous
+	// (Platonov et al.) ones, whose loader actor's npz comes from.
+	RawFeatures bool
+	// NoBias builds the MLP's Dense layers without biases, as the authors'
+	// Dense (bias='none') is. Then the network is positively homogeneous
+	// in its inputs and cannot settle on a constant (majority) prediction
+	// through its biases while the inputs are small.
+	NoBias bool
 }
 
 // DefaultConfig is the authors' Cora row for 10 disjoint clients

@@ -20,12 +20,14 @@ func TestGradientsFiniteDifference(t *testing.T) {
 		dim, hidden, layers int
 		orders, classes     int
 		dropC, dropM        float64
+		noBias              bool
 	}{
-		{"two layers", 5, 4, 2, 2, 3, 0, 0},
-		{"residual hidden", 5, 6, 3, 3, 3, 0, 0},
-		{"residual first layer", 4, 4, 3, 1, 2, 0, 0},
-		{"four layers", 3, 5, 4, 2, 4, 0, 0},
-		{"dropout on", 5, 6, 3, 2, 3, 0.3, 0.25},
+		{"two layers", 5, 4, 2, 2, 3, 0, 0, false},
+		{"residual hidden", 5, 6, 3, 3, 3, 0, 0, false},
+		{"residual first layer", 4, 4, 3, 1, 2, 0, 0, false},
+		{"four layers", 3, 5, 4, 2, 4, 0, 0, false},
+		{"dropout on", 5, 6, 3, 2, 3, 0.3, 0.25, false},
+		{"bias-free", 5, 6, 3, 2, 3, 0.3, 0.25, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -42,7 +44,7 @@ func TestGradientsFiniteDifference(t *testing.T) {
 			for i := range labels {
 				labels[i] = int32(rng.IntN(c.classes))
 			}
-			m := newModel(c.orders, c.dim, c.hidden, c.layers, c.classes, c.dropC, c.dropM)
+			m := newModelBias(c.orders, c.dim, c.hidden, c.layers, c.classes, c.dropC, c.dropM, !c.noBias)
 			m.init(3)
 			// Spread the coefficients so that their gradients differ.
 			for _, p := range m.coef {
@@ -51,6 +53,9 @@ func TestGradientsFiniteDifference(t *testing.T) {
 				}
 			}
 			for _, dl := range m.dense {
+				if dl.b == nil {
+					continue
+				}
 				for j := range dl.b.W.Data {
 					dl.b.W.Data[j] = float32(0.1 * rng.NormFloat64())
 				}

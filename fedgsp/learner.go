@@ -51,7 +51,8 @@ type Learner struct {
 // NewLearner builds a client over d: it estimates ĥ from the train–train
 // edges, computes the bases and mixed inputs once, and initialises the
 // model from seed 0 (the agent calls Init with the job's seed). Non-negative
-// features are row-normalised first, as FedGSP's NormalizeFeatures does.
+// features are row-normalised first, as FedGSP's NormalizeFeatures does,
+// unless cfg.RawFeatures.
 func NewLearner(d *graph.Dataset, cfg Config) (*Learner, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -72,7 +73,11 @@ func NewLearner(d *graph.Dataset, cfg Config) (*Learner, error) {
 	}
 	l.homophily, l.homEdges = EstimateHomophily(d.Adj, d.Labels, d.Split)
 	l.prop = newPropagator(d.Adj)
-	l.x = denseFeatures(graph.NormalizeIfNonNegative(d.Features))
+	if cfg.RawFeatures {
+		l.x = denseFeatures(d.Features)
+	} else {
+		l.x = denseFeatures(graph.NormalizeIfNonNegative(d.Features))
+	}
 
 	// Stored row of each node (−1: not stored), train first.
 	var order []int
@@ -120,7 +125,7 @@ func NewLearner(d *graph.Dataset, cfg Config) (*Learner, error) {
 	l.trainIn = slice(0, l.nTrain)
 	l.valIn = slice(l.nTrain, l.nTrain+l.nVal)
 	l.tstIn = slice(l.nTrain+l.nVal, rows)
-	l.m = newModel(K, dim, cfg.Hidden, cfg.Layers, d.Classes, cfg.DropoutC, cfg.DropoutM)
+	l.m = newModelBias(K, dim, cfg.Hidden, cfg.Layers, d.Classes, cfg.DropoutC, cfg.DropoutM, !cfg.NoBias)
 	l.wsTrain, l.wsVal, l.wsTest = l.m.newWorkspace(), l.m.newWorkspace(), l.m.newWorkspace()
 	l.Init(0)
 	return l, nil

@@ -300,3 +300,48 @@ type agentDescriptorReleaser interface {
 }
 
 var _ agentDescriptorReleaser = (*Learner)(nil)
+
+// TestRawFeaturesAndNoBias: RawFeatures keeps B_0 = X as given (rows not
+// normalised), and NoBias drops the Dense biases from the parameters.
+func TestRawFeaturesAndNoBias(t *testing.T) {
+	d := randomDataset(t, newRNG(3), 30, 5, 3, 20, false)
+	cfg := smallConfig()
+	norm, err := NewLearner(d, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.RawFeatures, cfg.NoBias = true, true
+	raw, err := NewLearner(d, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Stored row 0 is the first train node.
+	first := -1
+	for i, s := range d.Split {
+		if s == graph.SplitTrain {
+			first = i
+			break
+		}
+	}
+	cols, vals := d.Features.Row(first)
+	for p, j := range cols {
+		if got := raw.inputs[0].Row(0)[j]; got != vals[p] {
+			t.Fatalf("raw B_0[0][%d] = %v, want the feature %v", j, got, vals[p])
+		}
+		if got, want := float64(norm.inputs[0].Row(0)[j]), float64(vals[p]); math.Abs(got-want) < 1e-9 {
+			t.Fatalf("normalised B_0[0][%d] = %v equals the raw value", j, got)
+		}
+	}
+	h, K, dim := cfg.Hidden, cfg.Orders, 5
+	if want := (K+1)*dim + dim*h + h*h + h*3; raw.NumParams() != want {
+		t.Fatalf("bias-free model has %d params, want %d", raw.NumParams(), want)
+	}
+	if norm.NumParams() != raw.NumParams()+2*h+3 {
+		t.Fatalf("biased model has %d params, bias-free %d", norm.NumParams(), raw.NumParams())
+	}
+	raw.Init(1)
+	raw.Train(2)
+	if m := raw.Evaluate(); math.IsNaN(m["val_score"]) {
+		t.Fatal("bias-free raw-feature learner scores NaN")
+	}
+}

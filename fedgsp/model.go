@@ -16,9 +16,10 @@ import (
 //
 // with the residual [+ x_l] exactly when the layer is square, as the
 // authors' Dense does. It is node-wise (the graph is in the fixed inputs
-// B_k), so training touches the training rows only. Unlike the authors'
-// bias-free Dense, every layer has a bias (zero at Init); the coefficients
-// come first in the parameter list, as the contract's flat layout requires.
+// B_k), so training touches the training rows only. Unless built without
+// biases (Config.NoBias: the authors' bias-free Dense, bias='none'), every
+// layer has a bias (zero at Init); the coefficients come first in the
+// parameter list, as the contract's flat layout requires.
 type model struct {
 	orders, dim, classes int
 	dropC                float64
@@ -28,7 +29,7 @@ type model struct {
 	params, mlp          []*gnn.Param
 }
 
-// dense is one Dense layer.
+// dense is one Dense layer; b is nil in a bias-free model.
 type dense struct {
 	w, b     *gnn.Param
 	residual bool
@@ -65,6 +66,11 @@ func (m *model) newWorkspace() *workspace {
 }
 
 func newModel(orders, dim, hidden, layers, classes int, dropC, dropM float64) *model {
+	return newModelBias(orders, dim, hidden, layers, classes, dropC, dropM, true)
+}
+
+// newModelBias is newModel with the Dense biases present or absent.
+func newModelBias(orders, dim, hidden, layers, classes int, dropC, dropM float64, bias bool) *model {
 	m := &model{orders: orders, dim: dim, classes: classes, dropC: dropC, dropM: dropM}
 	for k := 0; k <= orders; k++ {
 		p := gnn.NewParam(fmt.Sprintf("coef.%d", k), 1, dim, true)
@@ -79,12 +85,15 @@ func newModel(orders, dim, hidden, layers, classes int, dropC, dropM float64) *m
 		}
 		dl := &dense{
 			w:        gnn.NewParam(fmt.Sprintf("dense.%d.W", l), in, out, true),
-			b:        gnn.NewParam(fmt.Sprintf("dense.%d.b", l), 1, out, true),
 			residual: in == out,
 			relu:     l < layers-1,
 		}
 		m.dense = append(m.dense, dl)
-		m.mlp = append(m.mlp, dl.w, dl.b)
+		m.mlp = append(m.mlp, dl.w)
+		if bias {
+			dl.b = gnn.NewParam(fmt.Sprintf("dense.%d.b", l), 1, out, true)
+			m.mlp = append(m.mlp, dl.b)
+		}
 		in = out
 	}
 	m.params = append(m.params, m.mlp...)
@@ -105,7 +114,9 @@ func (m *model) init(seed uint64) {
 		for j := range dl.w.W.Data {
 			dl.w.W.Data[j] = float32((2*rng.Float64() - 1) * a)
 		}
-		dl.b.W.Zero()
+		if dl.b != nil {
+			dl.b.W.Zero()
+		}
 	}
 }
 
@@ -129,7 +140,9 @@ func (m *model) forward(ws *workspace, inputs []*gnn.Tensor, train bool, rng *ra
 		st.x = st.drop.Forward(h, train, rng)
 		st.a = gnn.Reuse(st.a, r, dl.w.W.Cols)
 		gnn.MatMul(st.a, st.x, dl.w.W)
-		gnn.AddBias(st.a, dl.b.W)
+		if dl.b != nil {
+			gnn.AddBias(st.a, dl.b.W)
+		}
 		if dl.residual {
 			gnn.Add(st.a, st.a, st.x)
 		}
@@ -208,8 +221,10 @@ func (m *model) backward(ws *workspace, dLogits *gnn.Tensor) {
 	for l := len(m.dense) - 1; l >= 0; l-- {
 		dl, st := m.dense[l], &ws.layers[l]
 		gnn.MatMulTN(dl.w.G, st.x, dA)
-		dl.b.G.Zero()
-		gnn.AddBiasGrad(dl.b.G, dA)
+		if dl.b != nil {
+			dl.b.G.Zero()
+			gnn.AddBiasGrad(dl.b.G, dA)
+		}
 		st.dx = gnn.Reuse(st.dx, dA.Rows, dl.w.W.Rows)
 		gnn.MatMulNT(st.dx, dA, dl.w.W)
 		if dl.residual {

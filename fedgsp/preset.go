@@ -23,12 +23,33 @@ func HeterophilicConfig() Config {
 	}
 }
 
+// ActorConfig is the heterophilic preset on actor's raw binary features
+// (RawFeatures): the authors normalise Planetoid and Amazon features only,
+// not those of the heterophilous benchmarks actor's npz comes from. Row
+// normalisation leaves about five entries of 0.2 per row, and with the
+// Dense biases the MLP then sits on a constant (majority-class) prediction
+// for tens of rounds (10 METIS clients, seed 1: test accuracy of the
+// received models 0.263 in every round from 10 to 50). The server row
+// (fedgspServerPreset) shares the MLP almost uniformly (γ 50): local
+// actor models are weak (Local 24.5 on seed 1) and the features, not the
+// graph, carry the signal. Chosen on validation among nine seed-1
+// screens (mean best-val 0.301, final-round val 0.295). Seeds 1–3: test
+// at best validation 28.8 ± 1.3, against FedPer 28.1 ± 0.5 and FedAvg
+// 27.5 ± 0.9: not the +2 points issue 15 asks for.
+func ActorConfig() Config {
+	c := HeterophilicConfig()
+	c.RawFeatures = true
+	return c
+}
+
 // PresetNames lists the configurations Preset knows, in the order a
 // usage line lists them.
-func PresetNames() []string { return []string{"cora", "minesweeper", "tolokers", "heterophilic"} }
+func PresetNames() []string {
+	return []string{"cora", "minesweeper", "tolokers", "actor", "heterophilic"}
+}
 
 // Preset returns the named configuration: cora (DefaultConfig, the
-// homophilic row), minesweeper, tolokers or heterophilic.
+// homophilic row), minesweeper, tolokers, actor or heterophilic.
 func Preset(name string) (Config, bool) {
 	switch name {
 	case "cora":
@@ -37,6 +58,8 @@ func Preset(name string) (Config, bool) {
 		return MinesweeperConfig(), true
 	case "tolokers":
 		return TolokersConfig(), true
+	case "actor":
+		return ActorConfig(), true
 	case "heterophilic":
 		return HeterophilicConfig(), true
 	}

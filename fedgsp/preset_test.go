@@ -20,6 +20,7 @@ func TestChoose(t *testing.T) {
 	}{
 		{"auto", "minesweeper/client-3", "minesweeper", false},
 		{"", "tolokers", "tolokers", false},
+		{"auto", "actor/client-0", "actor", false},
 		{"auto", "some-graph", "heterophilic", false}, // by ĥ = 0
 		{"cora", "some-graph", "cora", false},
 		{"metis", "cora", "", true},

@@ -33,6 +33,10 @@ func fedgspServerPreset(name string) aggregator.FedGSPConfig {
 		c.Gamma, c.Alpha, c.Beta = 50, 0.05, 2
 	case "tolokers":
 		c.Gamma, c.Alpha, c.Beta = 1.6, 0.2, 1.2
+	case "actor":
+		// The heterophilic row with γ 50: every row of W close to
+		// uniform, so the MLP is shared by all clients (fedgsp.ActorConfig).
+		c.Gamma, c.Alpha, c.Beta = 50, 0.25, 1.2
 	case "heterophilic":
 		// α and β of the authors' Roman-empire row; γ chosen on
 		// chameleon's validation nodes (seed 1, 10 METIS clients, mean
@@ -59,6 +63,8 @@ func (f *fedgspFlags) register(cmd *cobra.Command) {
 	fl.Float64Var(&f.client.DropoutC, "fedgsp-coef-dropout", c.DropoutC, "FedGSP dropout on the bases before the coefficients")
 	fl.Float64Var(&f.client.DropoutM, "fedgsp-dropout", c.DropoutM, "FedGSP dropout before every dense layer")
 	fl.IntVar(&f.client.Principal, "fedgsp-principal", c.Principal, "FedGSP principal directions per basis in the descriptors")
+	fl.BoolVar(&f.client.RawFeatures, "fedgsp-raw-features", c.RawFeatures, "FedGSP: keep the features as given instead of row-normalising non-negative ones")
+	fl.BoolVar(&f.client.NoBias, "fedgsp-no-bias", c.NoBias, "FedGSP: Dense layers without biases (the authors' bias='none')")
 	fl.Float64Var(&f.descSigma, "desc-sigma", agent.DefaultDescriptorSigma, "Gaussian σ on FedGSP's descriptor rows (unit principal directions, released once per client)")
 	f.registerServer(cmd)
 }
@@ -115,7 +121,9 @@ func (f *fedgspFlags) resolve(cmd *cobra.Command, d *graph.Dataset) (string, fed
 		"fedgsp-lr": func() { c.LR1 = f.client.LR1 }, "fedgsp-wd": func() { c.WD1 = f.client.WD1 },
 		"fedgsp-coef-lr": func() { c.LR2 = f.client.LR2 }, "fedgsp-coef-wd": func() { c.WD2 = f.client.WD2 },
 		"fedgsp-coef-dropout": func() { c.DropoutC = f.client.DropoutC }, "fedgsp-dropout": func() { c.DropoutM = f.client.DropoutM },
-		"fedgsp-principal": func() { c.Principal = f.client.Principal },
+		"fedgsp-principal":    func() { c.Principal = f.client.Principal },
+		"fedgsp-raw-features": func() { c.RawFeatures = f.client.RawFeatures },
+		"fedgsp-no-bias":      func() { c.NoBias = f.client.NoBias },
 	} {
 		if fl.Changed(flag) {
 			set()
