@@ -44,7 +44,7 @@ func TestGradientsFiniteDifference(t *testing.T) {
 			for i := range labels {
 				labels[i] = int32(rng.IntN(c.classes))
 			}
-			m := newModelBias(c.orders, c.dim, c.hidden, c.layers, c.classes, c.dropC, c.dropM, !c.noBias)
+			m := newModel(c.orders, c.dim, c.hidden, c.layers, c.classes, c.dropC, c.dropM, !c.noBias)
 			m.init(3)
 			// Spread the coefficients so that their gradients differ.
 			for _, p := range m.coef {

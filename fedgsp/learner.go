@@ -125,7 +125,7 @@ func NewLearner(d *graph.Dataset, cfg Config) (*Learner, error) {
 	l.trainIn = slice(0, l.nTrain)
 	l.valIn = slice(l.nTrain, l.nTrain+l.nVal)
 	l.tstIn = slice(l.nTrain+l.nVal, rows)
-	l.m = newModelBias(K, dim, cfg.Hidden, cfg.Layers, d.Classes, cfg.DropoutC, cfg.DropoutM, !cfg.NoBias)
+	l.m = newModel(K, dim, cfg.Hidden, cfg.Layers, d.Classes, cfg.DropoutC, cfg.DropoutM, !cfg.NoBias)
 	l.wsTrain, l.wsVal, l.wsTest = l.m.newWorkspace(), l.m.newWorkspace(), l.m.newWorkspace()
 	l.Init(0)
 	return l, nil

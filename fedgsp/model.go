@@ -65,12 +65,8 @@ func (m *model) newWorkspace() *workspace {
 	return ws
 }
 
-func newModel(orders, dim, hidden, layers, classes int, dropC, dropM float64) *model {
-	return newModelBias(orders, dim, hidden, layers, classes, dropC, dropM, true)
-}
-
-// newModelBias is newModel with the Dense biases present or absent.
-func newModelBias(orders, dim, hidden, layers, classes int, dropC, dropM float64, bias bool) *model {
+// newModel builds the model, its Dense layers with biases or without.
+func newModel(orders, dim, hidden, layers, classes int, dropC, dropM float64, bias bool) *model {
 	m := &model{orders: orders, dim: dim, classes: classes, dropC: dropC, dropM: dropM}
 	for k := 0; k <= orders; k++ {
 		p := gnn.NewParam(fmt.Sprintf("coef.%d", k), 1, dim, true)

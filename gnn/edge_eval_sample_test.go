@@ -5,19 +5,10 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
-
-	"graphfed/graph"
 )
 
 func TestSampleEval(t *testing.T) {
-	g := &graph.AMLGraph{Label: make([]uint8, 100)}
-	for e := 0; e < 100; e += 10 {
-		g.Label[e] = 1 // 10 laundering, 90 legitimate
-	}
-	all := make([]int32, 100)
-	for i := range all {
-		all[i] = int32(i)
-	}
+	g, all := launderingEvery(100, 10) // 10 laundering, 90 legitimate
 	for _, tc := range []struct {
 		name      string
 		limit     int

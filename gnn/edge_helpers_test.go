@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"graphfed/graph"
 )
 
 // randMultigraph returns the endpoints of m directed edges on n nodes with
@@ -217,4 +219,18 @@ func edgeB2I(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// launderingEvery is a graph of n transactions (labels only), every
+// every-th of them laundering, and the ids 0..n−1 of all of them.
+func launderingEvery(n, every int) (*graph.AMLGraph, []int32) {
+	g := &graph.AMLGraph{Label: make([]uint8, n)}
+	for e := 0; e < n; e += every {
+		g.Label[e] = 1
+	}
+	ids := make([]int32, n)
+	for i := range ids {
+		ids[i] = int32(i)
+	}
+	return g, ids
 }

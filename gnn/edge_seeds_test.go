@@ -9,14 +9,7 @@ import (
 )
 
 func TestSeedStreamBatches(t *testing.T) {
-	g := &graph.AMLGraph{Label: make([]uint8, 1000)}
-	for e := 0; e < 1000; e += 100 {
-		g.Label[e] = 1 // 10 laundering transactions in 1000
-	}
-	train := make([]int32, 1000)
-	for i := range train {
-		train[i] = int32(i)
-	}
+	g, train := launderingEvery(1000, 100) // 10 laundering transactions in 1000
 	for _, tc := range []struct {
 		name    string
 		frac    float64
@@ -128,14 +121,7 @@ func TestMarginShiftKeepsTheWeightedDecision(t *testing.T) {
 // rate and the weight: 1 in 10 of a batch against 1 in 100 of the training
 // transactions, laundering weighing w.
 func TestSeedStreamShift(t *testing.T) {
-	g := &graph.AMLGraph{Label: make([]uint8, 1000)}
-	for e := 0; e < 1000; e += 100 {
-		g.Label[e] = 1
-	}
-	train := make([]int32, 1000)
-	for i := range train {
-		train[i] = int32(i)
-	}
+	g, train := launderingEvery(1000, 100) // 10 laundering transactions in 1000
 	s := NewSeedStream(g, train, 0.1)
 	for _, tc := range []struct {
 		size int

@@ -145,7 +145,7 @@ func (a *agentFlags) register(cmd *cobra.Command) {
 	f.Float64("desc-sigma", agent.DefaultDescriptorSigma, "node (fedgsp): Gaussian σ on the descriptor rows, released once")
 	// aml, as `graphfed sim --scenario aml`
 	f.StringVar(&l.AML.Kind, "gnn", l.AML.Kind, "aml: message passing, gin, sage or gcn")
-	a.multi.register(f, "aml: ")
+	a.multi.register(f, "aml: ", federatedNote)
 	f.IntVar(&l.AML.BatchSize, "batch", l.AML.BatchSize, "aml: seed transactions per local step")
 	f.IntVar(&l.AML.Hidden, "aml-hidden", l.AML.Hidden, "aml: hidden units of the transaction GNN")
 	f.Float64Var(&l.AML.LR, "aml-lr", l.AML.LR, "aml: Adam learning rate")

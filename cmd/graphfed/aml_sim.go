@@ -79,7 +79,7 @@ func (a *amlFlags) register(cmd *cobra.Command) {
 	f.StringVar(&a.opt, "aml-opt", "", "AML: optimizer, adam or cefed (Algorithm 1: G ← (1−β)G + β∇, W ← W − ηG, sharing G under cefedgnn and fedgnn-st); default adam")
 	f.Float64Var(&a.posFrac, "pos-fraction", agent.DefaultAMLPosFraction, "AML: share of laundering transactions in each training batch, unweighted, with scores shifted back to the class-weighted decision (negative: uniform batches)")
 	f.IntVar(&a.evalSample, "eval-sample", agent.DefaultAMLEvalSample, "AML: per-round evaluation scores every laundering transaction and at most this many legitimate ones per bank and split, weighted back to the split (negative: all); the final model is scored on everything")
-	a.multi.register(f, "AML: ")
+	a.multi.register(f, "AML: ", federatedNote)
 	f.IntVar(&a.evalEvery, "eval-every", 1, "AML: banks score the model every this many rounds (the final model always)")
 }
 

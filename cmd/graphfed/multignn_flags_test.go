@@ -18,7 +18,7 @@ func TestMultiGNNFlags(t *testing.T) {
 	} {
 		var m multiGNNFlags
 		f := pflag.NewFlagSet("t", pflag.ContinueOnError)
-		m.register(f, "")
+		m.register(f, "", "")
 		if err := f.Parse(tc.args); err != nil {
 			t.Fatal(err)
 		}

@@ -40,10 +40,7 @@ type amlTrainFlags struct {
 	classCap      float64
 	noReverse     bool
 	noUpdates     bool
-	ports         bool
-	timeDeltas    bool
-	egoIDs        bool
-	multiGNN      bool
+	multi         multiGNNFlags
 }
 
 // AML defaults of flags shared with node training.
@@ -80,10 +77,7 @@ func (a *amlTrainFlags) register(cmd *cobra.Command) {
 	f.Float64Var(&a.classCap, "class-weight-cap", 10, "AML: cap of the laundering class's inverse-frequency loss weight")
 	f.BoolVar(&a.noReverse, "no-reverse-mp", false, "AML: messages follow edges only (no separate outgoing aggregation)")
 	f.BoolVar(&a.noUpdates, "no-edge-updates", false, "AML: no edge-embedding updates between layers")
-	f.BoolVar(&a.ports, "ports", false, "AML: port numbers as edge inputs (Multi-GNN)")
-	f.BoolVar(&a.timeDeltas, "time-deltas", false, "AML: time since the endpoints' previous transaction as edge inputs (Multi-GNN)")
-	f.BoolVar(&a.egoIDs, "ego-ids", false, "AML: mark the seed transaction's endpoints (Multi-GNN ego IDs)")
-	f.BoolVar(&a.multiGNN, "multignn", false, "AML: all Multi-GNN adaptations (reverse MP, edge updates, ports, time deltas, ego IDs)")
+	a.multi.register(f, "AML: ", "")
 }
 
 // config builds the training configuration; node-training flags shared by
@@ -142,8 +136,8 @@ func (a *amlTrainFlags) config(cmd *cobra.Command, node gnn.TrainConfig) (gnn.Ed
 	}
 	m := &c.Model
 	m.ReverseMP, m.EdgeUpdates = !a.noReverse, !a.noUpdates
-	m.Ports, m.TimeDeltas, m.EgoIDs = a.ports, a.timeDeltas, a.egoIDs
-	if a.multiGNN {
+	m.Ports, m.TimeDeltas, m.EgoIDs = a.multi.ports(), a.multi.timeDeltas(), a.multi.egoIDs()
+	if a.multi.all {
 		m.ReverseMP, m.EdgeUpdates, m.Ports, m.TimeDeltas, m.EgoIDs = true, true, true, true, true
 	}
 	return c, nil
