@@ -24,21 +24,26 @@ func HeterophilicConfig() Config {
 }
 
 // ActorConfig is the heterophilic preset on actor's raw binary features
-// (RawFeatures): the authors normalise Planetoid and Amazon features only,
-// not those of the heterophilous benchmarks actor's npz comes from. Row
-// normalisation leaves about five entries of 0.2 per row, and with the
-// Dense biases the MLP then sits on a constant (majority-class) prediction
-// for tens of rounds (10 METIS clients, seed 1: test accuracy of the
-// received models 0.263 in every round from 10 to 50). The server row
-// (fedgspServerPreset) shares the MLP almost uniformly (γ 50): local
-// actor models are weak (Local 24.5 on seed 1) and the features, not the
-// graph, carry the signal. Chosen on validation among nine seed-1
-// screens (mean best-val 0.301, final-round val 0.295). Seeds 1–3: test
-// at best validation 28.8 ± 1.3, against FedPer 28.1 ± 0.5 and FedAvg
-// 27.5 ± 0.9: not the +2 points issue 15 asks for.
+// (RawFeatures) with a twenty times smaller MLP rate, lr1 = 5e-4. The
+// authors normalise Planetoid and Amazon features only, not those of the
+// heterophilous benchmarks actor's npz comes from; row normalisation
+// leaves about five entries of 0.2 per row, and with the Dense biases the
+// MLP then sits on the majority class for tens of rounds. The rate: the
+// protocol scores each client's model after its local step, and Adam
+// moves every weight of a 512-wide layer by about lr1 in the sign of a
+// gradient taken on ~150 local train nodes. At lr1 0.01 that one step cost
+// 4–6 points of test accuracy against the personalised model the client
+// had just received (10 METIS clients, seed 1: about 0.26 against 0.31
+// over rounds 20–100), which the best-validation pick then inherits. The
+// server row (fedgspServerPreset) shares the MLP almost uniformly (γ 50):
+// local actor models are weak and the features, not the graph, carry the
+// signal. lr1 was chosen on validation over seeds 1–3 (0.01: mean best
+// val 0.314; 0.001: 0.322; 5e-4: 0.330); test at best validation 30.2 ±
+// 0.4, against FedPer 28.1 ± 0.5 and FedAvg 27.5 ± 0.9.
 func ActorConfig() Config {
 	c := HeterophilicConfig()
 	c.RawFeatures = true
+	c.LR1 = 5e-4
 	return c
 }
 
