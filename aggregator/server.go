@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -413,7 +414,10 @@ func (s *Server) act(ctx context.Context, a Action) error {
 		l := s.cfg.Log.Info().Uint64("round", x.Round).Str("reason", x.Reason).Strs("in", x.In).Strs("late", x.Late).
 			Strs("stale", x.Stale).Strs("dead", x.Dead).Bool("frozen", x.Frozen).Dur("took", x.Duration)
 		if x.Mix != nil && x.Mix.Collab != nil {
-			l = l.Interface("collab", x.Mix.Collab)
+			// The whole M×M graph is a screenful per round; the weight each
+			// client keeps on its own model says how personal the rows are.
+			l = l.Interface("collab_self", collabSelf(x.Mix.Collab))
+			s.cfg.Log.Debug().Uint64("round", x.Round).Interface("collab", x.Mix.Collab).Msg("collaboration graph")
 		} else if x.Mix != nil {
 			l = l.Interface("rho_bar", x.Mix.RhoBar).Float64("global_margin", x.Mix.GlobalMargin)
 		}
@@ -463,6 +467,24 @@ func (s *Server) RoundScores(r uint64) map[string]map[string]float64 {
 	out := make(map[string]map[string]float64, len(s.result.PerRound[r]))
 	for id, sc := range s.result.PerRound[r] {
 		out[id] = sc
+	}
+	return out
+}
+
+// collabSelf is each client's weight w_ii on its own model in FedGSP's
+// collaboration graph W (rows over the clients in id order), to three
+// decimals.
+func collabSelf(w map[string][]float64) map[string]float64 {
+	ids := make([]string, 0, len(w))
+	for id := range w {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	out := make(map[string]float64, len(ids))
+	for i, id := range ids {
+		if row := w[id]; i < len(row) {
+			out[id] = math.Round(row[i]*1000) / 1000
+		}
 	}
 	return out
 }
