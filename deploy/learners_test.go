@@ -254,3 +254,19 @@ func recWorld() (*graph.Interactions, error) {
 	d := &graph.Interactions{Name: "world", Users: users, Items: items, Train: train, Test: test}
 	return d, d.Validate()
 }
+
+func TestDefaultLocalEpochs(t *testing.T) {
+	for _, tt := range []struct {
+		algo     string
+		fallback int
+		want     int
+	}{
+		{aggregator.AlgoFedGSP, 5, FedGSPLocalEpochs},
+		{aggregator.AlgoFedAvg, 5, 5},
+		{aggregator.AlgoCEFedGNN, 32, 32},
+	} {
+		if got := DefaultLocalEpochs(tt.algo, tt.fallback); got != tt.want {
+			t.Errorf("DefaultLocalEpochs(%q, %d) = %d, want %d", tt.algo, tt.fallback, got, tt.want)
+		}
+	}
+}

@@ -131,7 +131,7 @@ func (a *agentFlags) register(cmd *cobra.Command) {
 	f.StringVar(&a.ledger, "ledger", "", "privacy ledger file (fsynced); default: the job's JetStream ledger stream")
 	f.Float64Var(&a.gradSigma, "grad-sigma", agent.DefaultGradSigma, "σ2 on gradient estimators (cefedgnn, fedgnn-st)")
 	f.Float64Var(&a.embSigma, "emb-sigma", agent.DefaultEmbSigma, "σ0 on normalized boundary embeddings (cefedgnn, fedgnn-st)")
-	f.IntVar(&a.epochs, "local-epochs", agentDefaultEpochs, "local epochs per round (local steps K for aml; default 32 there: on a big world give every bank the same larger K, as sim does: enough steps for the job to go twice over the median bank's training transactions)")
+	f.IntVar(&a.epochs, "local-epochs", agentDefaultEpochs, "local epochs per round (fedgsp: default 1, the authors' protocol; local steps K for aml; default 32 there: on a big world give every bank the same larger K, as sim does: enough steps for the job to go twice over the median bank's training transactions)")
 	f.IntVar(&a.evalEvery, "eval-every", 0, "score the model every this many rounds; 0: every round for node and aml, the final model only for rec; negative: the final model only")
 	f.Uint64Var(&l.Seed, "seed", l.Seed, "local randomness seed (dropout, sampling, local tables)")
 	// node
@@ -185,10 +185,7 @@ func (a *agentFlags) options(cmd *cobra.Command, priv privacyFlags, log zerolog.
 	if algo == "" {
 		algo = deploy.DefaultAlgo(a.task)
 	}
-	epochs := a.epochs
-	if a.task == deploy.TaskAML && !fl.Changed("local-epochs") {
-		epochs = amlDefaultK
-	}
+	epochs := agentLocalEpochs(a.task, algo, a.epochs, fl.Changed("local-epochs"))
 	eval := a.evalEvery
 	if eval == 0 && a.task == deploy.TaskRec {
 		eval = -1
@@ -227,4 +224,17 @@ func finalScoreLog(log zerolog.Logger) func(done, total int) {
 		last = tenth
 		log.Info().Int("scored", done).Int("of", total).Msg("final evaluation")
 	}
+}
+
+// agentLocalEpochs is an agent's local epochs per round: the given ones,
+// else the task's and algorithm's default (aml: amlDefaultK; fedgsp:
+// deploy.FedGSPLocalEpochs; otherwise the flag's default, given).
+func agentLocalEpochs(task, algo string, given int, changed bool) int {
+	switch {
+	case changed:
+		return given
+	case task == deploy.TaskAML:
+		return amlDefaultK
+	}
+	return deploy.DefaultLocalEpochs(algo, given)
 }

@@ -70,7 +70,7 @@ func newSimCmd(g *globalFlags) *cobra.Command {
 	f.StringVar(&s.partition, "partition", "louvain", partitionMethods)
 	f.StringVar(&s.split, "split", "public", splitHelp)
 	f.IntVar(&s.rounds, "rounds", 100, "federated rounds")
-	f.IntVar(&s.localEpochs, "local-epochs", 5, "local steps per round (CE-FedGNN's K; full-batch epochs for node datasets; aml: by default 32, or enough for the job to go twice over the median bank's training transactions)")
+	f.IntVar(&s.localEpochs, "local-epochs", 5, "local steps per round (CE-FedGNN's K; full-batch epochs for node datasets, fedgsp by default 1 as its authors; aml: by default 32, or enough for the job to go twice over the median bank's training transactions)")
 	f.Uint64Var(&s.seed, "seed", 1, "seed for data generation, partitioning and model init (simulation only)")
 	f.StringVar(&s.natsURL, "nats", "", "external NATS server or cluster URL; default: an embedded server")
 	f.StringVar(&s.conns, "conns", "auto", connsHelp)
@@ -172,6 +172,9 @@ func runSim(cmd *cobra.Command, g *globalFlags, s simFlags) error {
 	learners, ids, err := nodeLearners(s, clients)
 	if err != nil {
 		return fmt.Errorf("sim: %w", err)
+	}
+	if !cmd.Flags().Changed("local-epochs") {
+		s.localEpochs = deploy.DefaultLocalEpochs(s.algo, s.localEpochs)
 	}
 	var gspServer aggregator.FedGSPConfig
 	if s.algo == aggregator.AlgoFedGSP {
