@@ -5,6 +5,8 @@ import (
 
 	"graphfed/aggregator"
 	"graphfed/deploy"
+
+	"github.com/spf13/pflag"
 )
 
 func TestAgentLocalEpochs(t *testing.T) {
@@ -24,5 +26,25 @@ func TestAgentLocalEpochs(t *testing.T) {
 		if got := agentLocalEpochs(tt.task, tt.algo, tt.given, tt.changed); got != tt.want {
 			t.Errorf("agentLocalEpochs(%s, %s, %d, changed %v) = %d, want %d", tt.task, tt.algo, tt.given, tt.changed, got, tt.want)
 		}
+	}
+}
+
+// A value the command chose for a flag left out is what the run's
+// settings report, and the flag still counts as not given.
+func TestSetEffectiveReportsTheValueThatRan(t *testing.T) {
+	fs := pflag.NewFlagSet("sim", pflag.ContinueOnError)
+	fs.Int("local-epochs", 5, "")
+	fs.Int("rounds", 100, "")
+	if err := fs.Parse([]string{"--rounds", "10"}); err != nil {
+		t.Fatal(err)
+	}
+	setEffective(fs, "local-epochs", deploy.FedGSPLocalEpochs)
+	setEffective(fs, "no-such-flag", 3) // ignored
+	all, changed := flagSettings(fs)
+	if all["local-epochs"] != "1" || all["rounds"] != "10" {
+		t.Errorf("settings %v, want local-epochs 1 and rounds 10", all)
+	}
+	if len(changed) != 1 || changed[0] != "rounds" {
+		t.Errorf("changed %v, want [rounds]", changed)
 	}
 }

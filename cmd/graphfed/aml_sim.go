@@ -148,6 +148,7 @@ func runAMLSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Time) 
 	if !fl.Changed("local-epochs") {
 		// Rounds that fit the work: K grows with the banks' data.
 		s.localEpochs = deploy.AMLLocalSteps(trainSizes, s.aml.batch, s.rounds)
+		setEffective(fl, "local-epochs", s.localEpochs)
 		log.Info().Int("k", s.localEpochs).Ints("train_rows", trainSizes).Int("batch", s.aml.batch).Int("rounds", s.rounds).
 			Msg("sim: local steps per round from the banks' training transactions")
 	}

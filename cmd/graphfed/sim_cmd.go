@@ -175,6 +175,7 @@ func runSim(cmd *cobra.Command, g *globalFlags, s simFlags) error {
 	}
 	if !cmd.Flags().Changed("local-epochs") {
 		s.localEpochs = deploy.DefaultLocalEpochs(s.algo, s.localEpochs)
+		setEffective(cmd.Flags(), "local-epochs", s.localEpochs)
 	}
 	var gspServer aggregator.FedGSPConfig
 	if s.algo == aggregator.AlgoFedGSP {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -170,4 +171,13 @@ func flagSettings(fs *pflag.FlagSet) (map[string]string, []string) {
 	})
 	slices.Sort(changed)
 	return all, changed
+}
+
+// setEffective records the value a command chose for a flag its operator
+// left out (sim's local epochs under fedgsp or from the banks' data), so
+// that the run's settings say what ran; the flag stays unchanged.
+func setEffective(fs *pflag.FlagSet, name string, v int) {
+	if f := fs.Lookup(name); f != nil {
+		_ = f.Value.Set(strconv.Itoa(v))
+	}
 }
