@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"graphfed/aggregator"
@@ -57,6 +58,13 @@ func CheckTaskAlgo(task, algo string) error {
 		msg += fmt.Sprintf("; %s is an algorithm of task %s", algo, strings.Join(others, ", "))
 	}
 	return fmt.Errorf("%s", msg)
+}
+
+// TSVAlgorithms lists the algorithms an agent runs from a TSV client
+// directory (graphfed partition), which records no cross-client edges:
+// the node algorithms that exchange no embeddings.
+func TSVAlgorithms() []string {
+	return slices.DeleteFunc(Algorithms(TaskNode), ExchangesEmbeddings)
 }
 
 // ExchangesEmbeddings reports whether algo's agents release boundary

@@ -3,6 +3,7 @@ package deploy
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/rs/zerolog"
 
@@ -107,7 +108,7 @@ func NewLearner(task, algo string, o LearnerOptions, log zerolog.Logger) (Learne
 func nodeLearner(algo string, o LearnerOptions) (Learned, error) {
 	if ExchangesEmbeddings(algo) {
 		return Learned{}, fmt.Errorf("algorithm %s exchanges embeddings across clients, and a TSV client directory "+
-			"records no cross-client edges: run --algo fedavg, fedprox, fedper, local or fedgsp from a directory (%s on node graphs: graphfed sim)", algo, algo)
+			"records no cross-client edges: run --algo %s from a directory (%s on node graphs: graphfed sim)", algo, strings.Join(TSVAlgorithms(), ", "), algo)
 	}
 	d, err := graph.LoadTSV(o.Dir)
 	if err != nil {

@@ -270,3 +270,12 @@ func TestDefaultLocalEpochs(t *testing.T) {
 		}
 	}
 }
+
+func TestTSVAlgorithmsExchangeNoEmbeddings(t *testing.T) {
+	got := TSVAlgorithms()
+	for _, algo := range Algorithms(TaskNode) {
+		if want := !ExchangesEmbeddings(algo); slices.Contains(got, algo) != want {
+			t.Errorf("TSVAlgorithms() = %v: %s listed %v, want %v", got, algo, !want, want)
+		}
+	}
+}

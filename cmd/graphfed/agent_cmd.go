@@ -44,7 +44,7 @@ func newAgentCmd(g *globalFlags) *cobra.Command {
 		Use:   "agent --nats URL --job ID --task node|aml|rec --data DIR [--client ID] [--algo ALGO]",
 		Short: "Run one organisation's agent against a NATS server",
 		Long: `Run one organisation's agent on its own data directory:
-  --task node  a graph in the TSV layout (graphfed partition), --algo fedavg, fedprox, fedper, local or fedgsp
+  --task node  a graph in the TSV layout (graphfed partition), --algo ` + strings.Join(deploy.TSVAlgorithms(), ", ") + `
   --task aml   a bank directory (graphfed split aml): DIR/bank-<id>; the client id is the bank's,
                and under cefedgnn or fedgnn-st boundary embeddings go straight to the neighbouring banks
   --task rec   one client's LightGCN directory (graphfed split rec), --algo lpsfed, lpsfed-bpr or fedavg

@@ -138,7 +138,7 @@ func (a *amlTrainFlags) config(cmd *cobra.Command, node gnn.TrainConfig) (gnn.Ed
 	m.ReverseMP, m.EdgeUpdates = !a.noReverse, !a.noUpdates
 	m.Ports, m.TimeDeltas, m.EgoIDs = a.multi.ports(), a.multi.timeDeltas(), a.multi.egoIDs()
 	if a.multi.all {
-		m.ReverseMP, m.EdgeUpdates, m.Ports, m.TimeDeltas, m.EgoIDs = true, true, true, true, true
+		m.ReverseMP, m.EdgeUpdates = true, true
 	}
 	return c, nil
 }
