@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/rs/zerolog"
 )
 
 // DefaultMaxPayload is the embedded server's payload limit (64 MiB). Larger
@@ -42,6 +43,16 @@ type ServerOptions struct {
 	// its peers by it). Route credentials are optional here, for loopback
 	// test clusters; a deployment's nodes use ServerConfig's files.
 	Cluster *ClusterOptions
+	// Logger receives the server's log as structured lines: what it
+	// refused (permission violations, failed logins, slow consumers,
+	// limits hit) at warn level with an event field, its other warnings
+	// and errors, its notices at debug (server_log.go). Nil: the server
+	// writes nothing, as before; its events are counted either way
+	// (Server.Events).
+	Logger *zerolog.Logger
+	// LogLimit bounds the lines a flood of events writes (zero: the
+	// defaults). Events are counted whether or not their line is written.
+	LogLimit LogLimit
 }
 
 // Server is a running embedded nats-server.
@@ -51,6 +62,7 @@ type Server struct {
 	storeDir string
 	auth     bool
 	payload  int32
+	log      *serverLog // the server's logger: its event counts, and its lines if asked for
 }
 
 // StartServer starts an embedded nats-server and waits until it accepts
@@ -97,6 +109,8 @@ func StartServer(o ServerOptions) (*Server, error) {
 		}
 	}
 	opts.NoSigs = true
+	// NoLog keeps nats-server from installing its own stderr logger, on
+	// start or on a configuration reload: the server logs to s.log alone.
 	opts.NoLog = true
 	s := &Server{}
 	if !o.NoJetStream {
@@ -126,6 +140,12 @@ func StartServer(o ServerOptions) (*Server, error) {
 		return nil, fmt.Errorf("bus: start server: %w", err)
 	}
 	s.ns = ns
+	// Before Start, so that the start-up lines and every refusal from the
+	// first connection on are seen. Neither debug nor trace: the refusals
+	// are Errorf, Warnf and Noticef lines in nats-server v2.15, and trace
+	// would log every message.
+	s.log = newServerLog(o.Logger, o.LogLimit)
+	ns.SetLoggerV2(s.log, false, false, false)
 	s.storeDir = opts.StoreDir
 	s.payload = opts.MaxPayload
 	s.auth = len(opts.Nkeys) > 0 || len(opts.Users) > 0 || opts.Username != "" || opts.Authorization != "" || len(opts.TrustedOperators) > 0
@@ -136,6 +156,7 @@ func StartServer(o ServerOptions) (*Server, error) {
 	}
 	if !ns.ReadyForConnections(timeout) {
 		ns.Shutdown()
+		s.log.close()
 		s.cleanup()
 		return nil, errors.New("bus: start server: not ready for connections within " + timeout.String())
 	}
@@ -158,6 +179,32 @@ func (s *Server) Temporary() bool { return s.tempDir != "" }
 // NKeys, a token or trusted operators).
 func (s *Server) Authenticated() bool { return s.auth }
 
+// Events counts the server's log events by kind and reason (the
+// ServerEvent* kinds; every known pair, zeros included), whether or not
+// their lines were written. Lines the server itself rate-limits (it logs
+// a subscription limit once per account every few seconds, and an
+// account's JetStream limit once per message text) count once per line.
+func (s *Server) Events() map[ServerEventKey]int64 { return s.log.events() }
+
+// Refusals sums Events over reasons for the refusal kinds:
+// permission_violation, authorization_failure, slow_consumer, limit.
+func (s *Server) Refusals() map[string]int64 {
+	out := map[string]int64{}
+	for _, k := range serverRefusalKinds() {
+		out[k] = 0
+	}
+	for k, n := range s.log.events() {
+		if _, ok := out[k.Kind]; ok {
+			out[k.Kind] += n
+		}
+	}
+	return out
+}
+
+// LogSuppressed counts, by kind, the events whose line the LogLimit held
+// back (always zero without a Logger: nothing is written at all).
+func (s *Server) LogSuppressed() map[string]int64 { return s.log.suppressedByKind() }
+
 // NATS exposes the underlying server for in-process connections and tests.
 func (s *Server) NATS() *server.Server { return s.ns }
 
@@ -167,6 +214,9 @@ func (s *Server) Shutdown() {
 		s.ns.Shutdown()
 		s.ns.WaitForShutdown()
 	}
+	// After the server stopped: the last interval's suppressed counts
+	// are written once nothing more can come.
+	s.log.close()
 	s.cleanup()
 }
 
