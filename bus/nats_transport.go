@@ -22,6 +22,13 @@ type ConnectOptions struct {
 	// connection's inboxes are InboxPrefix(public key), the only inboxes
 	// the permissions of `graphfed keys` let the party read.
 	NKey string
+	// TLSCA, TLSCert and TLSKey are the party's mutual TLS files (PEM):
+	// the CA the server's certificate must chain to (empty: the system's
+	// trust store), and the party's own certificate and key, which the
+	// server checks against its CA (`graphfed keys --tls` writes them all).
+	// Any of them makes TLS required: the connection fails rather than
+	// fall back to plain text, whatever the URL's scheme.
+	TLSCA, TLSCert, TLSKey string
 	// OnError receives the server's asynchronous errors, permission
 	// violations above all: NATS reports a refused publish or
 	// subscription only this way. Nil: nats.go's default handler, which
@@ -66,6 +73,11 @@ func Connect(url string, o ConnectOptions) (*nats.Conn, error) {
 	if o.InProcess != nil {
 		opts = append(opts, nats.InProcessServer(o.InProcess))
 	}
+	tlsOpts, err := o.tlsOptions()
+	if err != nil {
+		return nil, fmt.Errorf("bus: connect %s: %w", url, err)
+	}
+	opts = append(opts, tlsOpts...)
 	seed := o.NKey
 	if o.Creds != "" {
 		jwt, err := credsHoldJWT(o.Creds)
@@ -103,6 +115,28 @@ func Connect(url string, o ConnectOptions) (*nats.Conn, error) {
 		return nil, fmt.Errorf("bus: connect %s: %w", url, err)
 	}
 	return nc, nil
+}
+
+// tlsOptions maps the TLS files to nats.go's options. nats.RootCAs and
+// nats.ClientCert read the files at once, so a missing or malformed file
+// fails Connect instead of every reconnection, and both mark the
+// connection secure: nats.go then refuses a server that offers no TLS and
+// upgrades a nats:// URL when the server requires it.
+func (o ConnectOptions) tlsOptions() ([]nats.Option, error) {
+	var opts []nats.Option
+	if (o.TLSCert == "") != (o.TLSKey == "") {
+		return nil, fmt.Errorf("tls: a client certificate needs its key and a key its certificate (cert %q, key %q)", o.TLSCert, o.TLSKey)
+	}
+	if o.TLSCA != "" {
+		opts = append(opts, nats.RootCAs(o.TLSCA))
+	}
+	if o.TLSCert != "" {
+		opts = append(opts, nats.ClientCert(o.TLSCert, o.TLSKey))
+	}
+	if len(opts) > 0 && o.InProcess != nil {
+		return nil, fmt.Errorf("tls: an in-process connection has no TLS")
+	}
+	return opts, nil
 }
 
 // credsHoldJWT reads a credentials file and reports whether it is a JWT

@@ -16,7 +16,11 @@ type ConnOptions struct {
 	// keys` writes them (it then also signs the party's envelopes), a JWT
 	// .creds file, or empty for an open server.
 	Creds string
-	Name  string // connection name shown by the server; default the party id
+	// TLS are the party's mutual TLS files: the job's CA certificate, the
+	// party's certificate and key (bus.ConnectOptions.TLSCA, TLSCert,
+	// TLSKey); any of them makes TLS required.
+	TLS  TLSFiles
+	Name string // connection name shown by the server; default the party id
 	// OnError receives the server's asynchronous errors, permission
 	// violations above all; nil: nats.go prints them to stderr.
 	OnError func(error)
@@ -30,13 +34,19 @@ type ConnOptions struct {
 	InProcess nats.InProcessConnProvider
 }
 
+// TLSFiles are a party's mutual TLS files, PEM; empty fields are unused.
+type TLSFiles struct {
+	CA, Cert, Key string
+}
+
 // Conn dials the server and returns the party's transport, which owns the
 // connection.
 func Conn(o ConnOptions) (*bus.NATSTransport, error) {
 	if o.URL == "" {
 		return nil, errors.New("deploy: connect: no NATS URL")
 	}
-	nc, err := bus.Connect(o.URL, bus.ConnectOptions{Name: o.Name, Creds: o.Creds, OnError: o.OnError, Events: o.Events, InProcess: o.InProcess})
+	nc, err := bus.Connect(o.URL, bus.ConnectOptions{Name: o.Name, Creds: o.Creds, OnError: o.OnError, Events: o.Events, InProcess: o.InProcess,
+		TLSCA: o.TLS.CA, TLSCert: o.TLS.Cert, TLSKey: o.TLS.Key})
 	if err != nil {
 		return nil, fmt.Errorf("deploy: %w", err)
 	}

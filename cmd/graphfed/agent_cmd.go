@@ -20,6 +20,7 @@ import (
 type agentFlags struct {
 	task, algo, data, client string
 	natsURL, job, creds      string
+	tls                      tlsFlags
 	keyring, ledger          string
 	durable, insecure        bool
 	epochs, evalEvery        int
@@ -123,6 +124,7 @@ func (a *agentFlags) register(cmd *cobra.Command) {
 	f.StringVar(&a.data, "data", "", "the organisation's data directory (see above)")
 	f.StringVar(&a.creds, "creds", "", "NATS credentials file; an NKey seed (from graphfed keys) also signs every envelope sent")
 	f.StringVar(&a.keyring, "keyring", "", "keyring.json of the job (graphfed keys): verify every envelope's signature")
+	a.tls.register(cmd)
 	registerInsecure(cmd, &a.insecure)
 	a.blobs.register(cmd)
 	a.metrics.register(cmd)
@@ -207,7 +209,7 @@ func (a *agentFlags) options(cmd *cobra.Command, priv privacyFlags, log zerolog.
 	learn.AML.OnFinalScore = finalScoreLog(log)
 	learn.AML.Ports, learn.AML.TimeDeltas, learn.AML.EgoIDs = a.multi.ports(), a.multi.timeDeltas(), a.multi.egoIDs()
 	return deploy.AgentOptions{Job: a.job, ID: a.client, Task: a.task, Algo: algo,
-		Conn: deploy.ConnOptions{URL: a.natsURL, Creds: a.creds}, Keyring: a.keyring, Durable: a.durable,
+		Conn: deploy.ConnOptions{URL: a.natsURL, Creds: a.creds, TLS: a.tls.files}, Keyring: a.keyring, Durable: a.durable,
 		Blobs: a.blobs.options(), Privacy: p, Data: learn, LocalEpochs: epochs, EvalEvery: eval, Log: log}
 }
 

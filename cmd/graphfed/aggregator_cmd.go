@@ -68,6 +68,7 @@ func newAggregatorCmd(g *globalFlags) *cobra.Command {
 		gsp                                         fedgspFlags
 		createLedger, insecure, resume              bool
 		mf                                          metricsFlags
+		tlsf                                        tlsFlags
 	)
 	var mem *memoryLimit
 	cmd := &cobra.Command{
@@ -120,7 +121,7 @@ func newAggregatorCmd(g *globalFlags) *cobra.Command {
 			defer stopMetrics()
 			p := newProgress("aggregator "+job, fc.Rounds)
 			agg, err := deploy.NewAggregator(cmd.Context(), deploy.AggregatorOptions{
-				Job: job, Task: task, Conn: deploy.ConnOptions{URL: natsURL, Creds: creds}, Keyring: keyring,
+				Job: job, Task: task, Conn: deploy.ConnOptions{URL: natsURL, Creds: creds, TLS: tlsf.files}, Keyring: keyring,
 				Durable: rec.durable, Recovery: rec.options(), Round: round, InitSeed: fc.Seed, Enrol: fc.Clients,
 				CreateLedger: createLedger, Resume: resume, FinalWait: finalWait, Log: g.logger(), Blobs: blobs.options(), Metrics: live,
 				OnRound: func(rc aggregator.RoundClosed) {
@@ -191,6 +192,7 @@ func newAggregatorCmd(g *globalFlags) *cobra.Command {
 	f.StringVar(&cfgFile, "config", "", "JSON file with the settings below (flags given explicitly win)")
 	f.StringVar(&creds, "creds", "", "NATS credentials file; an NKey seed (from graphfed keys) also signs every envelope sent")
 	f.StringVar(&keyring, "keyring", "", "keyring.json of the job (graphfed keys): verify every envelope's signature")
+	tlsf.register(cmd)
 	f.BoolVar(&resume, "resume", false, "continue a job id that ran before (a durable job from its checkpoint; the banks' spent budgets carry over and are stated); without it such a job is refused")
 	registerInsecure(cmd, &insecure)
 	f.BoolVar(&createLedger, "create-ledger", false, "create the job's ledger stream before the job starts (in a permissioned deployment only the aggregator may)")

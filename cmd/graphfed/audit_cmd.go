@@ -21,6 +21,7 @@ type auditFlags struct {
 	ledger     string
 	natsURL    string
 	creds      string
+	tls        tlsFlags
 	keyring    string
 	job        string
 	delta      float64
@@ -53,6 +54,7 @@ func newAuditCmd(g *globalFlags) *cobra.Command {
 	fl.StringVar(&f.ledger, "ledger", "", "ledger file (JSON lines written by a FileLedger); read, never modified")
 	fl.StringVar(&f.natsURL, "nats", "", "NATS server or cluster URL: audit the JetStream ledger of --job (read, never modified)")
 	fl.StringVar(&f.creds, "creds", "", "NATS credentials file (with --nats)")
+	f.tls.register(cmd)
 	fl.StringVar(&f.keyring, "keyring", "", "the job's keyring.json: require every entry to be signed by its bank's key (unsigned and forged entries are skipped and listed)")
 	fl.StringVar(&f.job, "job", "", "audit only this job (default: every job in the ledger file; required with --nats)")
 	fl.Float64Var(&f.delta, "delta", 1e-4, "δ of every ε reported")
@@ -97,7 +99,7 @@ func openAuditJetStream(ctx context.Context, f *auditFlags, log zerolog.Logger) 
 	if !bus.ValidID(f.job) {
 		return nil, nil, fmt.Errorf("--job %q does not match [a-z0-9-]{1,64}", f.job)
 	}
-	nc, err := bus.Connect(f.natsURL, bus.ConnectOptions{Name: "graphfed-audit-" + f.job, Creds: f.creds})
+	nc, err := bus.Connect(f.natsURL, f.tls.connect(bus.ConnectOptions{Name: "graphfed-audit-" + f.job, Creds: f.creds}))
 	if err != nil {
 		return nil, nil, err
 	}

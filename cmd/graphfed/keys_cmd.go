@@ -21,6 +21,12 @@ type keysFlags struct {
 	job, out, listen, store, clusterName string
 	banks, cluster                       []string
 	size                                 bus.JobSize
+	// links is --links; linkPairs and adminKey are what runKeys makes of
+	// it and of the fresh ledger administrator's key.
+	links     string
+	linkPairs [][2]string
+	adminKey  string
+	tls                                  keysTLS // keys_tls.go
 }
 
 // newKeysCmd is `graphfed keys`: a deployment's credentials, keyring and
@@ -56,11 +62,13 @@ Hand each party its seed file only; see docs/DEPLOY.md.`,
 	fl.StringVar(&f.store, "store", "", "JetStream store directory in the server configurations (default: the server's)")
 	fl.StringSliceVar(&f.cluster, "cluster", nil, "route addresses HOST:PORT of every cluster node, comma-separated; one configuration per node")
 	fl.StringVar(&f.clusterName, "cluster-name", "graphfed", "cluster name")
+	fl.StringVar(&f.links, "links", "all", `bank pairs that exchange embeddings, each an account export: "all" (every ordered pair), "none" (a job without embeddings), or from:to and a=b (both ways), comma-separated`)
 	def := bus.DefaultJobSize()
 	fl.IntVar(&f.size.Params, "max-params", def.Params, "parameter count of the job's model: sizes the payload limit")
 	fl.IntVar(&f.size.EmbRows, "max-emb-rows", def.EmbRows, "most boundary rows in one embedding message (0: the job exchanges no embeddings): sizes the payload limit")
 	fl.IntVar(&f.size.EmbDim, "emb-dim", def.EmbDim, "values per embedding row (0 with --max-emb-rows 0)")
 	fl.IntVar(&f.size.KernelValues, "max-kernel", 0, "float32 values of LPSFed's reference kernel in a round opening: sizes the payload limit")
+	f.tls.register(cmd)
 	cmd.MarkFlagRequired("job")
 	cmd.MarkFlagRequired("banks")
 	cmd.AddCommand(newKeysLedgerCmd(g))
@@ -72,6 +80,16 @@ func runKeys(g *globalFlags, f *keysFlags, start time.Time) error {
 	if err != nil {
 		return fmt.Errorf("keys: %w", err)
 	}
+	switch f.links {
+	case "all":
+	case "none":
+		f.linkPairs = [][2]string{}
+	default:
+		if f.linkPairs, err = bus.ParseLinks(f.links); err != nil {
+			return fmt.Errorf("keys: --links: %w", err)
+		}
+	}
+	f.adminKey = dep.LedgerAdmin.PublicKey
 	ring, err := dep.Keyring()
 	if err != nil {
 		return fmt.Errorf("keys: %w", err)
@@ -100,15 +118,22 @@ func runKeys(g *globalFlags, f *keysFlags, start time.Time) error {
 	for _, c := range dep.Creds {
 		seeds = append(seeds, filepath.Join(f.out, c.ID+".nk"))
 	}
+	adminSeed := filepath.Join(f.out, bus.LedgerAdminID+".nk")
 	keyring := filepath.Join(f.out, "keyring.json")
 	var names []string
 	for _, c := range confs {
 		names = append(names, c.path)
 	}
-	for _, p := range append(append(append([]string{}, seeds...), keyring), names...) {
+	for _, p := range append(append(append([]string{adminSeed}, seeds...), keyring), names...) {
 		if _, err := os.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("keys: %s exists; keys are never overwritten, choose another --out", p)
 		}
+	}
+	// TLS (keys_tls.go): rendered, written and added to confs here.
+	tlsReport, err := f.tls.apply(g, keysTLSJob{job: f.job, out: f.out, listen: f.listen, cluster: f.cluster,
+		ids: credentialIDs(dep.Creds)}, confs, start)
+	if err != nil {
+		return fmt.Errorf("keys: %w", err)
 	}
 	if err := os.MkdirAll(f.out, 0o700); err != nil {
 		return fmt.Errorf("keys: %w", err)
@@ -117,6 +142,9 @@ func runKeys(g *globalFlags, f *keysFlags, start time.Time) error {
 		if err := bus.WriteSeedFile(seeds[i], f.job, c); err != nil {
 			return fmt.Errorf("keys: %w", err)
 		}
+	}
+	if err := bus.WriteSeedFile(adminSeed, f.job, dep.LedgerAdmin); err != nil {
+		return fmt.Errorf("keys: %w", err)
 	}
 	// Public: every party and the auditor need it.
 	if err := writeNew(keyring, manifest, 0o644); err != nil {
@@ -137,6 +165,7 @@ func runKeys(g *globalFlags, f *keysFlags, start time.Time) error {
 	for i, c := range dep.Creds {
 		fmt.Fprintf(out, "  %-40s seed of %s (%s): give it to %s only\n", seeds[i], c.ID, c.Role, c.ID)
 	}
+	fmt.Fprintf(out, "  %-40s seed of the ledger administrator: the NATS servers' operator only, never a party\n", adminSeed)
 	fmt.Fprintf(out, "  %-40s public keys (signature verification)\n", keyring)
 	fmt.Fprintf(out, "  payload limit %d bytes (%d MiB): the job's largest message, %d bytes, with headroom\n",
 		payload, payload>>20, f.size.LargestMessage())
@@ -144,9 +173,9 @@ func runKeys(g *globalFlags, f *keysFlags, start time.Time) error {
 		fmt.Fprintf(out, "  %-40s %s\n", c.path, c.what)
 	}
 	return g.emit(Report{Command: "keys", Clients: len(f.banks), Metrics: map[string]any{
-		"job": f.job, "out": f.out, "parties": ids, "seed_files": seeds, "keyring": keyring,
+		"job": f.job, "out": f.out, "parties": ids, "seed_files": seeds, "ledger_admin_seed": adminSeed, "keyring": keyring,
 		"server_configs": names, "cluster_nodes": len(f.cluster), "max_payload": payload,
-		"largest_message": f.size.LargestMessage(),
+		"largest_message": f.size.LargestMessage(), "tls": tlsReport,
 	}}, start)
 }
 
@@ -159,7 +188,8 @@ type serverConf struct {
 // keysServerConfigs renders server.conf (a single server) and, with
 // --cluster, server-<n>.conf for node n, each routing to the others.
 func keysServerConfigs(ring *bus.Keyring, f *keysFlags, payload int) ([]serverConf, error) {
-	single, err := bus.ServerConfig(ring, bus.ServerConfigOptions{Listen: f.listen, StoreDir: f.store, MaxPayload: payload})
+	single, err := bus.ServerConfig(ring, bus.ServerConfigOptions{Listen: f.listen, StoreDir: f.store, MaxPayload: payload,
+		LedgerAdmin: f.adminKey, Links: f.linkPairs})
 	if err != nil {
 		return nil, err
 	}
@@ -187,6 +217,7 @@ func keysServerConfigs(ring *bus.Keyring, f *keysFlags, payload int) ([]serverCo
 		name := f.clusterName + "-" + strconv.Itoa(i+1)
 		data, err := bus.ServerConfig(ring, bus.ServerConfigOptions{
 			ServerName: name, Listen: f.listen, StoreDir: f.store, MaxPayload: payload,
+			LedgerAdmin: f.adminKey, Links: f.linkPairs,
 			Cluster: &bus.ClusterOptions{Name: f.clusterName, Listen: "0.0.0.0:" + port, Routes: routes, Password: password},
 		})
 		if err != nil {
@@ -219,6 +250,7 @@ func newKeysLedgerCmd(g *globalFlags) *cobra.Command {
 	var (
 		natsURL, job, creds string
 		replicas            int
+		tlsf                tlsFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "ledger --nats URL --job ID --creds aggregator.nk [--replicas 3]",
@@ -226,7 +258,7 @@ func newKeysLedgerCmd(g *globalFlags) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			start := time.Now()
-			nc, err := bus.Connect(natsURL, bus.ConnectOptions{Name: "graphfed-keys-ledger-" + job, Creds: creds})
+			nc, err := bus.Connect(natsURL, tlsf.connect(bus.ConnectOptions{Name: "graphfed-keys-ledger-" + job, Creds: creds}))
 			if err != nil {
 				return fmt.Errorf("keys ledger: %w", err)
 			}
@@ -247,6 +279,7 @@ func newKeysLedgerCmd(g *globalFlags) *cobra.Command {
 	fl.StringVar(&natsURL, "nats", "nats://127.0.0.1:4222", "NATS server or cluster URL")
 	fl.StringVar(&job, "job", "", "job id")
 	fl.StringVar(&creds, "creds", "", "the aggregator's seed file")
+	tlsf.register(cmd)
 	fl.IntVar(&replicas, "replicas", 1, "stream replicas (3 on a 3-node cluster)")
 	cmd.MarkFlagRequired("job")
 	return cmd
