@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -40,6 +41,11 @@ type BlobStoreOptions struct {
 	// rounds up to r − KeepRounds; 0: DefaultBlobKeepRounds.
 	KeepRounds uint64
 	Replicas   int // of buckets this party creates; 0: 1
+	// Accounts says the job runs in the accounts layout (JobAccounts):
+	// the party's own bucket is in its own account, where it creates it,
+	// and another party's bucket is read through that party's exported
+	// read API, under BlobAPIPrefix(owner).
+	Accounts bool
 }
 
 func (o BlobStoreOptions) withDefaults() BlobStoreOptions {
@@ -221,9 +227,20 @@ func (b *JetStreamBlobs) readStream(ctx context.Context, bucket string) (jetstre
 	if st != nil {
 		return st, nil
 	}
+	js := b.js
+	if b.o.Accounts {
+		owner, ok := strings.CutPrefix(bucket, BlobBucketName(b.job, ""))
+		if !ok || !ValidID(owner) {
+			return nil, fmt.Errorf("bucket %s is no party's of job %s", bucket, b.job)
+		}
+		var err error
+		if js, err = jetstream.NewWithAPIPrefix(b.nc, BlobAPIPrefix(owner)); err != nil {
+			return nil, err
+		}
+	}
 	err := retryJS(ctx, defaultRetry, func(ctx context.Context) error {
 		var err error
-		st, err = b.js.Stream(ctx, "OBJ_"+bucket)
+		st, err = js.Stream(ctx, "OBJ_"+bucket)
 		return err
 	})
 	if err != nil {

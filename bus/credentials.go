@@ -26,6 +26,11 @@ const (
 	// RoleAuditor reads the ledger and the job's public subjects and
 	// publishes nothing but JetStream read requests; it signs nothing.
 	RoleAuditor Role = "auditor"
+	// RoleLedgerAdmin administers the ledger account (JobAccounts): it
+	// creates the job's ledger streams. It is no party of the job: it is
+	// never in the keyring, signs nothing, and belongs to whoever operates
+	// the NATS servers.
+	RoleLedgerAdmin Role = "ledger-admin"
 )
 
 // AuditorID is the party id graphfed keys gives the auditor.
@@ -75,6 +80,9 @@ type Credential struct {
 type Deployment struct {
 	Job   string
 	Creds []Credential
+	// LedgerAdmin is the ledger account's user (RoleLedgerAdmin), kept
+	// apart from the parties' credentials.
+	LedgerAdmin Credential
 }
 
 // NewDeployment creates fresh NKey user keys (from crypto/rand) for the
@@ -88,20 +96,11 @@ func NewDeployment(job string, banks []string) (*Deployment, error) {
 	}
 	d := &Deployment{Job: job}
 	add := func(id string, role Role) error {
-		kp, err := nkeys.CreateUser()
+		c, err := newCredential(id, role)
 		if err != nil {
-			return fmt.Errorf("bus: keys: creating the key of %s: %w", id, err)
+			return err
 		}
-		defer kp.Wipe()
-		pub, err := kp.PublicKey()
-		if err != nil {
-			return fmt.Errorf("bus: keys: public key of %s: %w", id, err)
-		}
-		seed, err := kp.Seed()
-		if err != nil {
-			return fmt.Errorf("bus: keys: seed of %s: %w", id, err)
-		}
-		d.Creds = append(d.Creds, Credential{Party: Party{ID: id, Role: role, PublicKey: pub}, Seed: slices.Clone(seed)})
+		d.Creds = append(d.Creds, c)
 		return nil
 	}
 	if err := add(AggregatorID, RoleAggregator); err != nil {
@@ -115,11 +114,34 @@ func NewDeployment(job string, banks []string) (*Deployment, error) {
 	if err := add(AuditorID, RoleAuditor); err != nil {
 		return nil, err
 	}
+	admin, err := newCredential(LedgerAdminID, RoleLedgerAdmin)
+	if err != nil {
+		return nil, err
+	}
+	d.LedgerAdmin = admin
 	// The keyring checks ids, reserved names and duplicates once for all.
 	if _, err := NewKeyring(job, d.Parties()); err != nil {
 		return nil, err
 	}
 	return d, nil
+}
+
+// newCredential makes a fresh NKey user key for id.
+func newCredential(id string, role Role) (Credential, error) {
+	kp, err := nkeys.CreateUser()
+	if err != nil {
+		return Credential{}, fmt.Errorf("bus: keys: creating the key of %s: %w", id, err)
+	}
+	defer kp.Wipe()
+	pub, err := kp.PublicKey()
+	if err != nil {
+		return Credential{}, fmt.Errorf("bus: keys: public key of %s: %w", id, err)
+	}
+	seed, err := kp.Seed()
+	if err != nil {
+		return Credential{}, fmt.Errorf("bus: keys: seed of %s: %w", id, err)
+	}
+	return Credential{Party: Party{ID: id, Role: role, PublicKey: pub}, Seed: slices.Clone(seed)}, nil
 }
 
 // Parties lists the deployment's parties without their seeds.

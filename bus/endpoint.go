@@ -139,8 +139,9 @@ func (e *Endpoint) Publish(ctx context.Context, subject string, kind Kind, round
 		return fmt.Errorf("bus: %s publish %s: %w", e.id, kind, err)
 	}
 	c := e.carriage()
+	byRef := ByReference(kind) && !addressedToOne(kind, subject)
 	switch {
-	case c.Inline > 0 && len(data) > c.Inline && c.Blobs != nil && ByReference(kind):
+	case c.Inline > 0 && len(data) > c.Inline && c.Blobs != nil && byRef:
 		ref, err := c.Blobs.Put(ctx, round, blobObjectName(&env), env.Body)
 		if err != nil {
 			return fmt.Errorf("bus: %s publish %s: %d bytes over the inline limit of %d (server payload limit %d) go by reference, and storing them failed: %w",
@@ -155,13 +156,29 @@ func (e *Endpoint) Publish(ctx context.Context, subject string, kind Kind, round
 		}
 	case c.MaxPayload > 0 && len(data) > c.MaxPayload:
 		why := "no object store is configured (JetStream off)"
-		if !ByReference(kind) {
+		switch {
+		case !ByReference(kind):
 			why = "only updates and models travel by reference"
+		case !byRef:
+			why = "a model addressed to one party travels inline only (the sender's blob bucket is read by every bank)"
 		}
 		return fmt.Errorf("bus: %s publish %s: %d bytes over the server's payload limit (max_payload) of %d bytes, and %s",
 			e.id, kind, len(data), c.MaxPayload, why)
 	}
 	return e.tr.Publish(ctx, subject, data)
+}
+
+// addressedToOne reports whether a message of kind on subject is a
+// personalised model (gf.<job>.model.<client>). It never goes by
+// reference: the aggregator's blob bucket is read by every bank, for the
+// global model, and a personalised model stored there would be read by
+// all of them. The payload limit `graphfed keys` sets holds a model.
+func addressedToOne(kind Kind, subject string) bool {
+	if kind != KindModel {
+		return false
+	}
+	p, err := ParseSubject(subject)
+	return err != nil || p.From != "all"
 }
 
 // Request seals body and sends it as a request on subject (a hello).

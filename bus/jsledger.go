@@ -62,6 +62,14 @@ type JSLedgerOptions struct {
 	// Keys, when set, is the job's keyring: Append finds a client's chain
 	// head among the entries signed by its key, as the gate does.
 	Keys privacy.KeyVerifier
+	// Parties selects the accounts layout (JobAccounts): one stream per
+	// party (LedgerPartyStreamName) in the ledger account, reached through
+	// LedgerAPIPrefix, never created by a party (CreateLedgerStreams is the
+	// ledger administrator's). An agent lists itself, the auditor every
+	// party; the ledger reads and appends for those parties only. Empty:
+	// the job's single stream (LedgerStreamName) in the party's own
+	// account, as on an open server.
+	Parties []string
 }
 
 // JetStreamLedger is a privacy.Ledger kept in a JetStream stream, one
@@ -87,15 +95,24 @@ type JSLedgerOptions struct {
 // concurrent use.
 type JetStreamLedger struct {
 	js       jetstream.JetStream
-	stream   jetstream.Stream
 	job      string
 	name     string
 	timeout  time.Duration
 	readOnly bool
 	keys     privacy.KeyVerifier
+	// streams holds the job's single stream under "" or, in the accounts
+	// layout, each party's own stream under its id, in order.
+	streams map[string]ledgerStream
+	order   []string
 
 	mu    sync.Mutex
 	heads map[string]ledgerHead // per client, loaded at its first Append
+}
+
+// ledgerStream is one bound ledger stream and its name.
+type ledgerStream struct {
+	st   jetstream.Stream
+	name string
 }
 
 // ledgerHead is where one client's subject stands: seq and stream seq
@@ -130,7 +147,11 @@ func OpenJetStreamLedger(ctx context.Context, nc *nats.Conn, job string, opts JS
 	if opts.Timeout == 0 {
 		opts.Timeout = DefaultLedgerTimeout
 	}
-	l := &JetStreamLedger{job: job, name: name, timeout: opts.Timeout, readOnly: opts.ReadOnly, keys: opts.Keys, heads: map[string]ledgerHead{}}
+	l := &JetStreamLedger{job: job, name: name, timeout: opts.Timeout, readOnly: opts.ReadOnly, keys: opts.Keys,
+		heads: map[string]ledgerHead{}, streams: map[string]ledgerStream{}}
+	if len(opts.Parties) > 0 {
+		return openPartyLedgers(ctx, nc, l, opts)
+	}
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return nil, fmt.Errorf("bus: ledger %s: stream %s: %w: %w", op, name, privacy.ErrLedger, err)
@@ -153,18 +174,25 @@ func OpenJetStreamLedger(ctx context.Context, nc *nats.Conn, job string, opts JS
 	if err != nil {
 		return nil, fmt.Errorf("bus: ledger %s: stream %s: %w: %w", op, name, privacy.ErrLedger, err)
 	}
-	if err := checkLedgerStream(stream.CachedInfo().Config, job, opts); err != nil {
+	if err := checkLedgerStream(stream.CachedInfo().Config, ledgerSubjects(job), opts); err != nil {
 		return nil, fmt.Errorf("bus: ledger %s: stream %s: %w", op, name, err)
 	}
-	l.stream = stream
+	l.streams[""] = ledgerStream{st: stream, name: name}
+	l.order = []string{""}
 	return l, nil
 }
 
 func ledgerStreamConfig(job string, opts JSLedgerOptions) jetstream.StreamConfig {
+	return appendOnlyConfig(LedgerStreamName(job), "graphfed privacy ledger of job "+job+" (append-only)", ledgerSubjects(job), opts)
+}
+
+// appendOnlyConfig is an append-only ledger stream named name capturing
+// subject.
+func appendOnlyConfig(name, description, subject string, opts JSLedgerOptions) jetstream.StreamConfig {
 	return jetstream.StreamConfig{
-		Name:        LedgerStreamName(job),
-		Description: "graphfed privacy ledger of job " + job + " (append-only)",
-		Subjects:    []string{ledgerSubjects(job)},
+		Name:        name,
+		Description: description,
+		Subjects:    []string{subject},
 		Retention:   jetstream.LimitsPolicy,
 		// No limits, and DiscardNew should an operator add one: an append
 		// beyond it fails instead of an old entry vanishing.
@@ -189,9 +217,9 @@ func ledgerStreamConfig(job string, opts JSLedgerOptions) jetstream.StreamConfig
 // what the bank may not read. The server never lets DenyDelete or
 // DenyPurge be turned off again, but limits, retention, discard and
 // subjects can be changed by a stream update, so every open checks them.
-func checkLedgerStream(cfg jetstream.StreamConfig, job string, opts JSLedgerOptions) error {
+func checkLedgerStream(cfg jetstream.StreamConfig, want string, opts JSLedgerOptions) error {
 	var bad []string
-	switch want := ledgerSubjects(job); {
+	switch {
 	case !slices.Contains(cfg.Subjects, want):
 		bad = append(bad, fmt.Sprintf("subjects %v do not include %s", cfg.Subjects, want))
 	case len(cfg.Subjects) != 1:
@@ -267,21 +295,25 @@ func ledgerMsgID(e *privacy.Entry) string {
 // success without a second copy.
 func (l *JetStreamLedger) Append(ctx context.Context, e privacy.Entry) error {
 	const op = "append"
+	ls, err := l.on(e.Client)
+	if err != nil {
+		return fmt.Errorf("bus: ledger %s: %w", op, err)
+	}
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("bus: ledger %s: stream %s: %w: %w", op, l.name, privacy.ErrLedger, err)
+		return fmt.Errorf("bus: ledger %s: stream %s: %w: %w", op, ls.name, privacy.ErrLedger, err)
 	}
 	if l.readOnly {
-		return fmt.Errorf("bus: ledger %s: stream %s: %w: the ledger was opened read-only", op, l.name, privacy.ErrInvalid)
+		return fmt.Errorf("bus: ledger %s: stream %s: %w: the ledger was opened read-only", op, ls.name, privacy.ErrInvalid)
 	}
 	if err := e.Validate(); err != nil {
-		return fmt.Errorf("bus: ledger %s: stream %s: %w", op, l.name, err)
+		return fmt.Errorf("bus: ledger %s: stream %s: %w", op, ls.name, err)
 	}
 	if e.Job != l.job {
-		return fmt.Errorf("bus: ledger %s: stream %s: %w: entry of job %s in the ledger of job %s", op, l.name, privacy.ErrInvalid, e.Job, l.job)
+		return fmt.Errorf("bus: ledger %s: stream %s: %w: entry of job %s in the ledger of job %s", op, ls.name, privacy.ErrInvalid, e.Job, l.job)
 	}
 	data, err := privacy.EncodeEntry(e)
 	if err != nil {
-		return fmt.Errorf("bus: ledger %s: stream %s: %w", op, l.name, err)
+		return fmt.Errorf("bus: ledger %s: stream %s: %w", op, ls.name, err)
 	}
 	ctx, cancel := l.bound(ctx)
 	defer cancel()
@@ -303,9 +335,9 @@ func (l *JetStreamLedger) Append(ctx context.Context, e privacy.Entry) error {
 		if e.Seq <= head.seq {
 			if e.Seq == head.seq {
 				// A retry of the client's last entry, stored already?
-				same, err := l.storedIs(ctx, head.entryStreamSeq, subj, data)
+				same, err := l.storedIs(ctx, ls, head.entryStreamSeq, subj, data)
 				if err != nil {
-					return fmt.Errorf("bus: ledger %s: stream %s: %w: %w", op, l.name, privacy.ErrLedger, err)
+					return fmt.Errorf("bus: ledger %s: stream %s: %w: %w", op, ls.name, privacy.ErrLedger, err)
 				}
 				if same {
 					return nil
@@ -315,7 +347,7 @@ func (l *JetStreamLedger) Append(ctx context.Context, e privacy.Entry) error {
 			// an earlier life of it whose append was stored late): the
 			// gate reads the chain and settles what it finds there.
 			return fmt.Errorf("bus: ledger %s: stream %s: %w: seq %d of job %s client %s after seq %d: %w",
-				op, l.name, privacy.ErrInvalid, e.Seq, e.Job, e.Client, head.seq, privacy.ErrChainMoved)
+				op, ls.name, privacy.ErrInvalid, e.Seq, e.Job, e.Client, head.seq, privacy.ErrChainMoved)
 		}
 		// Repeated while the server does not answer (a restart, a leader
 		// election): the message id and the expected last sequence make a
@@ -326,7 +358,7 @@ func (l *JetStreamLedger) Append(ctx context.Context, e privacy.Entry) error {
 			var err error
 			ack, err = l.js.Publish(ctx, subj, data,
 				jetstream.WithMsgID(id),
-				jetstream.WithExpectStream(l.name),
+				jetstream.WithExpectStream(ls.name),
 				jetstream.WithExpectLastSequencePerSubject(head.lastStreamSeq))
 			return err
 		})
@@ -337,10 +369,10 @@ func (l *JetStreamLedger) Append(ctx context.Context, e privacy.Entry) error {
 		if err == nil {
 			// The id is stored already: this is a retry of an append whose
 			// acknowledgement was lost, if the stored entry is this one.
-			return l.settleDuplicate(ctx, op, &e, data, ack.Sequence)
+			return l.settleDuplicate(ctx, ls, op, &e, data, ack.Sequence)
 		}
 		if !wrongLastSequence(err) || attempt > 0 {
-			return fmt.Errorf("bus: ledger %s: stream %s: %w: publish %s: %w", op, l.name, privacy.ErrLedger, id, err)
+			return fmt.Errorf("bus: ledger %s: stream %s: %w: publish %s: %w", op, ls.name, privacy.ErrLedger, id, err)
 		}
 		// Someone stored on this subject since we last looked: an earlier
 		// try of this very append, another writer, or junk (which the
@@ -350,7 +382,7 @@ func (l *JetStreamLedger) Append(ctx context.Context, e privacy.Entry) error {
 		// subject's last message says so in one indexed read, where the
 		// reload reads the client's whole chain: 10,000 agents reloading at
 		// once timed out.
-		if stored, ok := l.lastIs(ctx, subj, data); ok {
+		if stored, ok := l.lastIs(ctx, ls, subj, data); ok {
 			l.heads[e.Client] = ledgerHead{seq: e.Seq, entryStreamSeq: stored, lastStreamSeq: stored}
 			return nil
 		}
@@ -366,10 +398,10 @@ func (l *JetStreamLedger) Append(ctx context.Context, e privacy.Entry) error {
 // lastIs reports whether the last message on subj is data (an entry's
 // bytes name its job, client, seq and chain: no other append has them),
 // and its stream sequence. A failed read is a no: the caller reloads.
-func (l *JetStreamLedger) lastIs(ctx context.Context, subj string, data []byte) (uint64, bool) {
+func (l *JetStreamLedger) lastIs(ctx context.Context, ls ledgerStream, subj string, data []byte) (uint64, bool) {
 	ctx, cancel := l.bound(ctx)
 	defer cancel()
-	m, err := l.stream.GetLastMsgForSubject(ctx, subj)
+	m, err := ls.st.GetLastMsgForSubject(ctx, subj)
 	if err != nil || !bytes.Equal(m.Data, data) {
 		return 0, false
 	}
@@ -380,19 +412,19 @@ func (l *JetStreamLedger) lastIs(ctx context.Context, subj string, data []byte) 
 // if the message stored under its id is e, on e's subject; a refusal
 // otherwise, one whose chain has moved on (privacy.ErrChainMoved) when
 // that message is on e's subject.
-func (l *JetStreamLedger) settleDuplicate(ctx context.Context, op string, e *privacy.Entry, data []byte, seq uint64) error {
+func (l *JetStreamLedger) settleDuplicate(ctx context.Context, ls ledgerStream, op string, e *privacy.Entry, data []byte, seq uint64) error {
 	subj := LedgerSubject(l.job, e.Client)
-	m, err := l.stream.GetMsg(ctx, seq)
+	m, err := ls.st.GetMsg(ctx, seq)
 	if err != nil {
-		return fmt.Errorf("bus: ledger %s: stream %s: %w: after a duplicate ack: reading stream seq %d: %w", op, l.name, privacy.ErrLedger, seq, err)
+		return fmt.Errorf("bus: ledger %s: stream %s: %w: after a duplicate ack: reading stream seq %d: %w", op, ls.name, privacy.ErrLedger, seq, err)
 	}
 	switch {
 	case m.Subject != subj:
 		return fmt.Errorf("bus: ledger %s: stream %s: %w: id %s is taken by a different message at stream seq %d",
-			op, l.name, privacy.ErrInvalid, ledgerMsgID(e), seq)
+			op, ls.name, privacy.ErrInvalid, ledgerMsgID(e), seq)
 	case !bytes.Equal(m.Data, data):
 		return fmt.Errorf("bus: ledger %s: stream %s: %w: id %s is taken by a different message at stream seq %d: %w",
-			op, l.name, privacy.ErrInvalid, ledgerMsgID(e), seq, privacy.ErrChainMoved)
+			op, ls.name, privacy.ErrInvalid, ledgerMsgID(e), seq, privacy.ErrChainMoved)
 	}
 	h, err := l.loadHead(ctx, e.Client)
 	if err != nil {
@@ -404,8 +436,8 @@ func (l *JetStreamLedger) settleDuplicate(ctx context.Context, op string, e *pri
 
 // storedIs reports whether the message at stream sequence seq is data on
 // subject subj.
-func (l *JetStreamLedger) storedIs(ctx context.Context, seq uint64, subj string, data []byte) (bool, error) {
-	m, err := l.stream.GetMsg(ctx, seq)
+func (l *JetStreamLedger) storedIs(ctx context.Context, ls ledgerStream, seq uint64, subj string, data []byte) (bool, error) {
+	m, err := ls.st.GetMsg(ctx, seq)
 	if err != nil {
 		return false, fmt.Errorf("reading stream seq %d: %w", seq, err)
 	}
@@ -446,7 +478,23 @@ func (l *JetStreamLedger) loadHead(ctx context.Context, client string) (ledgerHe
 // subject, and Job and Client the party the subject names ("" when the
 // subject is not a client's ledger subject).
 func (l *JetStreamLedger) Records(ctx context.Context) ([]privacy.Record, error) {
-	return l.records(ctx, "records", ledgerSubjects(l.job))
+	var out []privacy.Record
+	for _, party := range l.order {
+		ls := l.streams[party]
+		filter := ledgerSubjects(l.job)
+		if party != "" {
+			filter = LedgerSubject(l.job, party)
+		}
+		recs, err := l.records(ctx, ls, "records", filter)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, recs...)
+	}
+	if out == nil {
+		out = []privacy.Record{}
+	}
+	return out, nil
 }
 
 // RecordsFor reads the messages of client's ledger subject, as Records.
@@ -454,7 +502,11 @@ func (l *JetStreamLedger) RecordsFor(ctx context.Context, client string) ([]priv
 	if !ValidID(client) {
 		return nil, fmt.Errorf("bus: ledger records: stream %s: %w: client %q does not match [a-z0-9-]{1,64}", l.name, privacy.ErrInvalid, client)
 	}
-	return l.records(ctx, "records", LedgerSubject(l.job, client))
+	ls, err := l.on(client)
+	if err != nil {
+		return nil, fmt.Errorf("bus: ledger records: %w", err)
+	}
+	return l.records(ctx, ls, "records", LedgerSubject(l.job, client))
 }
 
 // EntriesFor returns client's entries that verify without a keyring, in
@@ -479,15 +531,15 @@ func (l *JetStreamLedger) Entries(ctx context.Context) ([]privacy.Entry, error) 
 // stream's last sequence when the read began. Gets, not consumers: parties
 // may not create consumers on the ledger stream at all, since a push
 // consumer's deliver subject could be any subject of the job (PartyPermissions).
-func (l *JetStreamLedger) records(ctx context.Context, op, filter string) ([]privacy.Record, error) {
+func (l *JetStreamLedger) records(ctx context.Context, ls ledgerStream, op, filter string) ([]privacy.Record, error) {
 	fail := func(err error) error {
-		return fmt.Errorf("bus: ledger %s: stream %s: %w: %w", op, l.name, privacy.ErrLedger, err)
+		return fmt.Errorf("bus: ledger %s: stream %s: %w: %w", op, ls.name, privacy.ErrLedger, err)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fail(err)
 	}
 	ictx, cancel := l.bound(ctx)
-	info, err := l.stream.Info(ictx)
+	info, err := ls.st.Info(ictx)
 	cancel()
 	if err != nil {
 		return nil, fail(err)
@@ -496,7 +548,7 @@ func (l *JetStreamLedger) records(ctx context.Context, op, filter string) ([]pri
 	out := []privacy.Record{}
 	for seq := uint64(1); seq <= last; {
 		gctx, cancel := l.bound(ctx)
-		m, err := l.stream.GetMsg(gctx, seq, jetstream.WithGetMsgSubject(filter))
+		m, err := ls.st.GetMsg(gctx, seq, jetstream.WithGetMsgSubject(filter))
 		cancel()
 		if errors.Is(err, jetstream.ErrMsgNotFound) {
 			break

@@ -18,6 +18,12 @@ type ServerConfigOptions struct {
 	// schema (JobSize.PayloadLimit); 0: DefaultMaxPayload.
 	MaxPayload int
 	Cluster    *ClusterOptions
+	// LedgerAdmin is the ledger administrator's NKey public key
+	// (Deployment.LedgerAdmin): the ledger account's only user.
+	LedgerAdmin string
+	// Links are the bank pairs that exchange embeddings (AccountOptions);
+	// nil: every ordered pair.
+	Links [][2]string
 }
 
 // ClusterOptions add a cluster block: the node's route listener, the route
@@ -34,7 +40,9 @@ type ClusterOptions struct {
 // `nats-server -c` and `graphfed server --config`) for the parties of k:
 // JetStream on, the job's payload limit (o.MaxPayload) with an outbound
 // limit per connection that holds a round of every party's messages
-// (MaxPendingFor), and one NKey user per party with its PartyPermissions. Users without a key in it cannot log in.
+// (MaxPendingFor), and one account per party with the exports and imports
+// of the job's data flow (JobAccounts). Users without a key in it cannot
+// log in.
 func ServerConfig(k *Keyring, o ServerConfigOptions) ([]byte, error) {
 	fail := func(format string, args ...any) ([]byte, error) {
 		return nil, fmt.Errorf("bus: server config: "+format, args...)
@@ -52,7 +60,7 @@ func ServerConfig(k *Keyring, o ServerConfigOptions) ([]byte, error) {
 	}
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# nats-server configuration for graphfed job %s, written by `graphfed keys`.\n", k.Job())
-	b.WriteString("# Every party logs in with its NKey; its permissions below are all it may do.\n\n")
+	b.WriteString("# Every party logs in with its NKey to its own account; the accounts' exports\n# and imports below are all that crosses between parties.\n\n")
 	if o.ServerName != "" {
 		fmt.Fprintf(&b, "server_name: %q\n", o.ServerName)
 	}
@@ -86,27 +94,61 @@ func ServerConfig(k *Keyring, o ServerConfigOptions) ([]byte, error) {
 			return fail("cluster: %v", err)
 		}
 	}
-	b.WriteString("authorization {\n  users = [\n")
-	banks := k.Banks()
-	for _, p := range k.Parties() {
-		perm, err := PartyPermissions(k.Job(), p, banks)
-		if err != nil {
-			return nil, err
-		}
-		fmt.Fprintf(&b, "    # %s (%s)\n    {\n      nkey: %q\n      permissions: {\n", p.ID, p.Role, p.PublicKey)
-		if len(perm.DenyPublish) > 0 {
-			fmt.Fprintf(&b, "        publish: { allow: %s, deny: %s }\n", confList(perm.Publish), confList(perm.DenyPublish))
-		} else {
-			fmt.Fprintf(&b, "        publish: { allow: %s }\n", confList(perm.Publish))
-		}
-		fmt.Fprintf(&b, "        subscribe: { allow: %s }\n", confList(perm.Subscribe))
-		if perm.AllowResponses {
-			b.WriteString("        allow_responses: true\n")
-		}
-		b.WriteString("      }\n    }\n")
+	accounts, err := JobAccounts(k, AccountOptions{LedgerAdmin: o.LedgerAdmin, Links: o.Links})
+	if err != nil {
+		return nil, fmt.Errorf("bus: server config: %w", err)
 	}
-	b.WriteString("  ]\n}\n")
+	writeAccounts(&b, accounts)
 	return b.Bytes(), nil
+}
+
+// writeAccounts renders the accounts block: each account's users (NKeys,
+// no permissions: the account is the boundary), JetStream, exports and
+// imports. nats-server creates its system account itself; no user of the
+// job is in it.
+func writeAccounts(b *bytes.Buffer, accounts []Account) {
+	b.WriteString("# One account per party (bus.JobAccounts): what crosses between them is\n")
+	b.WriteString("# the exports and imports below, and nothing else.\n")
+	b.WriteString("accounts {\n")
+	for _, a := range accounts {
+		fmt.Fprintf(b, "  %q: {\n", a.Name)
+		if a.JetStream {
+			b.WriteString("    jetstream: enabled\n")
+		}
+		b.WriteString("    users: [\n")
+		for _, u := range a.Users {
+			fmt.Fprintf(b, "      { nkey: %q }  # %s\n", u.PublicKey, u.ID)
+		}
+		b.WriteString("    ]\n")
+		if len(a.Exports) > 0 {
+			b.WriteString("    exports: [\n")
+			for _, e := range a.Exports {
+				kind := "stream"
+				if e.Service {
+					kind = "service"
+				}
+				fmt.Fprintf(b, "      { %s: %q, accounts: %s }\n", kind, e.Subject, confList(e.Accounts))
+			}
+			b.WriteString("    ]\n")
+		}
+		if len(a.Imports) > 0 {
+			b.WriteString("    imports: [\n")
+			for _, im := range a.Imports {
+				kind := "stream"
+				if im.Service {
+					kind = "service"
+				}
+				fmt.Fprintf(b, "      { %s: { account: %q, subject: %q }", kind, im.Account, im.Subject)
+				if im.To != "" && im.To != im.Subject {
+					fmt.Fprintf(b, ", to: %q", im.To)
+				}
+				b.WriteString(" }\n")
+			}
+			b.WriteString("    ]\n")
+		}
+		b.WriteString("  }\n")
+	}
+	b.WriteString("}\n")
 }
 
 func writeCluster(b *bytes.Buffer, c ClusterOptions) error {

@@ -151,10 +151,10 @@ func NewAgent(ctx context.Context, o AgentOptions) (_ *Agent, err error) {
 		}
 		a.ownTr = true
 	}
-	if err := attachBlobs(a.tr, o.Job, o.ID, o.Blobs, ring == nil); err != nil {
+	if err := attachBlobs(a.tr, o.Job, o.ID, o.Blobs, ring); err != nil {
 		return fail(err)
 	}
-	ledger, closeLedger, err := Ledger(ctx, o.Job, o.Privacy, a.tr, ring)
+	ledger, closeLedger, err := Ledger(ctx, o.Job, o.ID, o.Privacy, a.tr, ring)
 	if err != nil {
 		return fail(err)
 	}

@@ -131,13 +131,21 @@ func NewAggregator(ctx context.Context, o AggregatorOptions) (_ *Aggregator, err
 		}
 		a.ownTr = true
 	}
-	if o.CreateLedger {
+	switch {
+	case accountsLayout(ring):
+		// The ledger administrator made the streams; a job without them
+		// fails here, before it announces anything, rather than at its
+		// first release.
+		if _, err := bus.OpenJetStreamLedger(ctx, a.tr.Conn(), o.Job, bus.JSLedgerOptions{ReadOnly: true, Parties: []string{bus.AggregatorID}}); err != nil {
+			return fail(fmt.Errorf("deploy: aggregator: %w", err))
+		}
+	case o.CreateLedger:
 		if err := EnsureLedgerStream(ctx, a.tr, o.Job, o.Recovery.Replicas); err != nil {
 			return fail(err)
 		}
 	}
 	ensureBlobBuckets(ctx, a.tr, o.Job, ring, o.Blobs, o.Log)
-	if err := attachBlobs(a.tr, o.Job, bus.AggregatorID, o.Blobs, true); err != nil {
+	if err := attachBlobs(a.tr, o.Job, bus.AggregatorID, o.Blobs, ring); err != nil {
 		return fail(err)
 	}
 	cfg := serverConfig(o, ring, signer)
@@ -150,7 +158,7 @@ func NewAggregator(ctx context.Context, o AggregatorOptions) (_ *Aggregator, err
 			cfg.Store = o.WrapStore(cfg.Store)
 		}
 	}
-	if a.prior, err = findPriorRun(ctx, a.tr, o.Job, cfg.Store); err != nil {
+	if a.prior, err = findPriorRun(ctx, a.tr, o.Job, ring, cfg.Store); err != nil {
 		return fail(err)
 	}
 	if err := checkRerun(o.Job, a.prior, o.Resume, o.Durable); err != nil {
@@ -158,7 +166,11 @@ func NewAggregator(ctx context.Context, o AggregatorOptions) (_ *Aggregator, err
 	}
 	if a.prior.Any() {
 		l := o.Log.Info().Str("job", o.Job).Uint64("ledger_entries", a.prior.LedgerEntries).Bool("checkpoint", a.prior.Checkpoint)
-		if a.carried, err = carriedBudgets(ctx, a.tr, o.Job); err != nil {
+		if accountsLayout(ring) {
+			// Need-to-know: the banks' ledger streams are theirs and the
+			// auditor's; each bank's gate carries its own budget on.
+			o.Log.Info().Str("job", o.Job).Msg("resuming: the banks' spent budgets are in their own ledger streams, which only they and the auditor read")
+		} else if a.carried, err = carriedBudgets(ctx, a.tr, o.Job); err != nil {
 			o.Log.Warn().Err(err).Str("job", o.Job).Msg("resuming: the budgets spent so far could not be accounted from the ledger (the banks' gates hold them)")
 		}
 		for _, c := range a.carried {

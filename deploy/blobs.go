@@ -24,16 +24,16 @@ type BlobOptions struct {
 }
 
 // attachBlobs gives party's transport its blob store: bodies over the
-// inline limit go by reference, and bodies others sent so are read. With
-// create the party creates its own bucket when it is missing (an open
-// server); under permissions the aggregator creates every bank's
-// (ensureBlobBuckets).
-func attachBlobs(tr *bus.NATSTransport, job, party string, o BlobOptions, create bool) error {
+// inline limit go by reference, and bodies others sent so are read. Each
+// party creates its own bucket when it is missing: on an open server, and
+// in the accounts layout, where the bucket is in the party's own account
+// and other parties read it through its exports.
+func attachBlobs(tr *bus.NATSTransport, job, party string, o BlobOptions, ring *bus.Keyring) error {
 	if o.InlineLimit < 0 {
 		tr.SetBlobs(nil, 0)
 		return nil
 	}
-	store, err := bus.NewJetStreamBlobs(tr.Conn(), job, party, bus.BlobStoreOptions{Create: create, TTL: o.TTL})
+	store, err := bus.NewJetStreamBlobs(tr.Conn(), job, party, bus.BlobStoreOptions{Create: true, TTL: o.TTL, Accounts: accountsLayout(ring)})
 	if err != nil {
 		return fmt.Errorf("blobs: %w", err)
 	}
@@ -41,17 +41,16 @@ func attachBlobs(tr *bus.NATSTransport, job, party string, o BlobOptions, create
 	return nil
 }
 
-// ensureBlobBuckets creates the aggregator's blob bucket and every bank's
-// of the keyring: under the permissions of `graphfed keys` no bank may
-// create a stream (bus.BlobStoreOptions.Create says why). Without a
-// keyring each party creates its own at its first large body. A server
-// without JetStream is no reason to stop: the job runs as long as its
-// models fit inline, and a larger one fails naming the payload limit.
+// ensureBlobBuckets creates the aggregator's own blob bucket up front in
+// the accounts layout, where every party makes its own; without a keyring
+// each party creates its own at its first large body. A server without
+// JetStream is no reason to stop: the job runs as long as its models fit
+// inline, and a larger one fails naming the payload limit.
 func ensureBlobBuckets(ctx context.Context, tr *bus.NATSTransport, job string, ring *bus.Keyring, o BlobOptions, log zerolog.Logger) {
 	if ring == nil || o.InlineLimit < 0 {
 		return
 	}
-	parties := append([]string{bus.AggregatorID}, ring.Banks()...)
+	parties := []string{bus.AggregatorID}
 	if err := bus.EnsureBlobBuckets(ctx, tr.Conn(), job, parties, bus.BlobStoreOptions{TTL: o.TTL}); err != nil {
 		log.Warn().Err(err).Str("job", job).Int("max_payload", int(tr.Conn().MaxPayload())).
 			Msg("no blob buckets: updates and models must fit the server's payload limit")

@@ -6,19 +6,22 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
 
 	"graphfed/bus"
 	"graphfed/privacy"
 )
 
-// Ledger opens the privacy ledger p names for job: the file at
-// p.LedgerPath, or else the job's JetStream ledger stream on tr's
-// connection (created if missing and the party may create it). With a
-// keyring, the stream's writer finds each client's chain head among the
-// entries its key signed. The returned close releases a file ledger; the
+// Ledger opens party's privacy ledger p names for job: the file at
+// p.LedgerPath, or else the job's JetStream ledger on tr's connection.
+// With a keyring the job runs in the accounts layout (bus.JobAccounts):
+// the ledger is party's own stream in the ledger account, which the
+// ledger administrator created, and the writer finds its chain head among
+// the entries its key signed. Without one it is the job's single stream,
+// created if missing. The returned close releases a file ledger; the
 // stream needs none.
-func Ledger(ctx context.Context, job string, p PrivacyOptions, tr *bus.NATSTransport, ring *bus.Keyring) (privacy.Ledger, func() error, error) {
+func Ledger(ctx context.Context, job, party string, p PrivacyOptions, tr *bus.NATSTransport, ring *bus.Keyring) (privacy.Ledger, func() error, error) {
 	if p.LedgerPath != "" {
 		fl, err := privacy.OpenFileLedger(p.LedgerPath)
 		if err != nil {
@@ -31,16 +34,57 @@ func Ledger(ctx context.Context, job string, p PrivacyOptions, tr *bus.NATSTrans
 	}
 	// A release waits out a cluster's leader election (4 to 9 s on
 	// nats-server after a node dies) rather than failing the agent.
-	l, err := bus.OpenJetStreamLedger(ctx, tr.Conn(), job, bus.JSLedgerOptions{Timeout: bus.DefaultJSTimeout, Keys: LedgerKeys(ring)})
+	opts := bus.JSLedgerOptions{Timeout: bus.DefaultJSTimeout, Keys: LedgerKeys(ring)}
+	if accountsLayout(ring) {
+		opts.Parties = []string{party}
+	}
+	l, err := bus.OpenJetStreamLedger(ctx, tr.Conn(), job, opts)
 	if err != nil {
 		return nil, nil, fmt.Errorf("deploy: ledger: %w", err)
 	}
 	return l, func() error { return nil }, nil
 }
 
-// EnsureLedgerStream creates job's ledger stream with the connection of tr,
-// which must be the aggregator's in a permissioned deployment (banks may
-// bind to the stream but not define it; docs/DEPLOY.md, step 4).
+// accountsLayout says whether a job with keyring ring runs in the accounts
+// layout that `graphfed keys` configures (bus.JobAccounts): every party in
+// an account of its own, the ledger in the ledger account. A keyring is
+// what makes a job permissioned, and keys writes no other layout.
+func accountsLayout(ring *bus.Keyring) bool { return ring != nil }
+
+// ledgerParties are the parties whose ledger streams the accounts layout
+// holds for ring's job: the aggregator (its round records) and every bank.
+func ledgerParties(ring *bus.Keyring) []string {
+	return append([]string{bus.AggregatorID}, ring.Banks()...)
+}
+
+// OpenAuditLedger opens job's whole ledger for reading as the auditor (or
+// anyone else on an open server) on nc: every party's stream in the
+// accounts layout (ring set), the single stream otherwise.
+func OpenAuditLedger(ctx context.Context, nc *nats.Conn, job string, ring *bus.Keyring) (*bus.JetStreamLedger, error) {
+	opts := bus.JSLedgerOptions{ReadOnly: true}
+	if accountsLayout(ring) {
+		opts.Parties = ledgerParties(ring)
+	}
+	l, err := bus.OpenJetStreamLedger(ctx, nc, job, opts)
+	if err != nil {
+		return nil, fmt.Errorf("deploy: ledger of %s: %w", job, err)
+	}
+	return l, nil
+}
+
+// CreateLedgerStreams is the ledger administrator's setup of ring's job on
+// nc (logged in to the ledger account): one append-only stream per party.
+func CreateLedgerStreams(ctx context.Context, nc *nats.Conn, ring *bus.Keyring, replicas int) ([]string, error) {
+	names, err := bus.CreateLedgerStreams(ctx, nc, ring.Job(), ledgerParties(ring), bus.JSLedgerOptions{Replicas: replicas})
+	if err != nil {
+		return nil, fmt.Errorf("deploy: ledger streams of %s: %w", ring.Job(), err)
+	}
+	return names, nil
+}
+
+// EnsureLedgerStream creates job's single ledger stream on an open server
+// with the connection of tr. In the accounts layout no party may create a
+// ledger stream: the ledger administrator does (CreateLedgerStreams).
 func EnsureLedgerStream(ctx context.Context, tr *bus.NATSTransport, job string, replicas int) error {
 	if _, err := bus.OpenJetStreamLedger(ctx, tr.Conn(), job, bus.JSLedgerOptions{Replicas: replicas}); err != nil {
 		return fmt.Errorf("deploy: ledger stream of %s: %w", job, err)

@@ -95,6 +95,18 @@ func StartLocal(ctx context.Context, o LocalOptions) (_ *Local, err error) {
 		return nil, fmt.Errorf("deploy: local: %w", err)
 	}
 	l.url = l.srv.ClientURL()
+	if l.ring != nil {
+		// The ledger administrator's one act, as `graphfed keys ledger`.
+		tr, err := Conn(l.Conn(bus.LedgerAdminID))
+		if err != nil {
+			return nil, fmt.Errorf("deploy: local: %w", err)
+		}
+		defer tr.Close()
+		if _, err := CreateLedgerStreams(ctx, tr.Conn(), l.ring, 1); err != nil {
+			return nil, fmt.Errorf("deploy: local: %w", err)
+		}
+		return l, nil
+	}
 	tr, err := Conn(l.Conn(bus.AggregatorID))
 	if err != nil {
 		return nil, fmt.Errorf("deploy: local: %w", err)
@@ -126,7 +138,7 @@ func (l *Local) writeKeys(banks []string, store string, size bus.JobSize, payloa
 	if l.ring, err = dep.Keyring(); err != nil {
 		return "", fmt.Errorf("deploy: local: %w", err)
 	}
-	for _, c := range dep.Creds {
+	for _, c := range append(dep.Creds, dep.LedgerAdmin) {
 		path := filepath.Join(l.dir, c.ID+".nk")
 		if err := bus.WriteSeedFile(path, l.job, c); err != nil {
 			return "", fmt.Errorf("deploy: local: %w", err)
@@ -141,7 +153,8 @@ func (l *Local) writeKeys(banks []string, store string, size bus.JobSize, payloa
 	if err := os.WriteFile(l.keyring, manifest, 0o644); err != nil {
 		return "", fmt.Errorf("deploy: local: %w", err)
 	}
-	conf, err := bus.ServerConfig(l.ring, bus.ServerConfigOptions{Listen: "127.0.0.1:4222", StoreDir: store, MaxPayload: payload})
+	conf, err := bus.ServerConfig(l.ring, bus.ServerConfigOptions{Listen: "127.0.0.1:4222", StoreDir: store, MaxPayload: payload,
+		LedgerAdmin: dep.LedgerAdmin.PublicKey})
 	if err != nil {
 		return "", fmt.Errorf("deploy: local: %w", err)
 	}
@@ -167,8 +180,8 @@ func (l *Local) Keyring() *bus.Keyring { return l.ring }
 // KeyringPath is the job's keyring.json; empty unless secure.
 func (l *Local) KeyringPath() string { return l.keyring }
 
-// Creds is party's seed file (bus.AggregatorID, a bank id or
-// bus.AuditorID); empty unless secure.
+// Creds is party's seed file (bus.AggregatorID, a bank id,
+// bus.AuditorID or bus.LedgerAdminID); empty unless secure.
 func (l *Local) Creds(party string) string { return l.creds[party] }
 
 // Conn is how party connects: the URL and, when secure, its own seed.
@@ -212,7 +225,7 @@ func (l *Local) LedgerReading(ctx context.Context) (privacy.Reading, error) {
 		return privacy.Reading{}, fmt.Errorf("deploy: local: ledger: %w", err)
 	}
 	defer tr.Close()
-	led, err := bus.OpenJetStreamLedger(ctx, tr.Conn(), l.job, bus.JSLedgerOptions{ReadOnly: true})
+	led, err := OpenAuditLedger(ctx, tr.Conn(), l.job, l.ring)
 	if err != nil {
 		return privacy.Reading{}, fmt.Errorf("deploy: local: ledger: %w", err)
 	}

@@ -53,8 +53,23 @@ type Carried struct {
 }
 
 // findPriorRun looks for job's ledger stream entries and, with store, for
-// its checkpoint.
-func findPriorRun(ctx context.Context, tr *bus.NATSTransport, job string, store aggregator.Store) (PriorRun, error) {
+// its checkpoint. In the accounts layout (ring set) the aggregator reads
+// only its own ledger stream: the banks' entries are theirs and the
+// auditor's to read.
+func findPriorRun(ctx context.Context, tr *bus.NATSTransport, job string, ring *bus.Keyring, store aggregator.Store) (PriorRun, error) {
+	if accountsLayout(ring) {
+		p := PriorRun{Stream: bus.LedgerPartyStreamName(job, bus.AggregatorID)}
+		l, err := bus.OpenJetStreamLedger(ctx, tr.Conn(), job, bus.JSLedgerOptions{ReadOnly: true, Parties: []string{bus.AggregatorID}})
+		if err != nil {
+			return p, fmt.Errorf("looking for an earlier run: %w", err)
+		}
+		recs, err := l.RecordsFor(ctx, bus.AggregatorID)
+		if err != nil {
+			return p, fmt.Errorf("looking for an earlier run: %w", err)
+		}
+		p.LedgerEntries = uint64(len(recs))
+		return p, findCheckpoint(ctx, &p, store)
+	}
 	p := PriorRun{Stream: bus.LedgerStreamName(job)}
 	js, err := jetstream.New(tr.Conn())
 	if err != nil {
@@ -68,14 +83,20 @@ func findPriorRun(ctx context.Context, tr *bus.NATSTransport, job string, store 
 	default:
 		p.LedgerEntries = s.CachedInfo().State.Msgs
 	}
-	if store != nil {
-		data, err := store.LoadState(ctx)
-		if err != nil {
-			return p, fmt.Errorf("looking for an earlier run: checkpoint: %w", err)
-		}
-		p.Checkpoint = data != nil
+	return p, findCheckpoint(ctx, &p, store)
+}
+
+// findCheckpoint sets p.Checkpoint when store holds a checkpoint.
+func findCheckpoint(ctx context.Context, p *PriorRun, store aggregator.Store) error {
+	if store == nil {
+		return nil
 	}
-	return p, nil
+	data, err := store.LoadState(ctx)
+	if err != nil {
+		return fmt.Errorf("looking for an earlier run: checkpoint: %w", err)
+	}
+	p.Checkpoint = data != nil
+	return nil
 }
 
 // checkRerun applies the rule above: nil to go on.

@@ -1,0 +1,115 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"graphfed/privacy"
+)
+
+// In the accounts layout (JobAccounts) the ledger lives in its own
+// account, one stream per party. Need-to-know follows from the streams:
+// a bank's imports reach its own stream's read API only, so it reads its
+// own entries and nobody else's, while the auditor imports every stream's.
+// A message get names its stream in the subject; a body that asks for
+// another subject (next_by_subj) can still only read the stream the
+// subject names.
+
+// on is the stream holding client's entries.
+func (l *JetStreamLedger) on(client string) (ledgerStream, error) {
+	if ls, ok := l.streams[""]; ok {
+		return ls, nil
+	}
+	if ls, ok := l.streams[client]; ok {
+		return ls, nil
+	}
+	return ledgerStream{}, fmt.Errorf("%w: ledger of job %s opened for %s, not for client %s",
+		privacy.ErrInvalid, l.job, strings.Join(l.order, ", "), client)
+}
+
+// openPartyLedgers binds l to the per-party streams of opts.Parties
+// through the ledger account's imported API. Parties never create them.
+func openPartyLedgers(ctx context.Context, nc *nats.Conn, l *JetStreamLedger, opts JSLedgerOptions) (*JetStreamLedger, error) {
+	const op = "open"
+	js, err := jetstream.NewWithAPIPrefix(nc, LedgerAPIPrefix)
+	if err != nil {
+		return nil, fmt.Errorf("bus: ledger %s: job %s: %w: %w", op, l.job, privacy.ErrLedger, err)
+	}
+	l.js = js
+	l.name = LedgerPartyStreamName(l.job, "*")
+	for _, party := range opts.Parties {
+		if !ValidID(party) {
+			return nil, fmt.Errorf("bus: ledger %s: %w: party %q does not match [a-z0-9-]{1,64}", op, privacy.ErrInvalid, party)
+		}
+		if _, dup := l.streams[party]; dup {
+			continue
+		}
+		name := LedgerPartyStreamName(l.job, party)
+		bctx, cancel := l.bound(ctx)
+		st, err := js.Stream(bctx, name)
+		cancel()
+		switch {
+		case errors.Is(err, jetstream.ErrStreamNotFound):
+			return nil, fmt.Errorf("bus: ledger %s: %w: job %s has no ledger stream %s for %s (the ledger administrator creates them: graphfed keys ledger)",
+				op, privacy.ErrLedger, l.job, name, party)
+		case err != nil:
+			return nil, fmt.Errorf("bus: ledger %s: stream %s: %w: %w", op, name, privacy.ErrLedger, err)
+		}
+		if err := checkLedgerStream(st.CachedInfo().Config, LedgerSubject(l.job, party), opts); err != nil {
+			return nil, fmt.Errorf("bus: ledger %s: stream %s: %w", op, name, err)
+		}
+		l.streams[party] = ledgerStream{st: st, name: name}
+		l.order = append(l.order, party)
+	}
+	return l, nil
+}
+
+// CreateLedgerStreams creates (or checks) the per-party ledger streams of
+// job for parties, in the ledger account nc is logged in to: the ledger
+// administrator's act, once, before the job starts (`graphfed keys
+// ledger`). It returns the streams' names.
+func CreateLedgerStreams(ctx context.Context, nc *nats.Conn, job string, parties []string, opts JSLedgerOptions) ([]string, error) {
+	const op = "create"
+	if !ValidID(job) {
+		return nil, fmt.Errorf("bus: ledger %s: %w: job %q does not match [a-z0-9-]{1,64}", op, privacy.ErrInvalid, job)
+	}
+	if opts.Replicas == 0 {
+		opts.Replicas = 1
+	}
+	if opts.Duplicates == 0 {
+		opts.Duplicates = DefaultLedgerDuplicates
+	}
+	if opts.Timeout == 0 {
+		opts.Timeout = DefaultLedgerTimeout
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("bus: ledger %s: job %s: %w: %w", op, job, privacy.ErrLedger, err)
+	}
+	var names []string
+	for _, party := range parties {
+		if !ValidID(party) {
+			return nil, fmt.Errorf("bus: ledger %s: %w: party %q does not match [a-z0-9-]{1,64}", op, privacy.ErrInvalid, party)
+		}
+		name, subj := LedgerPartyStreamName(job, party), LedgerSubject(job, party)
+		cctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+		st, err := js.CreateStream(cctx, appendOnlyConfig(name, "graphfed privacy ledger of "+party+" in job "+job+" (append-only)", subj, opts))
+		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			st, err = js.Stream(cctx, name)
+		}
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("bus: ledger %s: stream %s: %w: %w", op, name, privacy.ErrLedger, err)
+		}
+		if err := checkLedgerStream(st.CachedInfo().Config, subj, opts); err != nil {
+			return nil, fmt.Errorf("bus: ledger %s: stream %s: %w", op, name, err)
+		}
+		names = append(names, name)
+	}
+	return names, nil
+}
