@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"graphfed/bus"
+	"graphfed/deploy"
 )
 
 // keysFlags are the flags of `graphfed keys`.
@@ -242,22 +243,32 @@ func writeNew(path string, data []byte, mode os.FileMode) error {
 	return f.Close()
 }
 
-// newKeysLedgerCmd is `graphfed keys ledger`: creating a job's ledger
-// stream is the aggregator's right alone (a bank that could define the
-// stream could make it capture other subjects), so a deployment creates it
-// once, with the aggregator's seed, before the agents start.
+// newKeysLedgerCmd is `graphfed keys ledger`: the ledger administrator,
+// who operates the NATS servers and is no party of the job, creates one
+// append-only stream per party in the ledger account, once, before the
+// job starts. No party may create, delete or purge a ledger stream.
 func newKeysLedgerCmd(g *globalFlags) *cobra.Command {
 	var (
-		natsURL, job, creds string
-		replicas            int
-		tlsf                tlsFlags
+		natsURL, job, creds, keyring string
+		replicas                     int
+		tlsf                         tlsFlags
 	)
 	cmd := &cobra.Command{
-		Use:   "ledger --nats URL --job ID --creds aggregator.nk [--replicas 3]",
-		Short: "Create a job's append-only ledger stream with the aggregator's credentials",
+		Use:   "ledger --nats URL --job ID --creds ledger-admin.nk --keyring keyring.json [--replicas 3]",
+		Short: "Create a job's append-only ledger streams, one per party, as the ledger administrator",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			start := time.Now()
+			ring, err := bus.LoadKeyring(keyring)
+			if err != nil {
+				return fmt.Errorf("keys ledger: %w", err)
+			}
+			if job == "" {
+				job = ring.Job()
+			}
+			if job != ring.Job() {
+				return fmt.Errorf("keys ledger: --job %s, but %s is the keyring of job %s", job, keyring, ring.Job())
+			}
 			nc, err := bus.Connect(natsURL, tlsf.connect(bus.ConnectOptions{Name: "graphfed-keys-ledger-" + job, Creds: creds}))
 			if err != nil {
 				return fmt.Errorf("keys ledger: %w", err)
@@ -266,21 +277,22 @@ func newKeysLedgerCmd(g *globalFlags) *cobra.Command {
 			if !nc.IsConnected() {
 				return fmt.Errorf("keys ledger: --nats %s: no server reachable, or the credentials were refused", natsURL)
 			}
-			l, err := bus.OpenJetStreamLedger(cmd.Context(), nc, job, bus.JSLedgerOptions{Replicas: replicas})
+			names, err := deploy.CreateLedgerStreams(cmd.Context(), nc, ring, replicas)
 			if err != nil {
-				return fmt.Errorf("keys ledger: %w", err)
+				return fmt.Errorf("keys ledger: %w (are these the ledger administrator's credentials, %s.nk?)", err, bus.LedgerAdminID)
 			}
-			fmt.Fprintf(g.humanOut(), "ledger stream %s of job %s ready (%d replicas)\n", l.Stream(), job, replicas)
+			fmt.Fprintf(g.humanOut(), "ledger of job %s ready: %d streams (%d replicas), one per party\n", job, len(names), replicas)
 			return g.emit(Report{Command: "keys ledger", Metrics: map[string]any{
-				"job": job, "stream": l.Stream(), "replicas": replicas}}, start)
+				"job": job, "streams": names, "replicas": replicas}}, start)
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&natsURL, "nats", "nats://127.0.0.1:4222", "NATS server or cluster URL")
-	fl.StringVar(&job, "job", "", "job id")
-	fl.StringVar(&creds, "creds", "", "the aggregator's seed file")
+	fl.StringVar(&job, "job", "", "job id (default: the keyring's)")
+	fl.StringVar(&creds, "creds", "", "the ledger administrator's seed file ("+bus.LedgerAdminID+".nk)")
+	fl.StringVar(&keyring, "keyring", "", "the job's keyring.json: its parties get a stream each")
 	tlsf.register(cmd)
 	fl.IntVar(&replicas, "replicas", 1, "stream replicas (3 on a 3-node cluster)")
-	cmd.MarkFlagRequired("job")
+	cmd.MarkFlagRequired("keyring")
 	return cmd
 }
