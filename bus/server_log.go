@@ -356,13 +356,24 @@ type serverLine struct {
 // % verbs, which must not consume the message's own values. A line whose
 // prefix came as an argument (the rate-limited variants) is formatted
 // first and then split.
+//
+// A format without values is taken as it stands: nats-server formats the
+// permission violations itself and logs the result as the format, and a
+// subject may hold a % (NATS allows it) that must not turn into
+// "%!s(MISSING)".
 func parseServerLine(format string, v []any) serverLine {
+	sprintf := func(f string) string {
+		if len(v) == 0 {
+			return f
+		}
+		return fmt.Sprintf(f, v...)
+	}
 	if p, rest, ok := splitPrefix(format, true); ok {
 		p.template = rest
-		p.text = fmt.Sprintf(rest, v...)
+		p.text = sprintf(rest)
 		return p
 	}
-	msg := fmt.Sprintf(format, v...)
+	msg := sprintf(format)
 	if p, rest, ok := splitPrefix(msg, false); ok {
 		p.template, p.text = rest, rest
 		return p

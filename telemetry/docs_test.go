@@ -35,6 +35,10 @@ func exported(t *testing.T) map[string]bool {
 	m.WatchRejects("bank-1", v.Rejects)
 	m.WatchConn("bank-1", func() bus.ConnCounts { return bus.ConnCounts{} })
 	m.WatchGate("bank-1", spendingGate(t, privacy.Budget{Epsilon: 1e9, NodeEpsilon: 1e9, NodeRho: 0.5}))
+	if err := m.WatchServer(&fakeServer{events: map[bus.ServerEventKey]int64{{Kind: bus.ServerEventLimit, Reason: "max_payload"}: 1},
+		suppressed: map[string]int64{bus.ServerEventLimit: 0}}); err != nil {
+		t.Fatal(err)
+	}
 	mfs, err := m.Registry().Gather()
 	if err != nil {
 		t.Fatal(err)
