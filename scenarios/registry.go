@@ -127,6 +127,7 @@ func Builtin() (*Registry, error) {
 		r.Register(poisonedLedgerScenario()),
 		r.Register(rewrittenLedgerScenario()),
 		r.Register(pushConsumerScenario()),
+		r.Register(hostileJSAPIScenario()),
 		r.Register(updateFloodScenario()),
 		r.Register(largeModelScenario()),
 	)

@@ -48,9 +48,15 @@ type ledgerJob struct {
 // runLedgerJob starts a secure job named job and runs it to completion.
 // The caller closes it.
 func runLedgerJob(ctx context.Context, job string, o ScenarioOptions) (*ledgerJob, error) {
+	return runLedgerJobWith(ctx, job, o, false)
+}
+
+// runLedgerJobWith is runLedgerJob, durable if told: the aggregator's
+// update stream, checkpoint bucket and model store then exist too.
+func runLedgerJobWith(ctx context.Context, job string, o ScenarioOptions, durable bool) (*ledgerJob, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	jo := deploy.JobOptions{Local: deploy.LocalOptions{Job: job, Secure: true},
+	jo := deploy.JobOptions{Local: deploy.LocalOptions{Job: job, Secure: true}, Durable: durable,
 		Aggregator: deploy.AggregatorOptions{Task: deploy.TaskNode, InitSeed: o.Seed, FinalWait: 200 * time.Millisecond,
 			Log: o.Log, Round: aggregator.Config{Algo: aggregator.AlgoFedAvg, Rounds: ledgerRounds, MinClients: ledgerBanks,
 				Quorum: ledgerBanks, RoundTimeout: time.Minute}}}
