@@ -113,3 +113,24 @@ func CreateLedgerStreams(ctx context.Context, nc *nats.Conn, job string, parties
 	}
 	return names, nil
 }
+
+// AccountsLayout reports whether nc's account is one of the accounts
+// layout's (JobAccounts): whether the ledger account's API for party's own
+// ledger stream is imported there. On an open server, or one configured
+// otherwise, nothing answers under LedgerAPIPrefix, and the request ends
+// at once with no responders.
+func AccountsLayout(ctx context.Context, nc *nats.Conn, job, party string) (bool, error) {
+	if !ValidID(job) || !ValidID(party) {
+		return false, fmt.Errorf("bus: accounts layout: job %q or party %q does not match [a-z0-9-]{1,64}", job, party)
+	}
+	ctx, cancel := bound(ctx, DefaultLedgerTimeout)
+	defer cancel()
+	_, err := nc.RequestWithContext(ctx, LedgerAPIPrefix+".STREAM.INFO."+LedgerPartyStreamName(job, party), nil)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, nats.ErrNoResponders):
+		return false, nil
+	}
+	return false, fmt.Errorf("bus: accounts layout of %s in job %s: %w", party, job, err)
+}

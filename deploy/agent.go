@@ -151,7 +151,11 @@ func NewAgent(ctx context.Context, o AgentOptions) (_ *Agent, err error) {
 		}
 		a.ownTr = true
 	}
-	if err := attachBlobs(a.tr, o.Job, o.ID, o.Blobs, ring); err != nil {
+	accounts, err := accountsLayout(ctx, a.tr.Conn(), o.Job, o.ID)
+	if err != nil {
+		return fail(fmt.Errorf("deploy: agent %s: %w", o.ID, err))
+	}
+	if err := attachBlobs(a.tr, o.Job, o.ID, o.Blobs, accounts); err != nil {
 		return fail(err)
 	}
 	ledger, closeLedger, err := Ledger(ctx, o.Job, o.ID, o.Privacy, a.tr, ring)

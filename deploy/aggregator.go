@@ -131,8 +131,12 @@ func NewAggregator(ctx context.Context, o AggregatorOptions) (_ *Aggregator, err
 		}
 		a.ownTr = true
 	}
+	accounts, err := accountsLayout(ctx, a.tr.Conn(), o.Job, bus.AggregatorID)
+	if err != nil {
+		return fail(fmt.Errorf("deploy: aggregator: %w", err))
+	}
 	switch {
-	case accountsLayout(ring):
+	case accounts:
 		// The ledger administrator made the streams; a job without them
 		// fails here, before it announces anything, rather than at its
 		// first release.
@@ -144,8 +148,8 @@ func NewAggregator(ctx context.Context, o AggregatorOptions) (_ *Aggregator, err
 			return fail(err)
 		}
 	}
-	ensureBlobBuckets(ctx, a.tr, o.Job, ring, o.Blobs, o.Log)
-	if err := attachBlobs(a.tr, o.Job, bus.AggregatorID, o.Blobs, ring); err != nil {
+	ensureBlobBuckets(ctx, a.tr, o.Job, accounts, o.Blobs, o.Log)
+	if err := attachBlobs(a.tr, o.Job, bus.AggregatorID, o.Blobs, accounts); err != nil {
 		return fail(err)
 	}
 	cfg := serverConfig(o, ring, signer)
@@ -158,7 +162,7 @@ func NewAggregator(ctx context.Context, o AggregatorOptions) (_ *Aggregator, err
 			cfg.Store = o.WrapStore(cfg.Store)
 		}
 	}
-	if a.prior, err = findPriorRun(ctx, a.tr, o.Job, ring, cfg.Store); err != nil {
+	if a.prior, err = findPriorRun(ctx, a.tr, o.Job, accounts, cfg.Store); err != nil {
 		return fail(err)
 	}
 	if err := checkRerun(o.Job, a.prior, o.Resume, o.Durable); err != nil {
@@ -166,7 +170,7 @@ func NewAggregator(ctx context.Context, o AggregatorOptions) (_ *Aggregator, err
 	}
 	if a.prior.Any() {
 		l := o.Log.Info().Str("job", o.Job).Uint64("ledger_entries", a.prior.LedgerEntries).Bool("checkpoint", a.prior.Checkpoint)
-		if accountsLayout(ring) {
+		if accounts {
 			// Need-to-know: the banks' ledger streams are theirs and the
 			// auditor's; each bank's gate carries its own budget on.
 			o.Log.Info().Str("job", o.Job).Msg("resuming: the banks' spent budgets are in their own ledger streams, which only they and the auditor read")

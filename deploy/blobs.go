@@ -28,12 +28,12 @@ type BlobOptions struct {
 // party creates its own bucket when it is missing: on an open server, and
 // in the accounts layout, where the bucket is in the party's own account
 // and other parties read it through its exports.
-func attachBlobs(tr *bus.NATSTransport, job, party string, o BlobOptions, ring *bus.Keyring) error {
+func attachBlobs(tr *bus.NATSTransport, job, party string, o BlobOptions, accounts bool) error {
 	if o.InlineLimit < 0 {
 		tr.SetBlobs(nil, 0)
 		return nil
 	}
-	store, err := bus.NewJetStreamBlobs(tr.Conn(), job, party, bus.BlobStoreOptions{Create: true, TTL: o.TTL, Accounts: accountsLayout(ring)})
+	store, err := bus.NewJetStreamBlobs(tr.Conn(), job, party, bus.BlobStoreOptions{Create: true, TTL: o.TTL, Accounts: accounts})
 	if err != nil {
 		return fmt.Errorf("blobs: %w", err)
 	}
@@ -46,8 +46,8 @@ func attachBlobs(tr *bus.NATSTransport, job, party string, o BlobOptions, ring *
 // each party creates its own at its first large body. A server without
 // JetStream is no reason to stop: the job runs as long as its models fit
 // inline, and a larger one fails naming the payload limit.
-func ensureBlobBuckets(ctx context.Context, tr *bus.NATSTransport, job string, ring *bus.Keyring, o BlobOptions, log zerolog.Logger) {
-	if ring == nil || o.InlineLimit < 0 {
+func ensureBlobBuckets(ctx context.Context, tr *bus.NATSTransport, job string, accounts bool, o BlobOptions, log zerolog.Logger) {
+	if !accounts || o.InlineLimit < 0 {
 		return
 	}
 	parties := []string{bus.AggregatorID}

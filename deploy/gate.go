@@ -35,7 +35,11 @@ func Ledger(ctx context.Context, job, party string, p PrivacyOptions, tr *bus.NA
 	// A release waits out a cluster's leader election (4 to 9 s on
 	// nats-server after a node dies) rather than failing the agent.
 	opts := bus.JSLedgerOptions{Timeout: bus.DefaultJSTimeout, Keys: LedgerKeys(ring)}
-	if accountsLayout(ring) {
+	accounts, err := accountsLayout(ctx, tr.Conn(), job, party)
+	if err != nil {
+		return nil, nil, fmt.Errorf("deploy: ledger: %w", err)
+	}
+	if accounts {
 		opts.Parties = []string{party}
 	}
 	l, err := bus.OpenJetStreamLedger(ctx, tr.Conn(), job, opts)
@@ -45,11 +49,18 @@ func Ledger(ctx context.Context, job, party string, p PrivacyOptions, tr *bus.NA
 	return l, func() error { return nil }, nil
 }
 
-// accountsLayout says whether a job with keyring ring runs in the accounts
-// layout that `graphfed keys` configures (bus.JobAccounts): every party in
-// an account of its own, the ledger in the ledger account. A keyring is
-// what makes a job permissioned, and keys writes no other layout.
-func accountsLayout(ring *bus.Keyring) bool { return ring != nil }
+// accountsLayout says whether party runs in the accounts layout that
+// `graphfed keys` configures (bus.JobAccounts): every party in an account
+// of its own, the ledger in the ledger account. The server says so: the
+// ledger's API is imported into the party's account, or nothing answers
+// there. The auditor asks about the aggregator's stream, whose API it
+// imports too.
+func accountsLayout(ctx context.Context, nc *nats.Conn, job, party string) (bool, error) {
+	if party == bus.AuditorID {
+		party = bus.AggregatorID
+	}
+	return bus.AccountsLayout(ctx, nc, job, party)
+}
 
 // ledgerParties are the parties whose ledger streams the accounts layout
 // holds for ring's job: the aggregator (its round records) and every bank.
@@ -62,7 +73,14 @@ func ledgerParties(ring *bus.Keyring) []string {
 // accounts layout (ring set), the single stream otherwise.
 func OpenAuditLedger(ctx context.Context, nc *nats.Conn, job string, ring *bus.Keyring) (*bus.JetStreamLedger, error) {
 	opts := bus.JSLedgerOptions{ReadOnly: true}
-	if accountsLayout(ring) {
+	accounts, err := accountsLayout(ctx, nc, job, bus.AuditorID)
+	if err != nil {
+		return nil, fmt.Errorf("deploy: ledger of %s: %w", job, err)
+	}
+	if accounts {
+		if ring == nil {
+			return nil, fmt.Errorf("deploy: ledger of %s: one stream per party on this server, and without the keyring the parties are unknown (--keyring)", job)
+		}
 		opts.Parties = ledgerParties(ring)
 	}
 	l, err := bus.OpenJetStreamLedger(ctx, nc, job, opts)

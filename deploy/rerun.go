@@ -53,11 +53,11 @@ type Carried struct {
 }
 
 // findPriorRun looks for job's ledger stream entries and, with store, for
-// its checkpoint. In the accounts layout (ring set) the aggregator reads
+// its checkpoint. In the accounts layout the aggregator reads
 // only its own ledger stream: the banks' entries are theirs and the
 // auditor's to read.
-func findPriorRun(ctx context.Context, tr *bus.NATSTransport, job string, ring *bus.Keyring, store aggregator.Store) (PriorRun, error) {
-	if accountsLayout(ring) {
+func findPriorRun(ctx context.Context, tr *bus.NATSTransport, job string, accounts bool, store aggregator.Store) (PriorRun, error) {
+	if accounts {
 		p := PriorRun{Stream: bus.LedgerPartyStreamName(job, bus.AggregatorID)}
 		l, err := bus.OpenJetStreamLedger(ctx, tr.Conn(), job, bus.JSLedgerOptions{ReadOnly: true, Parties: []string{bus.AggregatorID}})
 		if err != nil {
