@@ -34,15 +34,23 @@ type AuditOptions struct {
 	Delta float64        // required, in (0, 1)
 	Job   string         // only this job; "" = every job in the entries
 	Rho   []RhoAt        // overrides the ledger's calibrations when set
+	// ExpectHeads, when set, are the final ledger heads known from outside
+	// the ledger (the aggregator's report, ParseHeads): AuditReading checks
+	// every chain reaches them, which catches a ledger cut back
+	// consistently, the aggregator's records included. Nil: none given.
+	ExpectHeads []Head
 }
 
 // Report is the outcome of an audit.
 type Report struct {
 	Kind     AccountantKind
 	Delta    float64
-	Entries  int  // entries considered (after the job filter)
-	Releases int  // of which releases
-	Seeded   bool // some release used a fixed seed: no privacy claim holds
+	Entries  int // the banks' entries considered (after the job filter)
+	Releases int // of which releases
+	// Records counts the aggregator's records (round and done), which
+	// release nothing and are not among Entries.
+	Records int
+	Seeded  bool // some release used a fixed seed: no privacy claim holds
 	// RhoSource says where the node distances came from: "given",
 	// "ledger calibration" (each client's nodes at its own ρ) or "none".
 	RhoSource    string
@@ -123,6 +131,8 @@ func AuditReading(rd Reading, opt AuditOptions) (Report, error) {
 		return Report{}, err
 	}
 	rep.Integrity = newIntegrity(rd, opt.Job)
+	rep.Integrity.Completeness = checkCompleteness(rd, opt.Job, opt.ExpectHeads)
+	rep.Integrity.settle()
 	return rep, nil
 }
 
@@ -155,6 +165,12 @@ func Audit(entries []Entry, opt AuditOptions) (Report, error) {
 			return Report{}, wrapErr(op, ErrCorrupt, "", err)
 		}
 		seqs.note(&e)
+		if e.Channel.record() {
+			// The aggregator's records are the ledger's account of itself
+			// (completeness.go), not releases: no ε, no round of their own.
+			rep.Records++
+			continue
+		}
 		kept = append(kept, e)
 		if e.Channel == ChannelCalibration {
 			latest[ClientKey{e.Job, e.Client}] = CalibrationRecord{e.Job, e.Client, e.Seq, e.Round, *e.clone().Calibration}

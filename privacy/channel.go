@@ -28,28 +28,51 @@ const (
 	// records the metric-DP distances ρ measured by Calibrate, so that an
 	// audit needs only the ledger.
 	ChannelCalibration Channel = "calibration"
+	// ChannelRound marks one of the aggregator's round records: no release,
+	// the ledger heads (seq and digest of the last entry) each bank had
+	// reported as of the close of round Round (Round 0: the start record,
+	// written before round 1 opens). They are what makes a ledger that
+	// lost the tail of a chain evident (completeness.go).
+	ChannelRound Channel = "round"
+	// ChannelDone marks the aggregator's done record: every bank's final
+	// ledger head, written when the job is over. A job whose aggregator
+	// recorded its start but whose ledger holds no done record has lost
+	// its tail, or has not finished.
+	ChannelDone Channel = "done"
 )
+
+// AggregatorClient is the client id the aggregator files its records
+// under (bus.AggregatorID; the package imports no other graphfed package,
+// so the id is spelled here, and the bus tests check that both agree).
+const AggregatorClient = "aggregator"
 
 // ParseChannel accepts the lower-case channel names.
 func ParseChannel(s string) (Channel, error) {
 	c := Channel(s)
 	if !c.valid() {
-		return "", errorf("parse channel", ErrInvalid, fmt.Sprintf("channel %q (want model, grad, margin, emb, descriptor or calibration)", s))
+		return "", errorf("parse channel", ErrInvalid, fmt.Sprintf("channel %q (want model, grad, margin, emb, descriptor, calibration, round or done)", s))
 	}
 	return c, nil
 }
 
 func (c Channel) valid() bool {
 	switch c {
-	case ChannelModel, ChannelGrad, ChannelMargin, ChannelEmb, ChannelDescriptor, ChannelCalibration:
+	case ChannelModel, ChannelGrad, ChannelMargin, ChannelEmb, ChannelDescriptor, ChannelCalibration, ChannelRound, ChannelDone:
 		return true
 	}
 	return false
 }
 
 // releases reports whether entries on the channel release data (all but
-// calibration records).
-func (c Channel) releases() bool { return c.valid() && c != ChannelCalibration }
+// calibration records and the aggregator's records).
+func (c Channel) releases() bool { return c.valid() && c != ChannelCalibration && !c.record() }
+
+// record reports whether entries on the channel are the aggregator's
+// records (round and done), which release nothing and charge no budget.
+func (c Channel) record() bool { return c == ChannelRound || c == ChannelDone }
+
+// IsRecord reports whether c is a channel of the aggregator's records.
+func (c Channel) IsRecord() bool { return c.record() }
 
 // Sensitivity is the L2 distance between the clipped releases of two
 // neighbouring inputs, which the gate records as Entry.Rho for the model,
@@ -70,7 +93,7 @@ func (c Channel) releases() bool { return c.valid() && c != ChannelCalibration }
 // Sensitivity returns 0 for ChannelEmb and the accountant tracks Σ 1/σ²
 // per node, to be scaled by ρ² when ε is evaluated.
 func Sensitivity(ch Channel, clip float64, rows int) float64 {
-	if ch == ChannelEmb || ch == ChannelCalibration {
+	if ch == ChannelEmb || !ch.releases() {
 		return 0
 	}
 	return 2 * clip * math.Sqrt(float64(rows))

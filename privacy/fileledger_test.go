@@ -255,7 +255,7 @@ func TestCrashDurability(t *testing.T) {
 		}
 		l := openTestLedger(t, path)
 		es, err := l.Entries(context.Background())
-		if err != nil || len(es) != int(want) || es[want-1].Seq != want || es[want-1].NodeIDs[0] != 42 {
+		if err != nil || len(es) != int(want) || es[want-1].Seq != want || es[want-1].NodeIDs[0] != KeyedNodeID(InsecureNodeKey("job-1", "bank-3"), 42) {
 			t.Fatalf("after kill %d: %+v %v", want, es, err)
 		}
 		l.Close()

@@ -30,6 +30,11 @@ type Config struct {
 	// simulation, where entries are still hash-chained.
 	Signer EntrySigner
 	Keys   KeyVerifier
+	// NodeKey, when set, is the secret the gate keys node ids with in the
+	// ledger (nodekey.go). Unset, a Signer that is a SecretDeriver derives
+	// it from the client's seed (DeriveNodeKey); without one the key is
+	// InsecureNodeKey's, which protects nothing.
+	NodeKey []byte
 }
 
 // Request is one value to release.
@@ -64,6 +69,12 @@ type Gate struct {
 	// chain never forks around it.
 	pending *Entry
 	reading Reading // what NewGate's read of the ledger skipped and flagged
+	// keyer turns node ids into the keyed ids the ledger holds.
+	keyer *nodeKeyer
+	// anchor is the aggregator's latest record the client has received
+	// (SetAnchor), named by every entry it makes from then on; it outlives
+	// an adopted chain state, which may only know an older one.
+	anchor *Ref
 }
 
 // chainState is what a gate knows of its client's chain: a pure function
@@ -76,6 +87,7 @@ type chainState struct {
 	seq     uint64       // last sequence number used by this job and client
 	prev    string       // hex digest of the entry with seq: the next entry's Prev
 	calib   *Calibration // the latest recorded calibration
+	anchor  *Ref         // the anchor of the client's latest entry that has one
 }
 
 // replayChain builds a gate's chain state from the entries of a ledger
@@ -100,6 +112,10 @@ func replayChain(cfg Config, entries []Entry) (chainState, error) {
 			return chainState{}, err
 		}
 		st.seq, st.prev = e.Seq, hex.EncodeToString(d[:])
+		if e.Anchor != nil && (st.anchor == nil || e.Anchor.Seq > st.anchor.Seq) {
+			a := *e.Anchor
+			st.anchor = &a
+		}
 		if e.Channel == ChannelCalibration {
 			st.noteCalibration(cfg.Budget.NodeQ, e.clone().Calibration)
 		}
@@ -133,6 +149,10 @@ func NewGate(ctx context.Context, cfg Config, l Ledger, clock func() time.Time) 
 	if _, err := NewAccountant(cfg.Accountant, cfg.Delta, cfg.Budget); err != nil {
 		return nil, err
 	}
+	key, secret, err := nodeKeyFor(cfg)
+	if err != nil {
+		return nil, wrapErr(op, ErrInvalid, "node-id key of "+cfg.Client, err)
+	}
 	rd, err := ReadLedger(ctx, l, VerifyOptions{Keys: cfg.Keys, Job: cfg.Job})
 	if err != nil {
 		return nil, wrapErr(op, ErrLedger, "reading entries", err)
@@ -141,7 +161,7 @@ func NewGate(ctx context.Context, cfg Config, l Ledger, clock func() time.Time) 
 	if err != nil {
 		return nil, wrapErr(op, ErrCorrupt, "replaying ledger", err)
 	}
-	g := &Gate{cfg: cfg, ledger: l, clock: clock, chainState: st}
+	g := &Gate{cfg: cfg, ledger: l, clock: clock, chainState: st, keyer: newNodeKeyer(key, secret), anchor: st.anchor}
 	if cfg.Seed == nil {
 		g.noise = newNoiseSource(nil)
 	}
@@ -177,6 +197,9 @@ func (g *Gate) adopt(entries []Entry) error {
 		return err
 	}
 	g.chainState, g.pending = st, nil
+	if a := st.anchor; a != nil && (g.anchor == nil || a.Seq > g.anchor.Seq) {
+		g.anchor = a
+	}
 	return nil
 }
 
@@ -324,11 +347,13 @@ func (g *Gate) Release(ctx context.Context, req Request) (Released, error) {
 		return Released{}, wrapErr(op, ErrLedger, "", err)
 	}
 	for settled := 0; ; settled++ {
+		// The ledger holds keyed node ids (nodekey.go); the value
+		// returned keeps the wire's.
 		e := Entry{
 			Seq: g.seq + 1, Job: g.cfg.Job, Client: g.cfg.Client, Channel: req.Channel, Round: req.Round,
-			NodeIDs: append([]int64(nil), req.NodeIDs...), Count: rows, Dim: dim,
+			NodeIDs: g.keyer.ids(req.NodeIDs), Count: rows, Dim: dim,
 			Sigma: req.Sigma, Clip: clip, Rho: Sensitivity(req.Channel, clip, rows),
-			Time: g.clock().UTC(), Seeded: g.cfg.Seed != nil,
+			Time: g.clock().UTC(), Seeded: g.cfg.Seed != nil, Anchor: g.anchorCopy(),
 		}
 		if len(e.NodeIDs) == 0 {
 			e.NodeIDs = nil
@@ -355,7 +380,11 @@ func (g *Gate) Release(ctx context.Context, req Request) (Released, error) {
 				noise = releaseSource(*g.cfg.Seed, g.cfg.Client, sk)
 			}
 			noise.addGaussian(data, req.Sigma)
-			return Released{entry: e, data: data}, nil
+			ids := append([]int64(nil), req.NodeIDs...)
+			if len(ids) == 0 {
+				ids = nil
+			}
+			return Released{entry: e, data: data, ids: ids}, nil
 		}
 		if !errors.Is(err, ErrChainMoved) {
 			return Released{}, wrapErr(op, ErrLedger, fmt.Sprintf("append seq %d", e.Seq), err)
@@ -390,7 +419,7 @@ func (g *Gate) RecordCalibration(ctx context.Context, round uint64, c Calibratio
 	for settled := 0; ; settled++ {
 		e := Entry{
 			Seq: g.seq + 1, Job: g.cfg.Job, Client: g.cfg.Client, Channel: ChannelCalibration, Round: round,
-			Time: g.clock().UTC(), Seeded: g.cfg.Seed != nil, Calibration: &c,
+			Time: g.clock().UTC(), Seeded: g.cfg.Seed != nil, Calibration: &c, Anchor: g.anchorCopy(),
 		}
 		e = e.clone()
 		if err := e.Validate(); err != nil {
@@ -475,7 +504,10 @@ func (g *Gate) settleMoved(ctx context.Context, op string, e Entry, cause error,
 			what, s.Seq, s.Channel, s.Round, short(s.Prev), short(e.Prev)), cause)
 	}
 	same := s.Channel == e.Channel && s.Round == e.Round
-	earlier := s.Round < e.Round || s.Channel == ChannelCalibration && e.Channel.releases() && s.Round <= e.Round
+	// A round record comes before the done record of its round, as a
+	// calibration before a release.
+	earlier := s.Round < e.Round || s.Channel == ChannelCalibration && e.Channel.releases() && s.Round <= e.Round ||
+		s.Channel == ChannelRound && e.Channel == ChannelDone && s.Round <= e.Round
 	if !same && !earlier {
 		want := fmt.Sprintf("a release of %s in round %d", e.Channel, e.Round)
 		if !e.Channel.releases() {
@@ -499,6 +531,16 @@ func (g *Gate) settleMoved(ctx context.Context, op string, e Entry, cause error,
 			e.Channel, e.Round, e.Client, s.Seq))
 	}
 	return true, nil
+}
+
+// anchorCopy is a copy of the anchor for a new entry (nil for none).
+// Called with mu held.
+func (g *Gate) anchorCopy() *Ref {
+	if g.anchor == nil {
+		return nil
+	}
+	a := *g.anchor
+	return &a
 }
 
 // noteCalibration keeps c as the latest calibration and, under a node

@@ -139,8 +139,12 @@ func TestReleaseEmbeddings(t *testing.T) {
 		t.Errorf("entry %+v", e)
 	}
 	es, _ := l.Entries(context.Background())
-	if len(es) != 1 || es[0].Seq != 1 || !slices.Equal(es[0].NodeIDs, []int64{10, 11}) {
-		t.Errorf("ledger %+v", es)
+	// The ledger holds the keyed ids (a run without keys: the insecure
+	// key of the job and bank), the value the wire's.
+	key := InsecureNodeKey("job-1", "bank-3")
+	keyed := []int64{KeyedNodeID(key, 10), KeyedNodeID(key, 11)}
+	if len(es) != 1 || es[0].Seq != 1 || !slices.Equal(es[0].NodeIDs, keyed) || !slices.Equal(e.NodeIDs, keyed) {
+		t.Errorf("ledger %+v, want node ids %v", es, keyed)
 	}
 	// Accessors return copies.
 	d := r.Data()

@@ -18,9 +18,19 @@ type Integrity struct {
 	Rejected []Rejection  `json:"rejected"`
 	Breaks   []ChainBreak `json:"breaks"`
 	// Unverified lists the clients whose claim the ledger cannot back:
-	// their chain is broken, or a record filed under them was skipped for
-	// a reason other than garbage (see Meaning).
+	// their chain is broken, a record filed under them was skipped for a
+	// reason other than garbage (see Meaning), the completeness check
+	// found evidence that entries of theirs were lost or rewritten, or the
+	// job's tail may be lost (no done record).
 	Unverified []string `json:"unverified"`
+	// Completeness is the check of every chain against the aggregator's
+	// records, its chain against the banks' anchors, and all of them
+	// against the expected heads when given (completeness.go).
+	Completeness Completeness `json:"completeness"`
+	// Intact: no client's claim is unverified and the completeness check
+	// shows no loss. False when heads disagree, or when the aggregator
+	// recorded the job's start but the ledger holds no done record.
+	Intact bool `json:"intact"`
 }
 
 // newIntegrity summarizes a reading; job, when set, keeps the records
@@ -48,6 +58,34 @@ func newIntegrity(rd Reading, job string) Integrity {
 	}
 	slices.Sort(in.Unverified)
 	return in
+}
+
+// settle adds the completeness check's verdicts to Unverified and sets
+// Intact: a client with evidence against its chain is unverified, and so
+// is every client of a job that lost (or has not reached) its done record,
+// since the tail of any of their chains may be gone.
+func (in *Integrity) settle() {
+	bad := map[string]bool{}
+	for _, c := range in.Unverified {
+		bad[c] = true
+	}
+	for _, j := range in.Completeness.Jobs {
+		tail := j.Started && !j.Done
+		for _, f := range j.Findings {
+			if f.Client == "" || f.Client == AggregatorClient {
+				continue
+			}
+			if f.Level == LevelEvidence || tail {
+				bad[j.Job+"/"+f.Client] = true
+			}
+		}
+	}
+	in.Unverified = in.Unverified[:0]
+	for c := range bad {
+		in.Unverified = append(in.Unverified, c)
+	}
+	slices.Sort(in.Unverified)
+	in.Intact = len(in.Unverified) == 0 && in.Completeness.Intact
 }
 
 // Clean reports whether every record read was a linked entry of its
@@ -93,7 +131,13 @@ func (in Integrity) writeText(w io.Writer) {
 	fmt.Fprintf(&b, "\nledger integrity: %d records read, %d skipped, %d chain breaks (%s)\n",
 		in.Records, len(in.Rejected), len(in.Breaks), signed)
 	if in.Clean() {
-		b.WriteString("  every record is a linked entry of its client's chain: the figures above rest on the whole ledger\n")
+		// Linked chains are not a whole ledger: a chain cut at its tail
+		// links too. Only the completeness check can say the rest.
+		if in.Completeness.whole() {
+			b.WriteString("  every record is a linked entry of its client's chain: the figures above rest on the whole ledger\n")
+		} else {
+			b.WriteString("  every record read is a linked entry of its client's chain (whether the ledger is whole: see its completeness below)\n")
+		}
 	}
 	reasons := map[RejectReason]int{}
 	for _, r := range in.Rejected {
@@ -113,11 +157,15 @@ func (in Integrity) writeText(w io.Writer) {
 	for _, br := range in.Breaks {
 		fmt.Fprintf(&b, "  BREAK %s\n    meaning: %s\n", br, br.Kind.Meaning())
 	}
+	in.Completeness.writeText(&b)
 	if len(in.Unverified) > 0 {
-		fmt.Fprintf(&b, "CLAIM UNVERIFIED for %s: the ledger of these clients was tampered with; their ε above is a lower bound\n",
+		fmt.Fprintf(&b, "CLAIM UNVERIFIED for %s: the ledger of these clients was tampered with or may have lost entries; their ε above is a lower bound\n",
 			strings.Join(in.Unverified, ", "))
 	} else if len(in.Rejected) > 0 {
 		b.WriteString("  the skipped records change no client's ε: the claim above stands\n")
+	}
+	if !in.Intact {
+		b.WriteString("ledger integrity: NOT INTACT\n")
 	}
 	io.WriteString(w, b.String())
 }

@@ -49,6 +49,16 @@ type Entry struct {
 	Seeded bool      `json:"seeded"` // noise from a fixed seed: not private
 	// Calibration is set exactly when Channel is ChannelCalibration.
 	Calibration *Calibration `json:"calibration,omitempty"`
+	// Heads is set exactly on the aggregator's records (ChannelRound,
+	// ChannelDone): the ledger head each bank had reported, sorted by
+	// client (records.go).
+	Heads []Head `json:"heads,omitempty"`
+	// Anchor, on a bank's entry, names the aggregator's latest record the
+	// bank had received when it made the entry (from the round opening,
+	// the hello reply or done): the bank's countersignature of the
+	// aggregator's chain. Nil when it had none (a plain run without
+	// records, or a ledger of an earlier graphfed).
+	Anchor *Ref `json:"anchor,omitempty"`
 	// Prev is the hex Digest of the client's previous entry, "" for its
 	// first: the hash chain (chain.go).
 	Prev string `json:"prev,omitempty"`
@@ -119,6 +129,17 @@ func (e *Entry) Validate() error {
 		return bad("prev %q is not a hex SHA-256 digest", e.Prev)
 	case e.Seq == 1 && e.Prev != "":
 		return bad("the first entry links to a previous one")
+	case e.Channel.record() != (e.Client == AggregatorClient):
+		return bad("a %s entry of client %s: the aggregator's records are its only entries, and only it writes them", e.Channel, e.Client)
+	}
+	if e.Channel.record() {
+		return e.validateRecord(bad)
+	}
+	if e.Heads != nil {
+		return bad("heads on a %s entry", e.Channel)
+	}
+	if e.Anchor != nil && !e.Anchor.Valid() {
+		return bad("anchor %s is not an entry's seq and hex SHA-256 digest", e.Anchor)
 	}
 	if e.Channel == ChannelCalibration {
 		if e.Calibration == nil {
@@ -186,6 +207,11 @@ func (c *Calibration) validate(bad func(string, ...any) error) error {
 func (e Entry) clone() Entry {
 	e.NodeIDs = slices.Clone(e.NodeIDs)
 	e.Sig = slices.Clone(e.Sig)
+	e.Heads = slices.Clone(e.Heads)
+	if e.Anchor != nil {
+		a := *e.Anchor
+		e.Anchor = &a
+	}
 	if e.Calibration != nil {
 		c := *e.Calibration
 		c.Q = slices.Clone(c.Q)

@@ -17,9 +17,14 @@ import (
 // The zero Released (which any package can declare) carries no data and
 // reports IsZero; publishers must refuse it. A Released is immutable: every
 // accessor returns a copy.
+//
+// Node ids: NodeIDs are the ids the job's parties know the nodes by (the
+// wire's); the entry's are their keyed forms (nodekey.go), which only the
+// releasing bank can map back.
 type Released struct {
 	entry Entry
 	data  []float32
+	ids   []int64 // the wire's node ids, one per row; entry.NodeIDs keyed
 }
 
 // IsZero reports whether r is the zero value rather than a gate's output.
@@ -51,8 +56,9 @@ func (r Released) AppendLittleEndian(dst []byte) []byte {
 	return dst
 }
 
-// NodeIDs returns a copy of the node ids, one per row (embeddings), or nil.
-func (r Released) NodeIDs() []int64 { return slices.Clone(r.entry.NodeIDs) }
+// NodeIDs returns a copy of the node ids, one per row (embeddings), or
+// nil: the ids the value goes out with, not the keyed ids of its entry.
+func (r Released) NodeIDs() []int64 { return slices.Clone(r.ids) }
 
 // Entry returns a copy of the ledger entry that accounts for this release.
 func (r Released) Entry() Entry { return r.entry.clone() }
@@ -68,16 +74,17 @@ func (r Released) Select(rows []int) (Released, error) {
 	}
 	dim := r.entry.Dim
 	out := Released{entry: r.entry.clone(), data: make([]float32, 0, len(rows)*dim)}
-	var ids []int64
+	var ids, keyed []int64
 	for _, i := range rows {
 		if i < 0 || i >= r.entry.Count {
 			return Released{}, errorf("select", ErrInvalid, fmt.Sprintf("row %d of %d", i, r.entry.Count))
 		}
 		out.data = append(out.data, r.data[i*dim:(i+1)*dim]...)
-		if len(r.entry.NodeIDs) > 0 {
-			ids = append(ids, r.entry.NodeIDs[i])
+		if len(r.ids) > 0 {
+			ids = append(ids, r.ids[i])
+			keyed = append(keyed, r.entry.NodeIDs[i])
 		}
 	}
-	out.entry.Count, out.entry.NodeIDs = len(rows), ids
+	out.entry.Count, out.entry.NodeIDs, out.ids = len(rows), keyed, ids
 	return out, nil
 }

@@ -12,7 +12,11 @@ import (
 // one row per percentile).
 func (r Report) WriteText(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "privacy audit: %s accountant, δ=%g, %d entries (%d releases)\n", r.Kind, r.Delta, r.Entries, r.Releases)
+	fmt.Fprintf(&b, "privacy audit: %s accountant, δ=%g, %d entries (%d releases)", r.Kind, r.Delta, r.Entries, r.Releases)
+	if r.Records > 0 {
+		fmt.Fprintf(&b, " and %d records of the aggregator", r.Records)
+	}
+	b.WriteString("\n")
 	if r.Seeded {
 		b.WriteString("WARNING: some releases used a fixed noise seed; this run makes no privacy claim\n")
 	}

@@ -5,6 +5,7 @@ package ledgertest
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"testing"
 	"time"
@@ -21,6 +22,8 @@ func Run(t *testing.T, open func(t *testing.T) privacy.Ledger) {
 	t.Run("NoAliasing", func(t *testing.T) { noAliasing(t, open(t)) })
 	t.Run("CancelledContext", func(t *testing.T) { cancelled(t, open(t)) })
 	t.Run("ChainAndSignature", func(t *testing.T) { chainAndSignature(t, open(t)) })
+	t.Run("Records", func(t *testing.T) { records(t, open(t)) })
+	t.Run("RejectsBadRecords", func(t *testing.T) { rejectsBadRecords(t, open(t)) })
 }
 
 // read returns the entries of l as a reader sees them, failing the test if
@@ -69,8 +72,14 @@ func Equal(a, b privacy.Entry) bool {
 		a.Count != b.Count || a.Dim != b.Dim || a.Sigma != b.Sigma || a.Clip != b.Clip || a.Rho != b.Rho ||
 		!a.Time.Equal(b.Time) || a.Seeded != b.Seeded || len(a.NodeIDs) != len(b.NodeIDs) ||
 		a.Prev != b.Prev || string(a.Sig) != string(b.Sig) ||
-		(a.Calibration == nil) != (b.Calibration == nil) {
+		(a.Calibration == nil) != (b.Calibration == nil) || (a.Anchor == nil) != (b.Anchor == nil) ||
+		a.Anchor != nil && *a.Anchor != *b.Anchor || len(a.Heads) != len(b.Heads) {
 		return false
+	}
+	for i := range a.Heads {
+		if a.Heads[i] != b.Heads[i] {
+			return false
+		}
 	}
 	for i := range a.NodeIDs {
 		if a.NodeIDs[i] != b.NodeIDs[i] {
@@ -240,5 +249,95 @@ func chainAndSignature(t *testing.T, l privacy.Ledger) {
 	}
 	if len(rd.Breaks) != 1 || rd.Breaks[0].Seq != 5 || rd.Breaks[0].Kind != privacy.BreakGap {
 		t.Errorf("entry 5 after 3: breaks %v, want one gap", rd.Breaks)
+	}
+}
+
+// RecordEntries returns the aggregator's records of a short job and the
+// banks' entries anchored to them, in ledger order, hash-chained per
+// client: the start record, a bank's release anchored to it, the round-1
+// record naming that release, and the done record.
+func RecordEntries() []privacy.Entry {
+	at := time.Date(2026, 3, 2, 8, 0, 0, 0, time.UTC)
+	es := []privacy.Entry{
+		{Seq: 1, Job: "job-1", Client: privacy.AggregatorClient, Channel: privacy.ChannelRound, Round: 0, Time: at},
+		{Seq: 1, Job: "job-1", Client: "bank-3", Channel: privacy.ChannelModel, Round: 1, Count: 1, Dim: 8,
+			Sigma: 1e-3, Clip: 15, Rho: 30, Time: at.Add(time.Second)},
+	}
+	linked, err := privacy.LinkEntries(es)
+	if err != nil {
+		panic(err)
+	}
+	digest := func(e privacy.Entry) string {
+		d, err := e.Digest()
+		if err != nil {
+			panic(err)
+		}
+		return hex.EncodeToString(d[:])
+	}
+	linked[1].Anchor = &privacy.Ref{Seq: 1, Digest: digest(linked[0])}
+	head := []privacy.Head{{Client: "bank-3", Seq: 1, Digest: digest(linked[1])}}
+	es = append(linked,
+		privacy.Entry{Seq: 2, Job: "job-1", Client: privacy.AggregatorClient, Channel: privacy.ChannelRound, Round: 1,
+			Time: at.Add(2 * time.Second), Heads: head},
+		privacy.Entry{Seq: 3, Job: "job-1", Client: privacy.AggregatorClient, Channel: privacy.ChannelDone, Round: 1,
+			Time: at.Add(3 * time.Second), Heads: head})
+	if es, err = privacy.LinkEntries(es); err != nil {
+		panic(err)
+	}
+	return es
+}
+
+// records: the aggregator's records and an anchored entry round-trip
+// exactly (heads and anchor included), and a reader accepts them linked.
+func records(t *testing.T, l privacy.Ledger) {
+	ctx := context.Background()
+	want := RecordEntries()
+	for _, e := range want {
+		if err := l.Append(ctx, e); err != nil {
+			t.Fatalf("append %s seq %d of %s: %v", e.Channel, e.Seq, e.Client, err)
+		}
+	}
+	got := read(t, l)
+	if len(got) != len(want) {
+		t.Fatalf("%d entries read back, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if !Equal(got[i], want[i]) {
+			t.Errorf("entry %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	rd, err := privacy.ReadLedger(ctx, l, privacy.VerifyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !privacy.AggregatorRan(rd, "job-1") || len(privacy.AggregatorRecords(rd, "job-1")) != 3 {
+		t.Errorf("the aggregator's records are not read back as its: %v", privacy.AggregatorRecords(rd, "job-1"))
+	}
+	// A record repeated at its seq is refused as a moved chain, as any
+	// client's entry.
+	if err := l.Append(ctx, want[2]); !errors.Is(err, privacy.ErrChainMoved) {
+		t.Errorf("the round-1 record again after the done record: %v, want ErrChainMoved", err)
+	}
+}
+
+// rejectsBadRecords: a ledger refuses records that Validate refuses —
+// release fields on a record, a record by a bank, unsorted heads, an
+// anchor that names no entry — and stores none of them.
+func rejectsBadRecords(t *testing.T, l privacy.Ledger) {
+	ctx := context.Background()
+	es := RecordEntries()
+	bad := []privacy.Entry{es[2], es[2], es[2], es[1]}
+	bad[0].Sigma = 1
+	bad[1].Client = "bank-3"
+	bad[2].Heads = []privacy.Head{es[2].Heads[0], {Client: "bank-1", Seq: 1, Digest: es[2].Heads[0].Digest}}
+	bad[3].Anchor = &privacy.Ref{Seq: 0, Digest: "x"}
+	for i, e := range bad {
+		e.Seq, e.Prev = 1, ""
+		if err := l.Append(ctx, e); !errors.Is(err, privacy.ErrInvalid) || errors.Is(err, privacy.ErrChainMoved) {
+			t.Errorf("bad record %d: %v, want ErrInvalid (and not ErrChainMoved)", i, err)
+		}
+	}
+	if es := read(t, l); len(es) != 0 {
+		t.Errorf("%d invalid records stored", len(es))
 	}
 }
