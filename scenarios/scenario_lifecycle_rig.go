@@ -33,8 +33,11 @@ const (
 	lifeExitBound = 5 * time.Second
 )
 
-// lifeRig is a job's environment and what an eavesdropper with the
-// auditor's key recorded of it: every hello and done, raw.
+// lifeRig is a job's environment and what a recorder with the
+// aggregator's key recorded of it: every hello and done, raw. In the
+// accounts layout only the aggregator's account receives the banks'
+// hellos; a bank replaying its own, as these scenarios do, holds them
+// anyway, having sent them.
 type lifeRig struct {
 	o     ScenarioOptions
 	local *deploy.Local
@@ -55,7 +58,7 @@ func startLifeRig(ctx context.Context, job string, o ScenarioOptions) (*lifeRig,
 		return nil, err
 	}
 	r := &lifeRig{o: o, local: l}
-	c := l.Conn(bus.AuditorID)
+	c := l.Conn(bus.AggregatorID)
 	if r.rec, err = bus.Connect(c.URL, bus.ConnectOptions{Name: "recorder", Creds: c.Creds}); err != nil {
 		l.Close()
 		return nil, err

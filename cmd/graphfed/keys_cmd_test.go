@@ -101,8 +101,8 @@ func TestKeysWritesDeployment(t *testing.T) {
 }
 
 // A whole job under credentials, as docs/DEPLOY.md runs it: the server on
-// the generated configuration, the ledger stream created with the
-// aggregator's seed, the aggregator and three agents as processes each
+// the generated configuration, the ledger streams created with the
+// ledger administrator's seed, the aggregator and three agents as processes each
 // with its own seed (the agents keep their JetStream ledgers), then the
 // auditor's audit of the ledger.
 func TestKeysSecuredProcesses(t *testing.T) {
@@ -127,7 +127,7 @@ func TestKeysSecuredProcesses(t *testing.T) {
 	t.Cleanup(srv.Shutdown)
 	url := srv.ClientURL()
 	seed := func(id string) string { return filepath.Join(keys, id+".nk") }
-	if _, err := runKeysCLI(t, "keys", "ledger", "--nats", url, "--job", job, "--creds", seed("aggregator")); err != nil {
+	if _, err := runKeysCLI(t, "keys", "ledger", "--nats", url, "--creds", seed(bus.LedgerAdminID), "--keyring", filepath.Join(keys, "keyring.json")); err != nil {
 		t.Fatalf("creating the ledger: %v", err)
 	}
 

@@ -25,13 +25,14 @@ func TestProcessDurableUnderPermissions(t *testing.T) {
 	}
 	const job, rounds = "proc", 3
 	dirs := writeClients(t, 3)
-	_, seeds, keyring := writeDeployment(t, job, 3)
+	dep, seeds, keyring := writeDeployment(t, job, 3)
 	ring, err := bus.LoadKeyring(keyring)
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	conf, err := bus.ServerConfig(ring, bus.ServerConfigOptions{Listen: "127.0.0.1:4222", StoreDir: filepath.Join(dir, "js")})
+	conf, err := bus.ServerConfig(ring, bus.ServerConfigOptions{Listen: "127.0.0.1:4222", StoreDir: filepath.Join(dir, "js"),
+		LedgerAdmin: dep.LedgerAdmin.PublicKey})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,9 +46,9 @@ func TestProcessDurableUnderPermissions(t *testing.T) {
 	}
 	t.Cleanup(srv.Shutdown)
 	url := srv.ClientURL()
-	// As in docs/DEPLOY.md step 4: the aggregator's key creates the ledger
-	// stream before any bank starts (banks may not define it).
-	if err := graphfedCmd(t, "keys", "ledger", "--nats", url, "--job", job, "--creds", seeds[bus.AggregatorID]).Run(); err != nil {
+	// As in docs/DEPLOY.md step 4: the ledger administrator's key creates
+	// the ledger streams before any party starts (no party may).
+	if err := graphfedCmd(t, "keys", "ledger", "--nats", url, "--creds", seeds[bus.LedgerAdminID], "--keyring", keyring).Run(); err != nil {
 		t.Fatalf("keys ledger: %v", err)
 	}
 

@@ -75,7 +75,8 @@ func newPermJob(t *testing.T, job string, clients []string, limit time.Duration)
 	}
 	t.Cleanup(srv.Shutdown)
 	j.url = srv.ClientURL()
-	if out, err := graphfedCmd(t, "keys", "ledger", "--nats", j.url, "--job", job, "--creds", j.seed(bus.AggregatorID)).CombinedOutput(); err != nil {
+	if out, err := graphfedCmd(t, "keys", "ledger", "--nats", j.url, "--creds", j.seed(bus.LedgerAdminID),
+		"--keyring", filepath.Join(j.keys, "keyring.json")).CombinedOutput(); err != nil {
 		t.Fatalf("graphfed keys ledger: %v\n%s", err, out)
 	}
 	j.watchdog = time.AfterFunc(limit, func() {

@@ -199,7 +199,7 @@ func writeDeployment(t *testing.T, job string, n int) (*bus.Deployment, map[stri
 	}
 	dir := t.TempDir()
 	seeds := map[string]string{}
-	for _, c := range dep.Creds {
+	for _, c := range append(dep.Creds, dep.LedgerAdmin) {
 		seeds[c.ID] = filepath.Join(dir, c.ID+".nk")
 		if err := bus.WriteSeedFile(seeds[c.ID], job, c); err != nil {
 			t.Fatal(err)
