@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -70,10 +71,34 @@ func TestWalkthroughBlocks(t *testing.T) {
 // 15 s on 2 cores.
 func TestDeployWalkthrough(t *testing.T) {
 	requireProcessTests(t)
-	bash, err := exec.LookPath("bash")
+	runWalkthrough(t, deployWalkthrough(t))
+}
+
+// The same walkthrough over mutual TLS, changed as DEPLOY.md's "Add TLS"
+// says: `graphfed keys --tls`, a tls:// URL, and every party's
+// certificate next to its --creds. The server must listen on tls://, and
+// the job must finish as in the clear.
+func TestDeployWalkthroughTLS(t *testing.T) {
+	requireProcessTests(t)
+	script, err := walkthroughOverTLS(deployWalkthrough(t))
 	if err != nil {
-		t.Skip("no bash")
+		t.Fatal(err)
 	}
+	work := runWalkthrough(t, script)
+	if log := mustRead(t, filepath.Join(work, "server.log")); !strings.Contains(string(log), "listening on tls://127.0.0.1:") {
+		t.Fatalf("the server does not listen on tls://:\n%s", log)
+	}
+	conf := mustRead(t, filepath.Join(work, "keys-aml-1", "server.conf"))
+	if !strings.Contains(string(conf), "verify: true") {
+		t.Fatalf("server.conf does not require client certificates:\n%s", conf)
+	}
+}
+
+// deployWalkthrough is the script of docs/DEPLOY.md's walkthrough, checked
+// to hold every step of a deployment: a doc that lost a step would still
+// run.
+func deployWalkthrough(t *testing.T) string {
+	t.Helper()
 	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "DEPLOY.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -83,14 +108,80 @@ func TestDeployWalkthrough(t *testing.T) {
 		t.Fatal(err)
 	}
 	script := strings.Join(blocks, "\n")
-	// The walkthrough is the whole path of a deployment: a doc that lost a
-	// step would still run.
 	for _, step := range []string{"graphfed gen aml", "graphfed split aml", "graphfed keys --job", "graphfed server --config",
 		"graphfed keys ledger", "graphfed aggregator", "graphfed agent", "--task aml", "--creds", "--keyring", "--durable",
 		"graphfed audit"} {
 		if !strings.Contains(script, step) {
 			t.Fatalf("the walkthrough of docs/DEPLOY.md lacks %q", step)
 		}
+	}
+	return script
+}
+
+// credsFlag is a --creds flag of the walkthrough: the directory of the
+// keys and the credential's id.
+var credsFlag = regexp.MustCompile(`--creds (\S+)/([a-z0-9$-]+)\.nk\b`)
+
+// walkthroughOverTLS changes the walkthrough's script as DEPLOY.md's "Add
+// TLS" section says: --tls on `graphfed keys --job`, tls:// for the
+// server's URL, and --tls-ca, --tls-cert and --tls-key beside every
+// --creds (from the same directory, named after the credential). It
+// fails if any change found nothing to change, so that a walkthrough
+// rewritten some other way cannot pass as run over TLS.
+func walkthroughOverTLS(script string) (string, error) {
+	lines := strings.Split(script, "\n")
+	keys, urls := 0, 0
+	for i, l := range lines {
+		if strings.Contains(l, "graphfed keys --job") {
+			lines[i] = strings.Replace(l, "graphfed keys --job", "graphfed keys --tls --job", 1)
+			keys++
+		}
+		if strings.Contains(l, "nats://127.0.0.1") {
+			lines[i] = strings.ReplaceAll(lines[i], "nats://127.0.0.1", "tls://127.0.0.1")
+			urls++
+		}
+	}
+	out := strings.Join(lines, "\n")
+	creds := len(credsFlag.FindAllString(out, -1))
+	out = credsFlag.ReplaceAllString(out, "--creds $1/$2.nk --tls-ca $1/ca.crt --tls-cert $1/$2.crt --tls-key $1/$2.key")
+	if keys != 1 || urls == 0 || creds == 0 || creds != strings.Count(script, "--creds") {
+		return "", fmt.Errorf("walkthrough over TLS: %d `graphfed keys --job` lines (want 1), %d nats://127.0.0.1 URLs, "+
+			"%d of %d --creds flags naming DIR/ID.nk", keys, urls, creds, strings.Count(script, "--creds"))
+	}
+	return out, nil
+}
+
+func TestWalkthroughOverTLS(t *testing.T) {
+	got, err := walkthroughOverTLS("NATS=nats://127.0.0.1:$PORT\ngraphfed keys --job j --out k\n" +
+		"graphfed agent --creds k/$bank.nk --keyring k/keyring.json\ngraphfed audit --creds k/auditor.nk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "NATS=tls://127.0.0.1:$PORT\ngraphfed keys --tls --job j --out k\n" +
+		"graphfed agent --creds k/$bank.nk --tls-ca k/ca.crt --tls-cert k/$bank.crt --tls-key k/$bank.key --keyring k/keyring.json\n" +
+		"graphfed audit --creds k/auditor.nk --tls-ca k/ca.crt --tls-cert k/auditor.crt --tls-key k/auditor.key"
+	if got != want {
+		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	}
+	for _, bad := range []string{
+		"NATS=nats://127.0.0.1:1\ngraphfed agent --creds k/a.nk",                   // no keys line
+		"graphfed keys --job j\ngraphfed agent --creds k/a.nk",                     // no loopback URL
+		"NATS=nats://127.0.0.1:1\ngraphfed keys --job j\ngraphfed agent --creds a", // --creds not DIR/ID.nk
+	} {
+		if _, err := walkthroughOverTLS(bad); err == nil {
+			t.Errorf("%q rewritten", bad)
+		}
+	}
+}
+
+// runWalkthrough runs script as the walkthrough runs (see
+// TestDeployWalkthrough), checks that the job finished, and returns its
+// working directory.
+func runWalkthrough(t *testing.T, script string) string {
+	t.Helper()
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
 	}
 	bin := t.TempDir()
 	exe, err := filepath.Abs(os.Args[0])
@@ -142,6 +233,7 @@ func TestDeployWalkthrough(t *testing.T) {
 		}
 	}
 	t.Logf("the walkthrough ran in %v; model %s", time.Since(began).Round(time.Millisecond), m["model_sha256"])
+	return work
 }
 
 func mustRead(t *testing.T, path string) []byte {

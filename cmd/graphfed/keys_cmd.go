@@ -27,7 +27,7 @@ type keysFlags struct {
 	links     string
 	linkPairs [][2]string
 	adminKey  string
-	tls                                  keysTLS // keys_tls.go
+	tls       keysTLS // keys_tls.go
 }
 
 // newKeysCmd is `graphfed keys`: a deployment's credentials, keyring and
@@ -132,7 +132,7 @@ func runKeys(g *globalFlags, f *keysFlags, start time.Time) error {
 	}
 	// TLS (keys_tls.go): rendered, written and added to confs here.
 	tlsReport, err := f.tls.apply(g, keysTLSJob{job: f.job, out: f.out, listen: f.listen, cluster: f.cluster,
-		ids: credentialIDs(dep.Creds)}, confs, start)
+		ids: append(credentialIDs(dep.Creds), dep.LedgerAdmin.ID)}, confs, start)
 	if err != nil {
 		return fmt.Errorf("keys: %w", err)
 	}
