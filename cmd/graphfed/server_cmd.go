@@ -14,6 +14,7 @@ func newServerCmd(g *globalFlags) *cobra.Command {
 	var (
 		o        bus.ServerOptions
 		insecure bool
+		mf       metricsFlags // --metrics-addr only: the server runs until stopped, so there is nothing to linger after
 	)
 	cmd := &cobra.Command{
 		Use:   "server --config FILE [--port P] [--store DIR] | server --insecure",
@@ -21,7 +22,10 @@ func newServerCmd(g *globalFlags) *cobra.Command {
 		Long: `Run graphfed's embedded nats-server with JetStream, from the configuration graphfed keys writes
 (one login per party, with its permissions). Without --config it refuses to run unless --insecure.
 The JetStream store (the privacy ledger, durable jobs' checkpoints) is --store, else the configuration's
-store_dir, else ` + "`$XDG_STATE_HOME/graphfed/jetstream`" + ` (default ~/.local/state/graphfed/jetstream): it survives restarts.`,
+store_dir, else ` + "`$XDG_STATE_HOME/graphfed/jetstream`" + ` (default ~/.local/state/graphfed/jetstream): it survives restarts.
+What the server refuses (permission violations, failed logins, slow consumers, limits hit) is logged as
+warn lines with an event field, rate-limited, and counted in --metrics-addr's graphfed_server_events_total
+(docs/METRICS.md).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log := g.logger()
@@ -33,6 +37,9 @@ store_dir, else ` + "`$XDG_STATE_HOME/graphfed/jetstream`" + ` (default ~/.local
 				return fmt.Errorf("graphfed server: %w (give --store DIR)", err)
 			}
 			o.DefaultStoreDir = def
+			// The server's own lines go to the process's log; the level
+			// flag applies (its notices are debug, its refusals warn).
+			o.Logger = &log
 			srv, err := bus.StartServer(o)
 			if err != nil {
 				return err
@@ -42,13 +49,25 @@ store_dir, else ` + "`$XDG_STATE_HOME/graphfed/jetstream`" + ` (default ~/.local
 				return fmt.Errorf("graphfed server: refusing to run: the configuration %s lists no logins, so anyone could connect; "+
 					"%s, or pass --insecure", o.ConfigFile, keysHint)
 			}
+			m, stopMetrics, err := mf.start(cmd.Context(), log)
+			if err != nil {
+				return fmt.Errorf("graphfed server: %w", err)
+			}
+			defer stopMetrics()
+			if m != nil {
+				if err := m.WatchServer(srv); err != nil {
+					return fmt.Errorf("graphfed server: %w", err)
+				}
+			}
 			fmt.Fprintln(g.humanOut(), "nats-server listening on", srv.ClientURL())
 			log.Info().Str("url", srv.ClientURL()).Str("config", o.ConfigFile).Bool("auth", srv.Authenticated()).
 				Str("store", srv.StoreDir()).Bool("store_temporary", srv.Temporary()).Bool("jetstream", !o.NoJetStream).
 				Int("max_payload", srv.MaxPayload()).
 				Msg("server ready")
 			<-cmd.Context().Done()
-			log.Info().Str("reason", fmt.Sprint(contextCause(cmd.Context()))).Msg("server stopping")
+			// What the server refused over its life, for an operator who
+			// does not scrape it.
+			log.Info().Str("reason", fmt.Sprint(contextCause(cmd.Context()))).Interface("refusals", srv.Refusals()).Msg("server stopping")
 			return nil
 		},
 	}
@@ -57,6 +76,7 @@ store_dir, else ` + "`$XDG_STATE_HOME/graphfed/jetstream`" + ` (default ~/.local
 	f.IntVar(&o.Port, "port", 4222, "client port (-1: random)")
 	f.StringVar(&o.StoreDir, "store", "", "JetStream store directory (default: the configuration's store_dir, else $XDG_STATE_HOME/graphfed/jetstream or ~/.local/state/graphfed/jetstream)")
 	f.StringVar(&o.ConfigFile, "config", "", "nats-server configuration file from graphfed keys (logins, permissions, cluster)")
+	f.StringVar(&mf.addr, "metrics-addr", "", "serve Prometheus metrics (the server's refusals, graphfed_server_events_total) at http://HOST:PORT/metrics (port 0: a free port, logged); empty: off")
 	registerInsecure(cmd, &insecure)
 	return cmd
 }
