@@ -285,7 +285,8 @@ func (l *serverLog) flush() {
 	})
 	for _, h := range out {
 		e := l.log.Warn().Str("event", h.k.kind)
-		for _, f := range [...][2]string{{"reason", h.k.reason}, {"account", h.k.account}, {"user", h.k.user}, {"subject", h.k.subject}} {
+		for _, f := range [...][2]string{{"reason", h.k.reason}, {"account", h.k.account}, {"user", h.k.user}, {"subject", h.k.subject},
+			{"template", h.k.template}} {
 			if f[1] != "" {
 				e = e.Str(f[0], f[1])
 			}
@@ -425,6 +426,10 @@ func splitPrefix(s string, literal bool) (p serverLine, rest string, ok bool) {
 	case len(quoted) == 2:
 		p.client = quoted[0]
 		p.setAccountUser(quoted[1])
+	// One quoted part is the account and user when it reads as one: on a
+	// server with logins every connection past CONNECT has it, and the
+	// client's description comes first. Only on a server without logins
+	// could a client's own description pose as an account and user.
 	case len(quoted) == 1 && isAccountUser(quoted[0]):
 		p.setAccountUser(quoted[0])
 	case len(quoted) == 1:
