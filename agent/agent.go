@@ -189,9 +189,13 @@ func (a *Agent) run(ctx, waitCtx context.Context) (Result, error) {
 func (a *Agent) event(msg bus.Msg) (MachineEvent, *JobStopped) {
 	env, body, err := a.ep.Open(msg)
 	if err == nil {
+		prev := a.runs.Run()
 		err = a.runs.Check(body, true)
 		if err != nil {
 			a.ep.Validator().Reject(err)
+		} else if run := a.runs.Run(); prev != "" && run != prev {
+			a.cfg.Log.Info().Str("client", a.cfg.Client).Str("run", run).Str("ended", prev).
+				Msg("following the run that took the job over from the agent's")
 		}
 	}
 	if err != nil {
@@ -297,7 +301,12 @@ func (a *Agent) hello(ctx context.Context, h bus.Hello) (MachineEvent, error) {
 			return nil, fmt.Errorf("agent %s: hello reply: %w", c, err)
 		}
 		if hr.Accepted {
-			a.runs.Heard(hr.Run)
+			if err := a.runs.Admitted(hr.Run, hr.Ended); err != nil {
+				// A stale reply: treated as none, the hello is repeated.
+				a.ep.Validator().Reject(err)
+				a.cfg.Log.Warn().Str("reason", bus.ReasonOf(err)).Err(err).Msg("rejected hello reply")
+				return a.unanswered(ctx, rctx)
+			}
 			a.joined = true
 			a.cfg.Log.Info().Str("client", c).Str("algo", hr.Algo).Uint64("round", hr.Round).Str("run", hr.Run).Msg("joined")
 		}
@@ -306,6 +315,13 @@ func (a *Agent) hello(ctx context.Context, h bus.Hello) (MachineEvent, error) {
 		return JoinReplyOf(hr, a.cfg.Now()), nil
 	}
 	a.cfg.Log.Debug().Err(err).Msg("hello unanswered, retrying")
+	return a.unanswered(ctx, rctx)
+}
+
+// unanswered waits out the hello's retry period (rctx) and turns it into
+// the tick at which the machine asks again.
+func (a *Agent) unanswered(ctx, rctx context.Context) (MachineEvent, error) {
+	c := a.cfg.Client
 	<-rctx.Done() // "no responders" fails at once: wait out the retry period
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("agent %s: hello: %w", c, ctx.Err())

@@ -58,6 +58,9 @@ func (s *Server) reannounce(ctx context.Context) error {
 		return s.act(ctx, m.openRound())
 	case m.finished:
 		// Not through act: done again must not restart the final wait.
+		if err := s.leaseHeld(); err != nil {
+			return err
+		}
 		o := s.cfg.Outbound(Finished{Rounds: m.closed})[0]
 		return s.ep.Publish(ctx, o.Subject, o.Kind, o.Round, o.Body)
 	}

@@ -137,7 +137,7 @@ func lpServer(t *testing.T, e *recEnv, store aggregator.Store, lives *serverLive
 	t.Helper()
 	tr := e.net.Transport()
 	srv, err := aggregator.NewServer(aggregator.ServerConfig{
-		Job: lpJob, FinalWait: time.Second, Log: zerolog.Nop(), Store: store, Updates: e.log,
+		Job: lpJob, FinalWait: time.Second, Log: zerolog.Nop(), Store: store, Updates: e.log, Lease: e.lease(t, lpJob),
 		Round: aggregator.Config{Algo: aggregator.AlgoLPSFed, Rounds: lpRounds, MinClients: recClients, RoundTimeout: time.Minute,
 			FreezeRounds: 1, LPSFed: aggregator.LPSFedConfig{Phi: lpPhi, RefEvery: 2, Seed: 3, Reference: lpReference}},
 	}, lives.server(tr, life))

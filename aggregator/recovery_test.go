@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -25,9 +26,34 @@ const (
 // recEnv is a durable job on an in-memory network: the store and the log
 // outlive the servers, as JetStream outlives a killed aggregator.
 type recEnv struct {
-	net   *bus.InmemNetwork
-	store *aggregator.MemStore
-	log   *aggregator.MemUpdateLog
+	net    *bus.InmemNetwork
+	store  *aggregator.MemStore
+	log    *aggregator.MemUpdateLog
+	leases aggregator.MemLeaseStore
+	held   *aggregator.Lease // the latest server life's
+}
+
+// lease takes the job's run lease for a new server life. The previous
+// life's is released first: its crash is the checkpoint's here, and the
+// wait for a dead holder's lease to lapse is recovery_lease_test.go's.
+func (e *recEnv) lease(t *testing.T, job string) *aggregator.Lease {
+	t.Helper()
+	if e.held != nil {
+		if err := e.held.Release(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run, err := bus.NewRunID(time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := aggregator.AcquireLease(context.Background(), &e.leases, aggregator.LeaseConfig{Job: job, Run: run, TTL: time.Minute, Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.held = l
+	t.Cleanup(func() { l.Release(context.Background()) })
+	return l
 }
 
 func newRecEnv(t *testing.T) *recEnv {
@@ -47,7 +73,7 @@ func (e *recEnv) server(t *testing.T, store aggregator.Store, lives *serverLives
 	t.Helper()
 	tr := e.net.Transport()
 	srv, err := aggregator.NewServer(aggregator.ServerConfig{
-		Job: recJob, InitSeed: 5, FinalWait: time.Second, Log: zerolog.Nop(), Store: store, Updates: e.log,
+		Job: recJob, InitSeed: 5, FinalWait: time.Second, Log: zerolog.Nop(), Store: store, Updates: e.log, Lease: e.lease(t, recJob),
 		Round: aggregator.Config{Algo: aggregator.AlgoFedAvg, Rounds: recRounds, MinClients: recClients, RoundTimeout: time.Minute},
 	}, lives.server(tr, life))
 	if err != nil {
@@ -196,7 +222,7 @@ func TestDurableServerResumesAtEveryCheckpoint(t *testing.T) {
 // A resumed server refuses to continue a job under other round rules.
 func TestDurableServerRefusesAnotherConfig(t *testing.T) {
 	_, e := runDurable(t, 0, false)
-	srv, err := aggregator.NewServer(aggregator.ServerConfig{Job: recJob, Log: zerolog.Nop(), Store: e.store, Updates: e.log,
+	srv, err := aggregator.NewServer(aggregator.ServerConfig{Job: recJob, Log: zerolog.Nop(), Store: e.store, Updates: e.log, Lease: e.lease(t, recJob),
 		Round: aggregator.Config{Algo: aggregator.AlgoFedAvg, Rounds: recRounds + 1, MinClients: recClients, RoundTimeout: time.Minute}},
 		e.net.Transport())
 	if err != nil {
@@ -204,5 +230,17 @@ func TestDurableServerRefusesAnotherConfig(t *testing.T) {
 	}
 	if _, err := srv.Run(context.Background()); err == nil {
 		t.Fatal("resumed a 3-round job as a 4-round one")
+	}
+}
+
+// A durable server without the job's run lease is refused: a second one
+// would announce itself to the first one's agents.
+func TestDurableServerNeedsLease(t *testing.T) {
+	e := newRecEnv(t)
+	_, err := aggregator.NewServer(aggregator.ServerConfig{Job: recJob, Log: zerolog.Nop(), Store: e.store, Updates: e.log,
+		Round: aggregator.Config{Algo: aggregator.AlgoFedAvg, Rounds: recRounds, MinClients: recClients, RoundTimeout: time.Minute}},
+		e.net.Transport())
+	if err == nil || !strings.Contains(err.Error(), "lease") {
+		t.Fatalf("a durable server without a lease: %v", err)
 	}
 }

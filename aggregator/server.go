@@ -69,6 +69,16 @@ func NewServer(cfg ServerConfig, tr bus.Transport) (*Server, error) {
 	if (cfg.Store == nil) != (cfg.Updates == nil) {
 		return nil, fmt.Errorf("aggregator: job %s: a durable server needs both a store and an update log", cfg.Job)
 	}
+	switch {
+	case cfg.Store != nil && cfg.Lease == nil:
+		// Without one a second aggregator of the job would announce itself
+		// to the agents of the first (recovery_lease.go).
+		return nil, fmt.Errorf("aggregator: job %s: a durable server needs the job's run lease (AcquireLease)", cfg.Job)
+	case cfg.Lease != nil && cfg.Run == "":
+		cfg.Run = cfg.Lease.Run()
+	case cfg.Lease != nil && cfg.Run != cfg.Lease.Run():
+		return nil, fmt.Errorf("aggregator: job %s: run %s does not hold the lease, run %s does", cfg.Job, cfg.Run, cfg.Lease.Run())
+	}
 	if cfg.Run == "" {
 		if cfg.Run, err = bus.NewRunID(cfg.Now()); err != nil {
 			return nil, fmt.Errorf("aggregator: job %s: %w", cfg.Job, err)
@@ -179,6 +189,8 @@ func (s *Server) Run(ctx context.Context) (Result, error) {
 		select {
 		case <-ctx.Done():
 			return s.stop(ctx)
+		case <-s.leaseLost():
+			return s.snapshot(), s.leaseHeld()
 		case <-s.notify:
 		case <-tick.C:
 		}
@@ -327,6 +339,11 @@ func (s *Server) stepFrom(ctx context.Context, ev Event, lm *bus.LoggedMsg) erro
 		_, tick := ev.(Tick)
 		s.track(ev, lm, before, accepted, acts)
 		if !tick || len(acts) > 0 {
+			// A run whose lease lapsed must not overwrite the checkpoint
+			// of the run that may have taken the job over.
+			if err := s.leaseHeld(); err != nil {
+				return err
+			}
 			if err := s.checkpoint(ctx); err != nil {
 				return &fatalError{err}
 			}
@@ -438,7 +455,13 @@ func (s *Server) act(ctx context.Context, a Action) error {
 		s.mu.Unlock()
 		s.cfg.Log.Info().Uint64("rounds", x.Rounds).Msg("job finished")
 	}
-	for _, o := range s.cfg.Outbound(a) {
+	outs := s.cfg.Outbound(a)
+	if len(outs) > 0 {
+		if err := s.leaseHeld(); err != nil {
+			return err
+		}
+	}
+	for _, o := range outs {
 		if o.ReplyTo != "" {
 			s.mu.Lock()
 			req, ok := s.hellos[o.ReplyTo]

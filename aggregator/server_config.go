@@ -62,6 +62,12 @@ type ServerConfig struct {
 	// HelloSkew 0 means DefaultHelloSkew, negative none.
 	Run       string
 	HelloSkew time.Duration
+	// Lease is the job's run lease this run holds (AcquireLease), which a
+	// durable server needs: it stores no checkpoint and publishes nothing
+	// unless the lease is held, stops when it is lost, and announces the
+	// runs that ended before it (Lease.Ended) so that their agents follow
+	// it. Its owner releases it after Run. Run defaults to its run.
+	Lease *Lease
 	// StopWait bounds sending the stop notice when Run's context ends
 	// (shutdown.go); default 2s.
 	StopWait time.Duration

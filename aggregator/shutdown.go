@@ -49,11 +49,16 @@ func (s *Server) stop(ctx context.Context) (Result, error) {
 	e := &StoppedError{Job: s.cfg.Job, Reason: reason, Rounds: rounds}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.StopWait)
 	defer cancel()
-	if !s.machine.Finished() {
-		done := &bus.Done{Rounds: rounds, Run: s.cfg.Run, Stopped: reason}
+	switch held := s.leaseHeld(); {
+	case held != nil:
+		// The job may be another run's by now: agents that have not heard
+		// of it yet would take our notice and leave its job.
+		e.Err = held
+	case !s.machine.Finished():
+		done := &bus.Done{Rounds: rounds, Run: s.cfg.Run, Ended: s.cfg.ended(), Stopped: reason}
 		e.Err = errors.Join(s.ep.Publish(sctx, bus.Subject(s.cfg.Job, bus.KindDone), bus.KindDone, rounds, done), s.tr.Flush(sctx))
 		e.Notified = e.Err == nil
-	} else {
+	default:
 		e.Notified = true // they had the job's done already
 	}
 	s.cfg.Log.Warn().Str("job", s.cfg.Job).Str("reason", reason).Uint64("rounds", rounds).Bool("agents_told", e.Notified).

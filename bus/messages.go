@@ -24,9 +24,13 @@ type HelloReply struct {
 	Algo     string `msgpack:"algo"`
 	Rounds   int    `msgpack:"rounds"`
 	InitSeed uint64 `msgpack:"seed"` // shared model initialisation seed
-	// Run is the aggregator's run id (NewRunID): the agent takes a done
-	// only from this run, or from a later one it heard of.
+	// Run is the aggregator's run id (NewRunID): the agent follows this
+	// run only, until a run that names it in Ended takes the job over.
 	Run string `msgpack:"run,omitempty"`
+	// Ended are the job's earlier runs, oldest first, that ended before
+	// Run took the job over (the aggregator's lease passed from each to
+	// the next): an agent of one of them follows Run.
+	Ended []string `msgpack:"ended,omitempty"`
 }
 
 // RoundOpen opens round Round on gf.<job>.round.
@@ -36,6 +40,8 @@ type RoundOpen struct {
 	ModelRound uint64 `msgpack:"model_round"` // the round whose model clients should start from; 0: their own init
 	Payload    []byte `msgpack:"payload,omitempty"`
 	Run        string `msgpack:"run,omitempty"` // the aggregator's run id (HelloReply.Run)
+	// Ended are the runs that ended before Run (HelloReply.Ended).
+	Ended []string `msgpack:"ended,omitempty"`
 }
 
 // Update is a client's contribution for a round on gf.<job>.update.<client>.
@@ -112,8 +118,10 @@ type Bye struct {
 type Done struct {
 	Rounds uint64 `msgpack:"rounds"`
 	// Run is the aggregator's run id: a done of another run is a replay,
-	// rejected by the agents (ReasonReplay).
-	Run string `msgpack:"run,omitempty"`
+	// rejected by the agents (ReasonReplay), unless that run names the
+	// agent's among those that ended (Ended, as in HelloReply).
+	Run   string   `msgpack:"run,omitempty"`
+	Ended []string `msgpack:"ended,omitempty"`
 	// Stopped, when set, says why the job stopped early (the aggregator
 	// received SIGINT or SIGTERM); the job can be resumed (--resume).
 	Stopped string `msgpack:"stopped,omitempty"`

@@ -14,14 +14,25 @@ import (
 // messages of an earlier run, signed by the same aggregator key, must not
 // act on the agents of a later one. The aggregator announces its run id in
 // every hello reply, round opening and done (all signed), and agents take
-// a done only from the run they know (agent.RunGuard). The id starts with
-// the run's start time, so that an agent can tell a later run (a restarted
-// aggregator) from a replayed earlier one: "<unix nanoseconds, 16 hex
+// them only from the run they joined (agent.RunGuard). A later run is
+// followed only when it names the agent's run among those that ended
+// before it took the job over (RoundOpen.Ended): a newer id alone proves
+// nothing, since a second aggregator started by mistake has one too. The
+// ended runs come from the job's run lease (run_lease.go,
+// aggregator.AcquireLease), which passes from one run to the next only
+// when the holder released it or stopped renewing it. The id starts with
+// the run's start time, so that a party can tell a replayed earlier run
+// from one it has not heard of: "<unix nanoseconds, 16 hex
 // digits>-<16 random hex digits>".
 
 // ReasonReplay labels a message of an earlier run, or a hello not newer
 // than the sender's last one, replayed at a party.
 const ReasonReplay = "replay"
+
+// ReasonOtherRun labels a message of a run that did not take the job over
+// from the agent's run (a second aggregator of the job): the agent goes on
+// following its own.
+const ReasonOtherRun = "other_run"
 
 // NewRunID returns a fresh run id for a run started at start.
 func NewRunID(start time.Time) (string, error) {

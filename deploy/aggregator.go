@@ -97,6 +97,7 @@ type Aggregator struct {
 	ownTr   bool
 	closed  bool
 	events  *bus.ConnEvents
+	lease   *heldLease // durable: the job's run lease (lease.go)
 }
 
 // NewAggregator validates o, connects, loads the keyring and signer, opens
@@ -131,6 +132,13 @@ func NewAggregator(ctx context.Context, o AggregatorOptions) (_ *Aggregator, err
 		}
 		a.ownTr = true
 	}
+	var dur durableParts
+	if o.Durable {
+		if dur, err = openDurable(ctx, a.tr, o, o.Recovery); err != nil {
+			return fail(err)
+		}
+		a.lease = dur.lease
+	}
 	accounts, err := accountsLayout(ctx, a.tr.Conn(), o.Job, bus.AggregatorID)
 	if err != nil {
 		return fail(fmt.Errorf("deploy: aggregator: %w", err))
@@ -155,9 +163,7 @@ func NewAggregator(ctx context.Context, o AggregatorOptions) (_ *Aggregator, err
 	cfg := serverConfig(o, ring, signer)
 	cfg.Observer = observeAggregator(o.Metrics, a.tr, a.events)
 	if o.Durable {
-		if cfg.Store, cfg.Updates, err = AggregatorStore(ctx, a.tr, o.Job, cfg.recovery); err != nil {
-			return fail(err)
-		}
+		cfg.Store, cfg.Updates, cfg.Lease = dur.store, dur.updates, dur.lease.Lease
 		if o.WrapStore != nil {
 			cfg.Store = o.WrapStore(cfg.Store)
 		}
@@ -237,6 +243,7 @@ func serverConfig(o AggregatorOptions, ring *bus.Keyring, signer *bus.Signer) se
 // The result's Flow.Conn counts the connection's events.
 func (a *Aggregator) Run(ctx context.Context) (aggregator.Result, error) {
 	r, err := a.srv.Run(ctx)
+	a.releaseLease(ctx)
 	r.Flow.Conn = a.events.Counts()
 	return r, err
 }
@@ -259,6 +266,7 @@ func (a *Aggregator) BlobStats() bus.BlobStats { return blobStats(a.tr) }
 
 // Close releases the connection unless the caller gave it.
 func (a *Aggregator) Close() error {
+	a.releaseLease(context.Background())
 	if a.closed || !a.ownTr || a.tr == nil {
 		return nil
 	}

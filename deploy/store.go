@@ -20,6 +20,11 @@ type DurableOptions struct {
 	// news (a lost announcement would otherwise idle the clients until the
 	// deadline); 0: DefaultDurable's, negative: never.
 	Reannounce time.Duration
+	// LeaseTTL is how long the aggregator may go without renewing the
+	// job's run lease before another may take the job over, and how long
+	// a second one watches a held lease before it refuses or takes over;
+	// 0: aggregator.DefaultLeaseTTL.
+	LeaseTTL time.Duration
 }
 
 // DefaultDurable is what `graphfed aggregator --durable` uses by default.

@@ -279,6 +279,7 @@ type recoveryFlags struct {
 	replicas   int
 	ackWait    time.Duration
 	reannounce time.Duration
+	leaseTTL   time.Duration
 }
 
 func (r *recoveryFlags) register(cmd *cobra.Command) {
@@ -287,11 +288,12 @@ func (r *recoveryFlags) register(cmd *cobra.Command) {
 	f.IntVar(&r.replicas, "replicas", 1, "replicas of the update stream, checkpoint bucket and model store when created (3 on a 3-node cluster)")
 	f.DurationVar(&r.ackWait, "ack-wait", bus.DefaultUpdateAckWait, "redelivery delay of an update a killed aggregator had not acknowledged")
 	f.DurationVar(&r.reannounce, "reannounce", 5*time.Second, "with --durable: announce the open round again after this long without news (0: never)")
+	f.DurationVar(&r.leaseTTL, "lease-ttl", aggregator.DefaultLeaseTTL, "with --durable: the job's run lease lapses after this long unrenewed; a second aggregator watches a held lease this long, then refuses (renewed) or takes the job over (lapsed: --resume after a crash)")
 }
 
 // options are the durable options of the flags (used with --durable).
 func (r *recoveryFlags) options() deploy.DurableOptions {
-	o := deploy.DurableOptions{Replicas: r.replicas, AckWait: r.ackWait, Reannounce: r.reannounce}
+	o := deploy.DurableOptions{Replicas: r.replicas, AckWait: r.ackWait, Reannounce: r.reannounce, LeaseTTL: r.leaseTTL}
 	if o.Reannounce == 0 {
 		o.Reannounce = -1 // --reannounce 0: never
 	}
