@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/nats-io/nats.go"
 	"strings"
 	"testing"
 	"time"
@@ -179,9 +180,10 @@ func TestStartLocalRefuses(t *testing.T) {
 }
 
 // Under Secure, a bank's key lets it publish only as itself: its update
-// on its own subject goes through, one on another bank's subject is
-// refused by the server, and an agent started with another bank's seed is
-// refused before it sends anything.
+// on its own subject reaches the aggregator, one on another bank's
+// subject (or the round subject) reaches nobody, since only the bank's
+// own subjects are imported anywhere, and an agent started with another
+// bank's seed is refused before it sends anything.
 func TestSecureRefusesImpersonation(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -192,21 +194,33 @@ func TestSecureRefusesImpersonation(t *testing.T) {
 	}
 	defer l.Close()
 
-	violations := make(chan error, 8)
-	co := l.Conn("bank-0")
-	co.OnError = func(err error) { violations <- err }
-	tr, err := Conn(co)
+	// The aggregator's account and bank-1's observe what reaches them.
+	seen := make(chan *nats.Msg, 16)
+	for _, who := range []string{bus.AggregatorID, "bank-1"} {
+		obs, err := Conn(l.Conn(who))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer obs.Close()
+		if _, err := obs.Conn().ChanSubscribe(">", seen); err != nil {
+			t.Fatal(err)
+		}
+		if err := obs.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tr, err := Conn(l.Conn("bank-0"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tr.Close()
 	for _, tc := range []struct {
-		subject string
-		refused bool
+		subject   string
+		delivered bool
 	}{
-		{bus.Subject(testJob, bus.KindUpdate, "bank-0"), false},
-		{bus.Subject(testJob, bus.KindUpdate, "bank-1"), true},
-		{bus.Subject(testJob, bus.KindRound), true}, // only the aggregator opens rounds
+		{bus.Subject(testJob, bus.KindUpdate, "bank-0"), true},
+		{bus.Subject(testJob, bus.KindUpdate, "bank-1"), false},
+		{bus.Subject(testJob, bus.KindRound), false}, // only the aggregator opens rounds
 	} {
 		if err := tr.Publish(ctx, tc.subject, []byte("x")); err != nil {
 			t.Fatal(err)
@@ -214,18 +228,18 @@ func TestSecureRefusesImpersonation(t *testing.T) {
 		if err := tr.Flush(ctx); err != nil {
 			t.Fatal(err)
 		}
-		select {
-		case err := <-violations:
-			if !tc.refused {
-				t.Fatalf("publish on %s refused: %v", tc.subject, err)
+		got := false
+		for wait := time.After(300 * time.Millisecond); ; {
+			select {
+			case m := <-seen:
+				got = got || m.Subject == tc.subject
+				continue
+			case <-wait:
 			}
-			if !strings.Contains(strings.ToLower(err.Error()), "permissions violation") || !strings.Contains(err.Error(), tc.subject) {
-				t.Fatalf("publish on %s: error %v is not a permissions violation for it", tc.subject, err)
-			}
-		case <-time.After(500 * time.Millisecond):
-			if tc.refused {
-				t.Fatalf("bank-0 published on %s without a permissions violation", tc.subject)
-			}
+			break
+		}
+		if got != tc.delivered {
+			t.Fatalf("bank-0's publish on %s delivered=%v, want %v", tc.subject, got, tc.delivered)
 		}
 	}
 
@@ -304,13 +318,11 @@ func TestSecureDurableAggregator(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer again.Close()
-	if p := again.Prior(); !p.Checkpoint || p.LedgerEntries == 0 || len(again.Carried()) != len(banks) {
-		t.Fatalf("resumed over %+v, carried %+v; want the checkpoint, the ledger and every bank's budget", p, again.Carried())
-	}
-	for _, c := range again.Carried() {
-		if c.Releases == 0 || !(c.Epsilon > 0) {
-			t.Fatalf("carried %+v: no releases or no ε", c)
-		}
+	// Need-to-know: in the accounts layout the aggregator reads its own
+	// ledger stream only, so it carries no bank's budget (each bank's gate
+	// carries its own).
+	if p := again.Prior(); !p.Checkpoint || len(again.Carried()) != 0 {
+		t.Fatalf("resumed over %+v, carried %+v; want the checkpoint and no bank's budget read", p, again.Carried())
 	}
 	res, err := again.Run(ctx)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"graphfed/bus"
+	"graphfed/deploy"
 	"graphfed/privacy"
 	"graphfed/runreport"
 )
@@ -109,7 +110,16 @@ func openAuditJetStream(ctx context.Context, f *auditFlags, log zerolog.Logger) 
 		nc.Close()
 		return nil, nil, fmt.Errorf("--nats %s: no server reachable", f.natsURL)
 	}
-	l, err := bus.OpenJetStreamLedger(ctx, nc, f.job, bus.JSLedgerOptions{ReadOnly: true})
+	var ring *bus.Keyring
+	if f.keyring != "" {
+		if ring, err = bus.LoadKeyring(f.keyring); err != nil {
+			nc.Close()
+			return nil, nil, fmt.Errorf("--keyring: %w", err)
+		}
+	}
+	// In the accounts layout each party's entries are a stream of their
+	// own, and the keyring names the parties.
+	l, err := deploy.OpenAuditLedger(ctx, nc, f.job, ring)
 	if err != nil {
 		nc.Close()
 		return nil, nil, err

@@ -64,7 +64,8 @@ func TestKeysWritesDeployment(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if len(o.Nkeys) != 5 || o.StoreDir != "/var/lib/graphfed/js" {
+		// Five parties and the ledger administrator, each in an account.
+		if len(o.Nkeys) != 6 || o.StoreDir != "/var/lib/graphfed/js" {
 			t.Fatalf("%s: %d users, store %q", name, len(o.Nkeys), o.StoreDir)
 		}
 		if i == 0 {
@@ -164,7 +165,8 @@ func TestKeysSecuredProcesses(t *testing.T) {
 		t.Fatalf("aggregator report %v", r)
 	}
 
-	audit := graphfedCmd(t, "audit", "--nats", url, "--job", job, "--creds", seed("auditor"), "--json", "--log-level", "warn")
+	audit := graphfedCmd(t, "audit", "--nats", url, "--job", job, "--creds", seed("auditor"), "--keyring", filepath.Join(keys, "keyring.json"),
+		"--json", "--log-level", "warn")
 	var auditErr bytes.Buffer
 	audit.Stderr = &auditErr
 	out, err := audit.Output()

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -20,6 +19,7 @@ import (
 
 	"graphfed/aggregator"
 	"graphfed/bus"
+	"graphfed/deploy"
 	"graphfed/privacy"
 )
 
@@ -205,22 +205,38 @@ func (j *permJob) connect() *nats.Conn {
 	return nc
 }
 
-// onLedger calls fn with every ledger entry client appends from now on
-// (the auditor's subscription to gf.<job>.ledger.<client>).
+// onLedger calls fn with every ledger entry client appends from now on.
+// The auditor reads the ledger account's streams by message gets (it
+// receives no ledger subject live in the accounts layout), so this polls
+// client's stream.
 func (j *permJob) onLedger(client string, fn func(privacy.Entry)) {
 	j.t.Helper()
-	nc := j.connect()
-	if _, err := nc.Subscribe(bus.LedgerSubject(j.job, client), func(m *nats.Msg) {
-		var e privacy.Entry
-		if json.Unmarshal(m.Data, &e) == nil {
-			fn(e)
+	ctx, cancel := context.WithCancel(context.Background())
+	j.t.Cleanup(cancel)
+	l, err := bus.OpenJetStreamLedger(ctx, j.connect(), j.job, bus.JSLedgerOptions{ReadOnly: true, Parties: []string{client}})
+	if err != nil {
+		j.t.Fatal(err)
+	}
+	seen, err := l.EntriesFor(ctx, client)
+	if err != nil {
+		j.t.Fatal(err)
+	}
+	go func() {
+		last := len(seen)
+		for ctx.Err() == nil {
+			es, err := l.EntriesFor(ctx, client)
+			if err == nil {
+				for _, e := range es[min(last, len(es)):] {
+					fn(e)
+				}
+				last = max(last, len(es))
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(20 * time.Millisecond):
+			}
 		}
-	}); err != nil {
-		j.t.Fatal(err)
-	}
-	if err := nc.Flush(); err != nil {
-		j.t.Fatal(err)
-	}
+	}()
 }
 
 // entries reads the job's whole ledger stream, read-only, as the auditor.
@@ -228,7 +244,11 @@ func (j *permJob) entries() []privacy.Entry {
 	j.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	l, err := bus.OpenJetStreamLedger(ctx, j.connect(), j.job, bus.JSLedgerOptions{ReadOnly: true})
+	ring, err := bus.LoadKeyring(filepath.Join(j.keys, "keyring.json"))
+	if err != nil {
+		j.t.Fatal(err)
+	}
+	l, err := deploy.OpenAuditLedger(ctx, j.connect(), j.job, ring)
 	if err != nil {
 		j.t.Fatal(err)
 	}
@@ -243,7 +263,8 @@ func (j *permJob) entries() []privacy.Entry {
 // and returns its report.
 func (j *permJob) audit() map[string]any {
 	j.t.Helper()
-	out, err := graphfedCmd(j.t, "audit", "--nats", j.url, "--job", j.job, "--creds", j.seed(bus.AuditorID), "--json").Output()
+	out, err := graphfedCmd(j.t, "audit", "--nats", j.url, "--job", j.job, "--creds", j.seed(bus.AuditorID),
+		"--keyring", filepath.Join(j.keys, "keyring.json"), "--json").Output()
 	if err != nil {
 		j.t.Fatalf("graphfed audit: %v\n%s", err, out)
 	}
