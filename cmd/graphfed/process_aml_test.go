@@ -46,10 +46,16 @@ func amlBankDirs(t *testing.T) (dirs, ids []string) {
 // and every embedding message a bank takes is a release in its sender's
 // ledger; then a bank and the aggregator are killed (testKillAndRecover).
 // About 45 s on 2 cores.
-func TestProcessAMLBanksPermissionedDurable(t *testing.T) {
+func TestProcessAMLBanksPermissionedDurable(t *testing.T) { testProcessAMLBanks(t, false) }
+
+// The same over mutual TLS: `graphfed keys --tls`, every party on tls://
+// with its own certificate.
+func TestProcessAMLBanksPermissionedDurableTLS(t *testing.T) { testProcessAMLBanks(t, true) }
+
+func testProcessAMLBanks(t *testing.T, tls bool) {
 	requireProcessTests(t)
 	dirs, ids := amlBankDirs(t)
-	spec := jobSpec{rounds: 4, killRound: 2, aggArgs: []string{"--algo", "cefedgnn", "--task", "aml"},
+	spec := jobSpec{rounds: 4, killRound: 2, aggArgs: []string{"--algo", "cefedgnn", "--task", "aml"}, tls: tls,
 		// --emb-every 1: a release every round (layer 0 alone is released
 		// 3 times a job by default), so that the kill lands between two.
 		agentArgs: func(i int) []string {

@@ -33,6 +33,7 @@ type permJob struct {
 	url     string
 	keys    string // the directory graphfed keys wrote
 	clients []string
+	tls     bool // mutual TLS (graphfed keys --tls), every party on tls://
 
 	mu       sync.Mutex
 	procs    []*proc
@@ -61,12 +62,16 @@ func (p *proc) logText() string {
 // configuration it wrote (store in a temporary directory) and creates the
 // ledger stream with `graphfed keys ledger`. Every process the job starts
 // is killed after limit, and the test then fails with their logs.
-func newPermJob(t *testing.T, job string, clients []string, limit time.Duration) *permJob {
+func newPermJob(t *testing.T, job string, clients []string, limit time.Duration, tls bool) *permJob {
 	t.Helper()
 	dir := t.TempDir()
-	j := &permJob{t: t, job: job, keys: filepath.Join(dir, "keys"), clients: clients}
-	if out, err := graphfedCmd(t, "keys", "--job", job, "--banks", strings.Join(clients, ","), "--listen", "127.0.0.1:4222",
-		"--store", filepath.Join(dir, "js"), "--out", j.keys).CombinedOutput(); err != nil {
+	j := &permJob{t: t, job: job, keys: filepath.Join(dir, "keys"), clients: clients, tls: tls}
+	keys := []string{"keys", "--job", job, "--banks", strings.Join(clients, ","), "--listen", "127.0.0.1:4222",
+		"--store", filepath.Join(dir, "js"), "--out", j.keys}
+	if tls {
+		keys = append(keys, "--tls")
+	}
+	if out, err := graphfedCmd(t, keys...).CombinedOutput(); err != nil {
 		t.Fatalf("graphfed keys: %v\n%s", err, out)
 	}
 	srv, err := bus.StartServer(bus.ServerOptions{ConfigFile: filepath.Join(j.keys, "server.conf"), Port: -1})
@@ -75,8 +80,11 @@ func newPermJob(t *testing.T, job string, clients []string, limit time.Duration)
 	}
 	t.Cleanup(srv.Shutdown)
 	j.url = srv.ClientURL()
-	if out, err := graphfedCmd(t, "keys", "ledger", "--nats", j.url, "--creds", j.seed(bus.LedgerAdminID),
-		"--keyring", filepath.Join(j.keys, "keyring.json")).CombinedOutput(); err != nil {
+	if tls && !strings.HasPrefix(j.url, "tls://") {
+		t.Fatalf("the server of a --tls configuration listens on %s, not tls://", j.url)
+	}
+	if out, err := graphfedCmd(t, append([]string{"keys", "ledger", "--nats", j.url, "--creds", j.seed(bus.LedgerAdminID),
+		"--keyring", filepath.Join(j.keys, "keyring.json")}, j.tlsFlags(bus.LedgerAdminID)...)...).CombinedOutput(); err != nil {
 		t.Fatalf("graphfed keys ledger: %v\n%s", err, out)
 	}
 	j.watchdog = time.AfterFunc(limit, func() {
@@ -93,9 +101,19 @@ func newPermJob(t *testing.T, job string, clients []string, limit time.Duration)
 
 func (j *permJob) seed(id string) string { return filepath.Join(j.keys, id+".nk") }
 
+// tlsFlags are id's mutual TLS flags when the job runs over TLS.
+func (j *permJob) tlsFlags(id string) []string {
+	if !j.tls {
+		return nil
+	}
+	return []string{"--tls-ca", filepath.Join(j.keys, bus.TLSCACertFile), "--tls-cert", filepath.Join(j.keys, id+".crt"),
+		"--tls-key", filepath.Join(j.keys, id+".key")}
+}
+
 // signed are the flags every party of the job runs with.
 func (j *permJob) signed(id string) []string {
-	return []string{"--nats", j.url, "--job", j.job, "--creds", j.seed(id), "--keyring", filepath.Join(j.keys, "keyring.json")}
+	return append([]string{"--nats", j.url, "--job", j.job, "--creds", j.seed(id), "--keyring", filepath.Join(j.keys, "keyring.json")},
+		j.tlsFlags(id)...)
 }
 
 // start runs graphfed with args as party name; onLine, when set, sees each
@@ -197,7 +215,12 @@ func (j *permJob) report(p *proc) map[string]any {
 // subscribe to the ledger subjects.
 func (j *permJob) connect() *nats.Conn {
 	j.t.Helper()
-	nc, err := bus.Connect(j.url, bus.ConnectOptions{Name: "test-auditor", Creds: j.seed(bus.AuditorID)})
+	o := bus.ConnectOptions{Name: "test-auditor", Creds: j.seed(bus.AuditorID)}
+	if j.tls {
+		o.TLSCA, o.TLSCert, o.TLSKey = filepath.Join(j.keys, bus.TLSCACertFile), filepath.Join(j.keys, bus.AuditorID+".crt"),
+			filepath.Join(j.keys, bus.AuditorID+".key")
+	}
+	nc, err := bus.Connect(j.url, o)
 	if err != nil {
 		j.t.Fatal(err)
 	}
@@ -263,8 +286,8 @@ func (j *permJob) entries() []privacy.Entry {
 // and returns its report.
 func (j *permJob) audit() map[string]any {
 	j.t.Helper()
-	out, err := graphfedCmd(j.t, "audit", "--nats", j.url, "--job", j.job, "--creds", j.seed(bus.AuditorID),
-		"--keyring", filepath.Join(j.keys, "keyring.json"), "--json").Output()
+	out, err := graphfedCmd(j.t, append([]string{"audit", "--nats", j.url, "--job", j.job, "--creds", j.seed(bus.AuditorID),
+		"--keyring", filepath.Join(j.keys, "keyring.json"), "--json"}, j.tlsFlags(bus.AuditorID)...)...).Output()
 	if err != nil {
 		j.t.Fatalf("graphfed audit: %v\n%s", err, out)
 	}
@@ -346,6 +369,7 @@ type jobSpec struct {
 	aggArgs   []string                // the aggregator's algorithm and task flags
 	agentArgs func(i int) []string    // client i's task and data flags
 	perRound  map[privacy.Channel]int // releases per round and channel beyond one (checkReleasedOnce)
+	tls       bool                    // every party over mutual TLS
 }
 
 // jobRun is one job of a spec: the aggregator and one agent per client.
@@ -359,7 +383,7 @@ type jobRun struct {
 
 func startJobRun(t *testing.T, job string, ids []string, spec jobSpec, timeout string, onAggLine func(string)) *jobRun {
 	t.Helper()
-	r := &jobRun{j: newPermJob(t, job, ids, 80*time.Second), spec: spec, timeout: timeout}
+	r := &jobRun{j: newPermJob(t, job, ids, 80*time.Second, spec.tls), spec: spec, timeout: timeout}
 	r.agg = r.aggregator(onAggLine)
 	for i := range ids {
 		r.agents = append(r.agents, r.agent(i))

@@ -38,13 +38,18 @@ func recClientDirs(t *testing.T, n, maxUsers string) (dirs, ids []string) {
 // frozen rounds, when references, ρ and margins are released and
 // personalized models go out. The model compared bit for bit is every
 // client's personalized model. About 45 s on 2 cores.
-func TestProcessLPSFedPermissionedDurable(t *testing.T) {
+func TestProcessLPSFedPermissionedDurable(t *testing.T) { testProcessLPSFed(t, false) }
+
+// The same over mutual TLS.
+func TestProcessLPSFedPermissionedDurableTLS(t *testing.T) { testProcessLPSFed(t, true) }
+
+func testProcessLPSFed(t *testing.T, tls bool) {
 	requireProcessTests(t)
 	dirs, ids := recClientDirs(t, "4", "600")
 	if len(ids) != 4 {
 		t.Fatalf("split rec wrote %v, want four client directories", ids)
 	}
-	spec := jobSpec{rounds: 4, killRound: 3,
+	spec := jobSpec{rounds: 4, killRound: 3, tls: tls,
 		aggArgs: []string{"--algo", "lpsfed", "--task", "rec", "--phi", "32", "--final-wait", "30s"},
 		agentArgs: func(i int) []string {
 			return []string{"--task", "rec", "--data", dirs[i], "--phi", "32", "--local-epochs", "1", "--rec-lr", "5e-3"}

@@ -66,7 +66,7 @@ func TestProcessRunJobFileMatchesSim(t *testing.T) {
 func TestProcessDeployExampleRuns(t *testing.T) {
 	requireProcessTests(t)
 	dirs, ids := amlBankDirs(t)
-	j := newPermJob(t, "aml-1", ids, 3*time.Minute)
+	j := newPermJob(t, "aml-1", ids, 3*time.Minute, false)
 	example := filepath.Join("..", "..", "examples", "deploy-3banks")
 	agg := j.start(bus.AggregatorID, nil, append([]string{"run", filepath.Join(example, "aggregator.yaml")},
 		append(j.signed(bus.AggregatorID), "--clients", strings.Join(ids, ","), "--replicas", "1", "--rounds", "2", "--json")...)...)
