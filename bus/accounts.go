@@ -101,6 +101,9 @@ type Import struct {
 type AccountUser struct {
 	ID        string // the party (or LedgerAdminID), for the comment
 	PublicKey string
+	// Publish, when set, is the user's publish allow-list
+	// (accounts_permissions.go says why); nil: anything in its account.
+	Publish []string
 }
 
 // Account is one NATS account of a job's layout.
@@ -189,15 +192,21 @@ func JobAccounts(k *Keyring, o AccountOptions) ([]Account, error) {
 		writers[b] = acct
 		accounts = append(accounts, acct)
 	}
+	peers := map[string][]string{}
 	for _, l := range links {
+		peers[l[0]] = append(peers[l[0]], l[1])
 		from, to := writers[l[0]], writers[l[1]]
 		subj := s(KindEmb, l[0], l[1])
 		from.Exports = append(from.Exports, Export{Subject: subj, Accounts: []string{to.Name}})
 		to.Imports = append(to.Imports, Import{Account: from.Name, Subject: subj})
 	}
+	for _, b := range banks {
+		writers[b].Users[0].Publish = bankPublish(job, b, peers[b])
+	}
 	var audit *Account
 	if auditor != nil {
-		audit = &Account{Name: AuditorAccount, Users: []AccountUser{{ID: auditor.ID, PublicKey: auditor.PublicKey}}}
+		audit = &Account{Name: AuditorAccount, Users: []AccountUser{{ID: auditor.ID, PublicKey: auditor.PublicKey,
+			Publish: auditorPublish(job, append([]string{AggregatorID}, banks...))}}}
 		for _, subj := range []string{s(KindRound), s(KindDone), s(KindModel, "all")} {
 			audit.Imports = append(audit.Imports, Import{Account: AggregatorAccount, Subject: subj})
 		}

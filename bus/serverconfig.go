@@ -103,8 +103,8 @@ func ServerConfig(k *Keyring, o ServerConfigOptions) ([]byte, error) {
 }
 
 // writeAccounts renders the accounts block: each account's users (NKeys,
-// no permissions: the account is the boundary), JetStream, exports and
-// imports. nats-server creates its system account itself; no user of the
+// with the banks' and the auditor's publish allow-lists), JetStream,
+// exports and imports. nats-server creates its system account itself; no user of the
 // job is in it.
 func writeAccounts(b *bytes.Buffer, accounts []Account) {
 	b.WriteString("# One account per party (bus.JobAccounts): what crosses between them is\n")
@@ -117,7 +117,11 @@ func writeAccounts(b *bytes.Buffer, accounts []Account) {
 		}
 		b.WriteString("    users: [\n")
 		for _, u := range a.Users {
-			fmt.Fprintf(b, "      { nkey: %q }  # %s\n", u.PublicKey, u.ID)
+			if u.Publish == nil {
+				fmt.Fprintf(b, "      { nkey: %q }  # %s\n", u.PublicKey, u.ID)
+				continue
+			}
+			fmt.Fprintf(b, "      # %s\n      { nkey: %q, permissions: { publish: { allow: %s } } }\n", u.ID, u.PublicKey, confList(u.Publish))
 		}
 		b.WriteString("    ]\n")
 		if len(a.Exports) > 0 {

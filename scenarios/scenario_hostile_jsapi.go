@@ -50,6 +50,9 @@ func hostileJSAPIScenario() Scenario {
 // state, or received a message not addressed to it.
 const InvCrossAccount = "cross-account"
 
+// InvNotCounted: the server refused something without counting it.
+const InvNotCounted = "not-counted"
+
 // jsTarget is one stream of the job, the account that holds it, and the
 // party whose credentials can see it there.
 type jsTarget struct {
@@ -133,18 +136,43 @@ func hostileJSAPI(ctx context.Context, name string, lj *ledgerJob) (Outcome, err
 	if err != nil {
 		return Outcome{}, err
 	}
-	var granted_, tried, bounced int
+	accounts, err := bus.JobAccounts(local.Keyring(), bus.AccountOptions{})
+	if err != nil {
+		return Outcome{}, err
+	}
+	var granted_, tried, bounced, denied int
+	violations := func() int64 {
+		return local.Server().Events()[bus.ServerEventKey{Kind: bus.ServerEventPermission, Reason: "publish"}]
+	}
 	for _, attacker := range []string{ClientID(0), bus.AuditorID} {
+		allow := publishAllowList(accounts, attacker)
+		refusedByList := func(subj string) bool {
+			if allow == nil {
+				return false
+			}
+			for _, a := range allow {
+				if bus.SubjectMatches(a, subj) {
+					return false
+				}
+			}
+			return true
+		}
 		nc, _, err := lj.bankConn(attacker)
 		if err != nil {
 			return Outcome{}, err
 		}
 		inbox := bus.InboxPrefix(attacker) + ".spy"
+		replies := make(chan *nats.Msg, 1<<16)
+		if _, err := nc.ChanSubscribe(inbox+".>", replies); err != nil {
+			nc.Close()
+			return Outcome{}, err
+		}
 		prefixes := []string{"$JS.API", bus.LedgerAPIPrefix}
 		for _, p := range parties {
 			prefixes = append(prefixes, bus.BlobAPIPrefix(p))
 		}
-		// Everything the attacker may publish on, for the bounces.
+		// Everything the attacker may publish on, and some it may not, for
+		// the bounces.
 		own := []string{bus.LedgerSubject(job, attacker), "gf." + job + ".junk"}
 		if attacker != bus.AuditorID {
 			for _, k := range []bus.Kind{bus.KindHello, bus.KindUpdate, bus.KindMetrics, bus.KindBye} {
@@ -154,25 +182,40 @@ func hostileJSAPI(ctx context.Context, name string, lj *ledgerJob) (Outcome, err
 				own = append(own, bus.Subject(job, bus.KindEmb, attacker, b))
 			}
 		} else {
+			// The auditor writes nothing: a bounce off every ledger
+			// subject.
 			for _, p := range parties {
 				own = append(own, bus.LedgerSubject(job, p))
 			}
 		}
+		// Every request at once, each with its own reply subject; a final
+		// request the layout answers marks the end of the server's
+		// processing of this connection's publishes.
+		type attempt struct {
+			subj    string
+			allowed bool
+			target  jsTarget
+		}
+		var attempts []attempt
+		before := violations()
+		expect := 0
 		for _, t := range targets {
 			for _, prefix := range prefixes {
-				for _, a := range apiAttempts(job, t.stream, inbox) {
+				for _, a := range apiAttempts(job, t.stream, inbox+".push") {
 					subj := prefix + "." + a[0]
-					tried++
-					ok := jsRequestOK(ctx, nc, subj, a[1])
-					allowed := granted(attacker, prefix, t, a[0], job)
-					if ok && !allowed {
-						nc.Close()
-						return fail(name, InvCrossAccount, "%s: %s succeeded on %s's stream %s", attacker, subj, t.owner, t.stream), nil
+					reply := fmt.Sprintf("%s.r.%d", inbox, len(attempts))
+					attempts = append(attempts, attempt{subj, granted(attacker, prefix, t, a[0], job), t})
+					if refusedByList(subj) {
+						expect++
 					}
-					if ok {
-						granted_++
+					if err := nc.PublishMsg(&nats.Msg{Subject: subj, Reply: reply, Data: []byte(a[1])}); err != nil {
+						nc.Close()
+						return Outcome{}, err
 					}
 					for _, from := range own {
+						if refusedByList(from) {
+							expect++
+						}
 						if err := nc.PublishMsg(&nats.Msg{Subject: from, Reply: subj, Data: []byte(a[1])}); err != nil {
 							nc.Close()
 							return Outcome{}, err
@@ -182,12 +225,41 @@ func hostileJSAPI(ctx context.Context, name string, lj *ledgerJob) (Outcome, err
 				}
 			}
 		}
-		// The auditor writes nothing: junk on every ledger subject.
-		if err := nc.FlushTimeout(10 * time.Second); err != nil {
-			nc.Close()
-			return Outcome{}, err
+		tried += len(attempts)
+		mark := bus.LedgerAPIPrefix + ".STREAM.INFO." + bus.LedgerPartyStreamName(job, attacker)
+		if attacker == bus.AuditorID {
+			mark = bus.LedgerAPIPrefix + ".STREAM.INFO." + bus.LedgerPartyStreamName(job, bus.AggregatorID)
 		}
+		if !jsRequestOK(ctx, nc, mark, "") {
+			nc.Close()
+			return fail(name, InvNotExercised, "%s's own ledger read %s went unanswered", attacker, mark), nil
+		}
+		// The JetStream API answers from its own goroutines: give the
+		// stragglers a moment after the mark.
+		time.Sleep(300 * time.Millisecond)
 		nc.Close()
+		for done := false; !done; {
+			select {
+			case m := <-replies:
+				var n int
+				if _, err := fmt.Sscanf(m.Subject[len(inbox+".r."):], "%d", &n); err != nil || n >= len(attempts) || !answeredOK(m) {
+					continue
+				}
+				a := attempts[n]
+				if !a.allowed {
+					return fail(name, InvCrossAccount, "%s: %s succeeded on %s's stream %s", attacker, a.subj, a.target.owner, a.target.stream), nil
+				}
+				granted_++
+			default:
+				done = true
+			}
+		}
+		// Every publish outside the attacker's allow-list is a violation
+		// the server counted (and logged, with a logger).
+		if got := violations() - before; got < int64(expect) {
+			return fail(name, InvNotCounted, "%s: %d publishes outside its allow-list, the server counted %d permission violations", attacker, expect, got), nil
+		}
+		denied += expect
 	}
 	spies, err := removeSpies(ctx, local, ClientID(0))
 	if err != nil {
@@ -216,21 +288,37 @@ func hostileJSAPI(ctx context.Context, name string, lj *ledgerJob) (Outcome, err
 			return fail(name, InvNotExercised, "%s did not receive what is addressed to it, so the probe proves nothing: %v", attacker, missing), nil
 		}
 	}
-	return Outcome{Metrics: map[string]float64{"api_requests": float64(tried), "granted_reads": float64(granted_),
+	return Outcome{Metrics: map[string]float64{"api_requests": float64(tried), "granted_reads": float64(granted_), "violations_counted": float64(denied),
 		"bounces": float64(bounced), "probes": float64(probes), "streams_checked": float64(len(targets)),
 		"own_account_streams": float64(spies)}}, nil
+}
+
+// publishAllowList is party's publish allow-list in the layout (nil:
+// unrestricted).
+func publishAllowList(accounts []bus.Account, party string) []string {
+	for _, a := range accounts {
+		for _, u := range a.Users {
+			if u.ID == party {
+				return u.Publish
+			}
+		}
+	}
+	return nil
 }
 
 // jsRequestOK sends one JetStream API request and reports whether it was
 // answered without an API error. No responder, a timeout or an error
 // response are refusals.
 func jsRequestOK(ctx context.Context, nc *nats.Conn, subj, body string) bool {
-	rctx, cancel := context.WithTimeout(ctx, 250*time.Millisecond)
+	rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	m, err := nc.RequestWithContext(rctx, subj, []byte(body))
-	if err != nil {
-		return false
-	}
+	return err == nil && answeredOK(m)
+}
+
+// answeredOK reports whether m answers a JetStream API request without an
+// error (a status header or an error object).
+func answeredOK(m *nats.Msg) bool {
 	if m.Header.Get("Status") != "" && m.Header.Get("Status") != "200" {
 		return false
 	}
