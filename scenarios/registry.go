@@ -137,5 +137,6 @@ func Builtin() (*Registry, error) {
 	for _, s := range lifecycleScenarios() {
 		errs = append(errs, r.Register(s))
 	}
+	errs = append(errs, r.Register(secondAggregatorScenario()))
 	return r, errors.Join(errs...)
 }
