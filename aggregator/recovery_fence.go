@@ -21,7 +21,7 @@ func (s *Server) leaseHeld() error {
 	if s.cfg.Lease == nil {
 		return nil
 	}
-	if err := s.cfg.Lease.Held(s.cfg.Now()); err != nil {
+	if err := s.cfg.Lease.Held(); err != nil {
 		return &fatalError{fmt.Errorf("aggregator: job %s, run %s: %w", s.cfg.Job, s.cfg.Run, err)}
 	}
 	return nil

@@ -414,9 +414,11 @@ func (l *Lease) Run() string { return l.cfg.Run }
 // Ended are the runs that held the job before this one, oldest first.
 func (l *Lease) Ended() []string { return slices.Clone(l.ended) }
 
-// Held returns nil while the run holds the lease at now: not released,
-// not lost, and renewed within the TTL.
-func (l *Lease) Held(now time.Time) error {
+// Held returns nil while the run holds the lease: not released, not lost,
+// and renewed within the TTL, on the lease's own clock (LeaseConfig.Now),
+// which measures what a newcomer measures.
+func (l *Lease) Held() error {
+	now := l.cfg.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch {

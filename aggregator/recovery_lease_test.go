@@ -132,7 +132,7 @@ func TestLeaseOfAFreshJob(t *testing.T) {
 	if r.Run != h.Run() || len(r.Ended) != 0 || r.Released || r.Host != "host-a" || r.PID != 7 || len(h.Ended()) != 0 {
 		t.Fatalf("record %+v, ended %v", r, h.Ended())
 	}
-	if err := h.Held(h.clock.Now()); err != nil {
+	if err := h.Held(); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -164,7 +164,7 @@ func TestLeaseRefusesWhileHolderRenews(t *testing.T) {
 	if r := record(t, &store); r.Run != h.Run() {
 		t.Fatalf("the refused aggregator wrote the lease: %+v", r)
 	}
-	if err := h.Held(h.clock.Now()); err != nil {
+	if err := h.Held(); err != nil {
 		t.Fatalf("the holder lost its lease to a refused aggregator: %v", err)
 	}
 }
@@ -193,7 +193,7 @@ func TestLeaseLapsedIsTakenOver(t *testing.T) {
 	// The old holder's next renewal finds the record moved on: lost.
 	h.tick <- struct{}{}
 	<-h.Lost()
-	if err := h.Held(h.clock.Now()); err == nil || !strings.Contains(err.Error(), "taken over") {
+	if err := h.Held(); err == nil || !strings.Contains(err.Error(), "taken over") {
 		t.Fatalf("old holder after the takeover: %v", err)
 	}
 }
@@ -206,7 +206,7 @@ func TestLeaseReleasedIsTakenOverAtOnce(t *testing.T) {
 	if err := h.Release(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.Held(h.clock.Now()); err == nil {
+	if err := h.Held(); err == nil {
 		t.Fatal("a released lease is still held")
 	}
 	clock := newStepClock()
@@ -259,7 +259,8 @@ func (s *failingStore) Update(ctx context.Context, data []byte, rev uint64) (uin
 func TestLeaseUnrenewedForATTLIsLost(t *testing.T) {
 	store := &failingStore{LeaseStore: &MemLeaseStore{}}
 	h := takeHolder(t, store, time.Minute)
-	if err := h.Held(h.clock.Now().Add(time.Minute)); err == nil {
+	h.clock.advance(time.Minute)
+	if err := h.Held(); err == nil {
 		t.Fatal("held a TTL after its last renewal")
 	}
 	store.fail(true)
@@ -274,7 +275,7 @@ func TestLeaseUnrenewedForATTLIsLost(t *testing.T) {
 		}
 		break
 	}
-	if err := h.Held(h.clock.Now()); err == nil || !strings.Contains(err.Error(), "not renewed") {
+	if err := h.Held(); err == nil || !strings.Contains(err.Error(), "not renewed") {
 		t.Fatalf("after a TTL of failed renewals: %v", err)
 	}
 }
@@ -311,7 +312,7 @@ func TestLeaseOwnLostRenewalIsNoTakeover(t *testing.T) {
 	h.renewOnce(t, store) // conflicts with its own record, adopts it, renews on top
 	select {
 	case <-h.Lost():
-		t.Fatalf("lost to its own renewal: %v", h.Held(h.clock.Now()))
+		t.Fatalf("lost to its own renewal: %v", h.Held())
 	default:
 	}
 	if r := record(t, store); r.Run != h.Run() || r.Released {

@@ -60,8 +60,10 @@ func openDurable(ctx context.Context, tr *bus.NATSTransport, o AggregatorOptions
 		return durableParts{}, fmt.Errorf("%s of %s: %w", op, o.Job, err)
 	}
 	host, _ := os.Hostname() // only named in a second aggregator's refusal
+	// The lease runs on the real clock, whatever o.Now: its TTL is time
+	// that another aggregator waits out on its own.
 	lease, err := aggregator.AcquireLease(ctx, ls, aggregator.LeaseConfig{Job: o.Job, Run: run, TTL: rec.LeaseTTL,
-		Host: host, PID: os.Getpid(), Now: now, Log: o.Log})
+		Host: host, PID: os.Getpid(), Log: o.Log})
 	if err != nil {
 		return durableParts{}, err
 	}
