@@ -74,6 +74,9 @@ type jobOpts struct {
 	sigma  float64
 	budget privacy.Budget
 	ledger privacy.Ledger
+	// records: the aggregator keeps its round records in ledger
+	// (aggregator.ServerConfig.Ledger).
+	records bool
 }
 
 func runJob(t *testing.T, algo string, rounds int, clients []*meanLearner, slow map[int]time.Duration, timeout time.Duration) run {
@@ -85,8 +88,15 @@ func runJobWith(t *testing.T, algo string, rounds int, clients []*meanLearner, s
 	net := bus.NewInmemNetwork()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
+	var recorder *privacy.Gate
+	if o.records {
+		var err error
+		if recorder, err = privacy.NewGate(ctx, privacy.Config{Job: "job", Client: privacy.AggregatorClient, Delta: 1e-4}, o.ledger, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
 	srv, err := aggregator.NewServer(aggregator.ServerConfig{
-		Job: "job", InitSeed: 3, FinalWait: 2 * time.Second, Log: zerolog.Nop(),
+		Job: "job", InitSeed: 3, FinalWait: 2 * time.Second, Log: zerolog.Nop(), Ledger: recorder,
 		Round: aggregator.Config{Algo: algo, Rounds: rounds, MinClients: len(clients), RoundTimeout: timeout},
 	}, net.Transport())
 	if err != nil {

@@ -181,6 +181,9 @@ func (m *Machine) Step(ctx context.Context, ev MachineEvent) ([]MachineAction, e
 		return m.joinReply(ctx, e)
 	case RoundOpened:
 		m.now = e.Now
+		if m.joined {
+			m.gate.SetAnchor(e.Anchor)
+		}
 		return m.roundOpened(ctx, e)
 	case ModelIn:
 		m.now = e.Now
@@ -192,6 +195,7 @@ func (m *Machine) Step(ctx context.Context, ev MachineEvent) ([]MachineAction, e
 		m.now = e.Now
 	case JobDone:
 		m.now = e.Now
+		m.gate.SetAnchor(e.Anchor)
 		if !m.joined && m.trained == 0 {
 			// A job that ended before this agent ever joined (in this life
 			// or, by its ledger, an earlier one) has nothing to score;
@@ -293,6 +297,7 @@ func (m *Machine) joinReply(ctx context.Context, r JoinReply) ([]MachineAction, 
 		}
 	}
 	m.joined, m.algo = true, r.Algo
+	m.gate.SetAnchor(r.Anchor)
 	m.learner.Init(r.InitSeed)
 	if r.Reannounced || r.Round <= m.trained {
 		return nil, nil
@@ -379,7 +384,7 @@ func (m *Machine) finish(ctx context.Context) ([]MachineAction, error) {
 		scores = m.learner.Evaluate()
 	}
 	m.privacyScores(scores)
-	return append(out, Finished{Round: m.trained, Scores: scores}), nil
+	return append(out, Finished{Round: m.trained, Scores: scores, Head: m.gate.Head()}), nil
 }
 
 // privacyScores reports the ε the gate has spent, for the final metrics.

@@ -38,7 +38,10 @@ type JoinReply struct {
 	// machine waits for that RoundOpened rather than train Round at once
 	// from the initial model.
 	Reannounced bool
-	Now         time.Time
+	// Anchor is the aggregator's latest ledger record (bus.HelloReply
+	// Anchor): the agent's next entries name it. Zero: none.
+	Anchor privacy.Ref
+	Now    time.Time
 }
 
 // RoundOpened is a round opening: train for Round, starting from the model
@@ -55,7 +58,10 @@ type RoundOpened struct {
 	// working through every missed round would make each update staler
 	// than the last.
 	Superseded bool
-	Now        time.Time
+	// Anchor is the aggregator's record of the round that closed before
+	// this one opened (bus.RoundOpen.Anchor), as JoinReply.Anchor.
+	Anchor privacy.Ref
+	Now    time.Time
 }
 
 // ModelIn is a global or personalized model (or one resent to this agent
@@ -87,7 +93,12 @@ type MachineTick struct{ Now time.Time }
 
 // JobDone says the aggregator finished the job: the machine scores the
 // final model and reports Finished.
-type JobDone struct{ Now time.Time }
+// Anchor is the aggregator's latest record (bus.Done.Anchor), which the
+// final calibration names.
+type JobDone struct {
+	Anchor privacy.Ref
+	Now    time.Time
+}
 
 func (Start) isMachineEvent()        {}
 func (Crash) isMachineEvent()        {}
@@ -154,6 +165,10 @@ type Note struct {
 type Finished struct {
 	Round  uint64
 	Scores map[string]float64
+	// Head is the agent's final ledger head (after its final
+	// calibration), reported with the final metrics for the aggregator's
+	// done record.
+	Head privacy.Ref
 }
 
 func (SendHello) isMachineAction()         {}

@@ -57,6 +57,7 @@ func (m *Machine) train(ctx context.Context, round, modelRound uint64) ([]Machin
 	m.rounds++
 	up := PublishUpdate{Update: bus.Update{Round: round, BaseRound: base, Weight: float64(m.learner.TrainSize()), Loss: loss}}
 	if !m.shares() {
+		up.Update.Ledger = bus.NewLedgerRef(m.gate.Head())
 		return append(out, up), nil
 	}
 	for _, step := range []func(context.Context, *PublishUpdate, []MachineAction) ([]MachineAction, error){
@@ -78,6 +79,9 @@ func (m *Machine) train(ctx context.Context, round, modelRound uint64) ([]Machin
 		}
 	}
 	up.Update.Withheld = m.withheld[privacy.ChannelModel]
+	// The head after this round's releases: the aggregator's round
+	// record repeats it, so that losing them from the ledger shows.
+	up.Update.Ledger = bus.NewLedgerRef(m.gate.Head())
 	return append(out, up), nil
 }
 

@@ -36,9 +36,10 @@ func EventOf(env bus.Envelope, body any, now time.Time) MachineEvent {
 	case *bus.Embeddings:
 		return EmbeddingsIn{From: env.From, Round: b.Round, IDs: b.NodeIDs, Rows: b.Data.Floats(), Dim: b.Dim, Now: now}
 	case *bus.RoundOpen:
-		return RoundOpened{Round: b.Round, ModelRound: b.ModelRound, Deadline: time.Unix(0, b.Deadline), Payload: b.Payload, Now: now}
+		return RoundOpened{Round: b.Round, ModelRound: b.ModelRound, Deadline: time.Unix(0, b.Deadline), Payload: b.Payload,
+			Anchor: b.Anchor.Ref(), Now: now}
 	case *bus.Done:
-		return JobDone{Now: now}
+		return JobDone{Anchor: b.Anchor.Ref(), Now: now}
 	}
 	return nil
 }
@@ -48,7 +49,7 @@ func EventOf(env bus.Envelope, body any, now time.Time) MachineEvent {
 // the model to start from (Reannounced).
 func JoinReplyOf(hr bus.HelloReply, now time.Time) JoinReply {
 	return JoinReply{Accepted: hr.Accepted, Reason: hr.Reason, Round: hr.Round, Algo: hr.Algo, InitSeed: hr.InitSeed,
-		Reannounced: true, Now: now}
+		Reannounced: true, Anchor: hr.Anchor.Ref(), Now: now}
 }
 
 // Outbound is what action a of client sends, in order: a hello (a
@@ -71,7 +72,8 @@ func Outbound(job, client string, a MachineAction) []bus.Outgoing {
 		return []bus.Outgoing{{Subject: bus.Subject(job, bus.KindUpdate, client), Kind: bus.KindUpdate, Round: u.Round, Body: &u}}
 	case Finished:
 		return []bus.Outgoing{
-			{Subject: bus.Subject(job, bus.KindMetrics, client), Kind: bus.KindMetrics, Round: x.Round, Body: &bus.Metrics{Round: x.Round, Final: true, Scores: x.Scores}},
+			{Subject: bus.Subject(job, bus.KindMetrics, client), Kind: bus.KindMetrics, Round: x.Round,
+				Body: &bus.Metrics{Round: x.Round, Final: true, Scores: x.Scores, Ledger: bus.NewLedgerRef(x.Head)}},
 			{Subject: bus.Subject(job, bus.KindBye, client), Kind: bus.KindBye, Round: x.Round, Body: &bus.Bye{Reason: "done"}},
 		}
 	}

@@ -1,6 +1,10 @@
 package aggregator
 
-import "time"
+import (
+	"time"
+
+	"graphfed/privacy"
+)
 
 // Event is an input to Machine.Step.
 type Event interface{ isEvent() }
@@ -47,6 +51,10 @@ type UpdateIn struct {
 	// Took is how long the client says its round's work took (bus.Update
 	// TrainNanos); 0: not reported. It feeds the adaptive deadline only.
 	Took time.Duration
+	// Head is the client's ledger head after the update's releases
+	// (bus.Update.Ledger); zero: not reported. The machine's records
+	// repeat the latest of each client (records.go).
+	Head privacy.Ref
 	Now  time.Time
 }
 
@@ -73,6 +81,9 @@ type ReplyJoin struct {
 	Accepted bool
 	Reason   string
 	Round    uint64 // the round open now, 0 before the first
+	// Anchor is the aggregator's latest ledger record, stamped by the
+	// driver (Anchored); zero from the machine.
+	Anchor privacy.Ref
 }
 
 // OpenRound opens a round: clients train from the model of ModelRound (0:
@@ -84,6 +95,7 @@ type OpenRound struct {
 	Deadline   time.Time
 	ModelRound uint64
 	Payload    []byte
+	Anchor     privacy.Ref // stamped by the driver, as ReplyJoin.Anchor
 }
 
 // PublishModel is a model the adapter sends after round Round: to every
@@ -165,7 +177,11 @@ type Dropped struct {
 }
 
 // Finished says the job is over; the adapter publishes done and stops.
-type Finished struct{ Rounds uint64 }
+// Anchor is stamped by the driver, as ReplyJoin.Anchor.
+type Finished struct {
+	Rounds uint64
+	Anchor privacy.Ref
+}
 
 func (ReplyJoin) isAction()       {}
 func (OpenRound) isAction()       {}

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"graphfed/privacy"
 )
 
 type clientState struct {
@@ -51,6 +53,10 @@ type Machine struct {
 	dl         deadlinePolicy
 	extensions int
 	starved    bool
+
+	// heads are the clients' latest reported ledger heads, which every
+	// record repeats (records.go).
+	heads map[string]privacy.Head
 }
 
 // NewMachine returns a machine waiting for cfg.MinClients joins.
@@ -72,6 +78,7 @@ func NewMachine(cfg Config) (*Machine, error) {
 		pending:  map[string]Contribution{},
 		staleBy:  map[string]bool{},
 		dl:       newDeadlinePolicy(cfg),
+		heads:    map[string]privacy.Head{},
 	}, nil
 }
 
@@ -203,6 +210,9 @@ func (m *Machine) update(e UpdateIn, out []Action) []Action {
 	if e.HasRho && !finite(e.Rho) || e.HasMargin && !finite(e.Margin) {
 		return append(out, Dropped{Client: e.Client, Round: e.Round, Reason: "non_finite"})
 	}
+	// A signed update of a known client states its ledger head, whether
+	// or not it still counts for a round.
+	m.noteHead(e.Client, e.Head)
 	if e.Descriptors != nil && e.Round <= m.round {
 		// Descriptors never change: a strategy that keeps them takes
 		// them whether or not the update still counts for its round.
@@ -409,6 +419,9 @@ func (m *Machine) close(reason string, now time.Time, out []Action) []Action {
 	m.pending = map[string]Contribution{}
 	m.stale = nil
 	out = append(out, rc)
+	// The record of this close is durable before the round's models go
+	// out, and the next round's opening names it.
+	out = append(out, m.record(m.round))
 	out = append(out, sends...)
 	if final {
 		m.finished = true
@@ -444,6 +457,11 @@ func (m *Machine) keepModels(ps []PublishModel) {
 }
 
 func (m *Machine) openNext(now time.Time, out []Action) []Action {
+	if m.round == 0 {
+		// The start record: the job's first round is about to open, and
+		// every bank entry from now on names a record of the aggregator.
+		out = append(out, m.record(0))
+	}
 	m.round++
 	if note := m.strategy.Open(m.round); note != "" {
 		out = append(out, Dropped{Round: m.round, Reason: note})

@@ -41,6 +41,7 @@ type Server struct {
 	resendDue bool
 	resentAt  time.Time
 	hguard    *HelloGuard
+	rec       recordState // the aggregator's ledger records (records_server.go)
 }
 
 type queued struct {
@@ -159,6 +160,9 @@ func (s *Server) Run(ctx context.Context) (Result, error) {
 			return Result{}, err
 		}
 	}
+	if err := s.startRecords(ctx); err != nil {
+		return Result{}, err
+	}
 	sub, err := s.subscribe(Subjects(j, s.durable()))
 	if err != nil {
 		return Result{}, fmt.Errorf("aggregator: run: %w", err)
@@ -208,6 +212,11 @@ func (s *Server) Run(ctx context.Context) (Result, error) {
 		}
 		if s.machine.Finished() {
 			if s.allFinalIn() || s.cfg.Now().Sub(s.doneAt) > s.cfg.FinalWait {
+				if err := s.recordDone(ctx); err != nil {
+					// The job is over; its ledger lacks the record an
+					// audit needs to see the tails of the chains whole.
+					return s.snapshot(), err
+				}
 				return s.snapshot(), nil
 			}
 		}
@@ -224,6 +233,7 @@ func (s *Server) snapshot() Result {
 	r.Models = s.machine.Models()
 	r.Rounds = uint64(len(r.Closes))
 	r.Flow = s.flowReport()
+	r.Heads = s.finalHeads()
 	for _, rc := range r.Closes {
 		if rc.Mix != nil {
 			r.Mixes = append(r.Mixes, *rc.Mix)
@@ -300,6 +310,7 @@ func (s *Server) handle(ctx context.Context, m bus.Msg) error {
 		s.mu.Lock()
 		if b.Final {
 			s.result.Final[env.From] = b.Scores
+			s.noteFinalHead(env.From, b.Ledger)
 		} else {
 			pr := s.result.PerRound[b.Round]
 			if pr == nil {
@@ -389,6 +400,11 @@ func updateEvent(from string, b *bus.Update, now time.Time) (UpdateIn, error) {
 	if b.TrainNanos > 0 {
 		ev.Took = time.Duration(b.TrainNanos)
 	}
+	if b.Ledger != nil {
+		if ev.Head = b.Ledger.Ref(); !ev.Head.Valid() {
+			return UpdateIn{}, fmt.Errorf("update of round %d: ledger head seq %d digest %q names no entry", b.Round, b.Ledger.Seq, b.Ledger.Digest)
+		}
+	}
 	if b.Descriptors.Len() > 0 {
 		ev.Descriptors = &Descriptor{Orders: b.DescOrders, Principal: b.DescPrincipal, Dim: b.DescDim, Rows: b.Descriptors.Floats()}
 	}
@@ -417,6 +433,19 @@ func scalar(v bus.Sensitive) (x float64, has, ok bool) {
 }
 
 func (s *Server) act(ctx context.Context, a Action) error {
+	if r, ok := a.(RecordRound); ok {
+		// Durable before anything after it goes out; a record that cannot
+		// be stored stops the server (a durable one resumes and appends it).
+		if err := s.appendRecord(ctx, r); err != nil {
+			var fatal *fatalError
+			if errors.As(err, &fatal) {
+				return err
+			}
+			return &fatalError{err}
+		}
+		return nil
+	}
+	a = Anchored(a, s.anchor())
 	switch x := a.(type) {
 	case ReplyJoin:
 		AdmitJoin(s.ep.Validator(), x, s.machine.numParams)

@@ -6,6 +6,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"graphfed/bus"
+	"graphfed/privacy"
 )
 
 // ServerConfig wires a Machine to a transport.
@@ -56,6 +57,12 @@ type ServerConfig struct {
 	// Signer, when set, signs every envelope the server sends; it must sign
 	// as bus.AggregatorID, with the key the keyring lists for it.
 	Signer *bus.Signer
+	// Ledger, when set, is the aggregator's gate over the job's privacy
+	// ledger (client privacy.AggregatorClient, signing with Signer's key):
+	// the server appends its start, round and done records there
+	// (records.go), and announces the latest. Nil: no records, and the
+	// audit cannot tell a ledger that lost the tails of its chains.
+	Ledger *privacy.Gate
 	// Run is this run's id (bus.NewRunID), announced in every hello reply,
 	// round opening and done; empty: a fresh one from Now. Hellos sent
 	// before the run's start less HelloSkew are replays (HelloGuard);
@@ -98,6 +105,10 @@ type Result struct {
 	// Deadlines are the adaptive deadline's changes, in order
 	// (Config.DeadlineFactor); empty when the deadline does not adapt.
 	Deadlines []DeadlineAdapted
+	// Heads are the final ledger heads: those of the done record and the
+	// aggregator's own (its done record), what an audit should expect
+	// (privacy.AuditOptions.ExpectHeads); nil without a done record.
+	Heads []privacy.Head `json:",omitempty"`
 	// Run is the run's id; Stopped, when set, says why the run stopped
 	// before the job finished (its context ended: SIGINT, SIGTERM), after
 	// the agents were told so.

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sort"
 	"time"
+
+	"graphfed/privacy"
 )
 
 // SnapshotVersion is the layout of Snapshot this build writes and reads.
@@ -52,6 +54,10 @@ type Snapshot struct {
 	// DeadlinePolicy is the adaptive deadline's state (deadline.go), nil
 	// when the deadline does not adapt.
 	DeadlinePolicy *DeadlineSnapshot `json:"deadline_policy,omitempty"`
+	// Heads are the clients' latest reported ledger heads, sorted by
+	// client (records.go); added compatibly: a snapshot without them
+	// restores a machine that has heard none.
+	Heads []privacy.Head `json:"heads,omitempty"`
 }
 
 // ClientSnapshot is one client's standing with the aggregator.
@@ -122,6 +128,9 @@ func (m *Machine) Snapshot() Snapshot {
 		s.StaleBy = append(s.StaleBy, k)
 	}
 	sort.Strings(s.StaleBy)
+	if len(m.heads) > 0 {
+		s.Heads = m.Heads()
+	}
 	if m.dl.on() {
 		s.DeadlinePolicy = &DeadlineSnapshot{Samples: slices.Clone(m.dl.samples), Extensions: m.extensions, Starved: m.starved}
 	}
@@ -187,6 +196,9 @@ func Restore(s Snapshot) (*Machine, error) {
 	}
 	sort.Strings(ids)
 	if err := m.strategy.SetState(s.Strategy, ids); err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	if err := m.restoreHeads(s.Heads); err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
 	m.schemaHash, m.numParams = s.SchemaHash, s.NumParams

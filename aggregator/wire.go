@@ -62,10 +62,10 @@ func (c ServerConfig) Outbound(a Action) []bus.Outgoing {
 	switch x := a.(type) {
 	case ReplyJoin:
 		return []bus.Outgoing{{Subject: bus.Subject(j, bus.KindHello, x.Client), Kind: bus.KindHello, ReplyTo: x.Client,
-			Body: &bus.HelloReply{Accepted: x.Accepted, Reason: x.Reason, Round: x.Round, Algo: c.Round.Algo, Rounds: c.Round.Rounds, InitSeed: c.InitSeed, Run: c.Run, Ended: c.ended()}}}
+			Body: &bus.HelloReply{Accepted: x.Accepted, Reason: x.Reason, Round: x.Round, Algo: c.Round.Algo, Rounds: c.Round.Rounds, InitSeed: c.InitSeed, Run: c.Run, Ended: c.ended(), Anchor: bus.NewLedgerRef(x.Anchor)}}}
 	case OpenRound:
 		return []bus.Outgoing{{Subject: bus.Subject(j, bus.KindRound), Kind: bus.KindRound, Round: x.Round,
-			Body: &bus.RoundOpen{Round: x.Round, Deadline: x.Deadline.UnixNano(), ModelRound: x.ModelRound, Payload: x.Payload, Run: c.Run, Ended: c.ended()}}}
+			Body: &bus.RoundOpen{Round: x.Round, Deadline: x.Deadline.UnixNano(), ModelRound: x.ModelRound, Payload: x.Payload, Run: c.Run, Ended: c.ended(), Anchor: bus.NewLedgerRef(x.Anchor)}}}
 	case PublishModel:
 		to := "all"
 		if x.To != "" {
@@ -74,7 +74,7 @@ func (c ServerConfig) Outbound(a Action) []bus.Outgoing {
 		return []bus.Outgoing{{Subject: bus.Subject(j, bus.KindModel, to), Kind: bus.KindModel, Round: x.Round,
 			Body: &bus.Model{Round: x.Round, Params: x.Params, Grad: x.Grad, Final: x.Final, Margin: x.Margin, HasMargin: x.HasMargin}}}
 	case Finished:
-		return []bus.Outgoing{{Subject: bus.Subject(j, bus.KindDone), Kind: bus.KindDone, Round: x.Rounds, Body: &bus.Done{Rounds: x.Rounds, Run: c.Run, Ended: c.ended()}}}
+		return []bus.Outgoing{{Subject: bus.Subject(j, bus.KindDone), Kind: bus.KindDone, Round: x.Rounds, Body: &bus.Done{Rounds: x.Rounds, Run: c.Run, Ended: c.ended(), Anchor: bus.NewLedgerRef(x.Anchor)}}}
 	}
 	return nil
 }

@@ -173,7 +173,9 @@ func (k *Keyring) verify(env *Envelope, digest []byte) error {
 // VerifyEntry checks a privacy ledger entry's signature (the gate's and
 // the ledger readers' privacy.KeyVerifier): sig must be client's signature
 // over digest with the key the keyring lists for it, and client must be a
-// bank of the keyring's job, the only parties that release.
+// bank of the keyring's job (the only parties that release) or its
+// aggregator (whose round records state the banks' ledger heads; privacy
+// refuses any other entry of the aggregator's).
 func (k *Keyring) VerifyEntry(job, client string, digest, sig []byte) error {
 	if job != k.job {
 		return fmt.Errorf("entry of job %q checked against the keyring of job %s", job, k.job)
@@ -182,8 +184,8 @@ func (k *Keyring) VerifyEntry(job, client string, digest, sig []byte) error {
 	switch {
 	case !ok:
 		return fmt.Errorf("no key registered for client %q", client)
-	case e.party.Role != RoleBank:
-		return fmt.Errorf("client %s is the %s, which releases nothing", client, e.party.Role)
+	case e.party.Role != RoleBank && e.party.Role != RoleAggregator:
+		return fmt.Errorf("client %s is the %s, which writes no ledger entries", client, e.party.Role)
 	}
 	if err := e.key.Verify(digest, sig); err != nil {
 		return fmt.Errorf("signature does not verify with %s's key: %w", client, err)

@@ -27,6 +27,9 @@ type HelloReply struct {
 	// Run is the aggregator's run id (NewRunID): the agent follows this
 	// run only, until a run that names it in Ended takes the job over.
 	Run string `msgpack:"run,omitempty"`
+	// Anchor names the aggregator's latest ledger record (LedgerRef):
+	// the agent's next entries carry it. nil: no record yet, or none kept.
+	Anchor *LedgerRef `msgpack:"anchor,omitempty"`
 	// Ended are the job's earlier runs, oldest first, that ended before
 	// Run took the job over (the aggregator's lease passed from each to
 	// the next): an agent of one of them follows Run.
@@ -40,6 +43,9 @@ type RoundOpen struct {
 	ModelRound uint64 `msgpack:"model_round"` // the round whose model clients should start from; 0: their own init
 	Payload    []byte `msgpack:"payload,omitempty"`
 	Run        string `msgpack:"run,omitempty"` // the aggregator's run id (HelloReply.Run)
+	// Anchor names the aggregator's latest ledger record, its record of
+	// the round that just closed (HelloReply.Anchor).
+	Anchor *LedgerRef `msgpack:"anchor,omitempty"`
 	// Ended are the runs that ended before Run (HelloReply.Ended).
 	Ended []string `msgpack:"ended,omitempty"`
 }
@@ -77,6 +83,11 @@ type Update struct {
 	DescOrders    int       `msgpack:"desc_k,omitempty"`
 	DescPrincipal int       `msgpack:"desc_kpr,omitempty"`
 	DescDim       int       `msgpack:"desc_dim,omitempty"`
+	// Ledger is the client's ledger head after this round's releases:
+	// the seq and digest of its last entry (nil before its first). The
+	// aggregator's round records repeat it, so that a ledger that lost
+	// the tail of the client's chain shows it (privacy/records.go).
+	Ledger *LedgerRef `msgpack:"ledger,omitempty"`
 }
 
 // Model is a global (gf.<job>.model.all) or personalized
@@ -106,6 +117,9 @@ type Metrics struct {
 	Round  uint64             `msgpack:"round"`
 	Final  bool               `msgpack:"final"`
 	Scores map[string]float64 `msgpack:"scores"`
+	// Ledger, on the final metrics, is the client's final ledger head
+	// (after its last calibration): the aggregator's done record names it.
+	Ledger *LedgerRef `msgpack:"ledger,omitempty"`
 }
 
 // Bye says a client leaves cleanly.
@@ -125,6 +139,9 @@ type Done struct {
 	// Stopped, when set, says why the job stopped early (the aggregator
 	// received SIGINT or SIGTERM); the job can be resumed (--resume).
 	Stopped string `msgpack:"stopped,omitempty"`
+	// Anchor names the aggregator's latest ledger record
+	// (HelloReply.Anchor), which the agents' final entries carry.
+	Anchor *LedgerRef `msgpack:"anchor,omitempty"`
 }
 
 // LPSFedRound is the strategy payload of an LPSFed RoundOpen (msgpack in

@@ -190,6 +190,11 @@ func NewAggregator(ctx context.Context, o AggregatorOptions) (_ *Aggregator, err
 	} else if o.Resume {
 		o.Log.Info().Str("job", o.Job).Msg("--resume: the job has not run before; starting it")
 	}
+	// Its round records make a ledger that lost the tails of its chains
+	// evident to the audit (aggregator_ledger.go).
+	if cfg.Ledger, err = AggregatorLedger(ctx, a.tr, o.Job, ring, signer, o.Now, o.Log); err != nil {
+		return fail(err)
+	}
 	// The one call that follows the aggregator package's constructor.
 	if a.srv, err = aggregator.NewServer(cfg.ServerConfig, a.tr); err != nil {
 		return fail(err)

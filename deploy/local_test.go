@@ -99,7 +99,7 @@ func checkLedger(t *testing.T, entries []privacy.Entry, banks []string, rounds i
 		if e.Channel == privacy.ChannelModel {
 			per[e.Client]++
 		}
-		if !e.Seeded {
+		if !e.Seeded && !e.Channel.IsRecord() { // the aggregator's records release nothing
 			t.Fatalf("entry %+v not marked seeded though the noise was", e)
 		}
 	}

@@ -141,6 +141,12 @@ func (s *sim) stepAgent(a *simAgent, ev agent.MachineEvent) *Violation {
 		}
 		a.seen = len(entries)
 	}
+	if g := a.m.Gate(); g != nil {
+		if s.check.ledgerIDs == nil {
+			s.check.ledgerIDs = map[string]func([]int64) []int64{}
+		}
+		s.check.ledgerIDs[a.id] = g.LedgerNodeIDs
+	}
 	if v := s.check.agentStep(a.id, a.incarnation, acts, entries); v != nil {
 		return v
 	}

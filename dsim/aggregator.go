@@ -23,6 +23,7 @@ type simAgg struct {
 	dying bool
 	wake  time.Time
 	last  []aggregator.Action // the latest step's actions
+	rec   aggRecords          // its ledger records (records.go)
 }
 
 func (a *simAgg) up() bool { return a.m != nil }
@@ -45,6 +46,9 @@ func newSimAgg(cfg Config, now func() time.Time) (*simAgg, error) {
 	a.m, a.snap = m, m.Snapshot()
 	return a, a.newEndpoint(now)
 }
+
+// openRecords opens the first life's ledger records.
+func (s *sim) openRecords() error { return s.agg.rec.open(s) }
 
 // newEndpoint builds the endpoint of a new life on the simulated clock.
 func (a *simAgg) newEndpoint(now func() time.Time) error {
@@ -126,6 +130,21 @@ func (s *sim) stepAgg(ev aggregator.Event) *Violation {
 		acts = append(acts, o)
 	}
 	for _, x := range acts {
+		switch r := x.(type) {
+		case aggregator.RecordRound:
+			// Durable before the actions after it, as the Server appends it.
+			if err := a.rec.round(s, r); err != nil {
+				s.err = fmt.Errorf("dsim seed %d: %w", s.cfg.Seed, err)
+				return nil
+			}
+			continue
+		case aggregator.Finished:
+			if err := a.rec.done(s, a.m, r.Rounds); err != nil {
+				s.err = fmt.Errorf("dsim seed %d: %w", s.cfg.Seed, err)
+				return nil
+			}
+		}
+		x = aggregator.Anchored(x, a.rec.anchor)
 		switch x := x.(type) {
 		case aggregator.ReplyJoin:
 			aggregator.AdmitJoin(a.ep.Validator(), x, a.snap.NumParams)
@@ -196,6 +215,9 @@ func (s *sim) restoreAgg() *Violation {
 					aggregator.AdmitSnapshot(a.ep.Validator(), snap)
 				}
 			}
+			if err == nil {
+				err = a.rec.open(s)
+			}
 		}
 	}
 	if err != nil {
@@ -204,6 +226,10 @@ func (s *sim) restoreAgg() *Violation {
 	}
 	s.counters.AggRestarts++
 	s.tr.line(s.now, "start  aggregator from its checkpoint (round %d, open %v)", a.snap.Round, a.snap.Open)
+	if err := a.rec.catchUp(s, a.m); err != nil {
+		s.err = fmt.Errorf("dsim seed %d: restart aggregator: %w", s.cfg.Seed, err)
+		return nil
+	}
 	// A deadline that passed while it was down is due now.
 	return s.stepAgg(aggregator.Tick{Now: s.now})
 }

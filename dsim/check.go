@@ -23,6 +23,10 @@ const (
 	// InvReleaseLedger: published parameters whose release has no
 	// matching, durable ledger entry of its own.
 	InvReleaseLedger = "release-without-ledger"
+	// InvLedgerIncomplete: the finished job's whole ledger shows loss to
+	// an audit (a head a record names is not in its bank's chain, an
+	// anchor names no record of the aggregator), or has no done record.
+	InvLedgerIncomplete = "ledger-incomplete"
 	// InvBudget: a client's (or node's) spending, recomputed from its
 	// ledger alone, exceeds its budget.
 	InvBudget = "budget-exceeded"
@@ -111,6 +115,10 @@ type checker struct {
 	released   map[relKey]bool     // releases already published (emb: per recipient)
 	lives      map[chanKey]uint64  // the life that released on each (client, channel, round)
 	neighbours map[string]map[string]int
+	// ledgerIDs maps an agent's wire node ids to the keyed ids its gate
+	// writes in the ledger (privacy.Gate.LedgerNodeIDs); absent: the
+	// same ids.
+	ledgerIDs map[string]func([]int64) []int64
 }
 
 type relKey struct {

@@ -1,6 +1,7 @@
 package dsim
 
 import (
+	"encoding/hex"
 	"reflect"
 	"slices"
 	"strings"
@@ -34,7 +35,9 @@ func (c *checker) agentStep(id string, life uint64, acts []agent.MachineAction, 
 		var v *Violation
 		switch x := a.(type) {
 		case agent.PublishUpdate:
-			v = c.update(id, x, ledger)
+			if v = c.update(id, x, ledger); v == nil {
+				v = c.head(id, x, ledger)
+			}
 		case agent.PublishEmbeddings:
 			v = c.embeddings(id, x, ledger)
 		}
@@ -130,10 +133,31 @@ func (c *checker) embeddings(id string, pe agent.PublishEmbeddings, ledger []pri
 	if e.Data.Len() != len(e.NodeIDs)*e.Dim || e.Dim != r.Dim {
 		return violation(InvReleaseLedger, "%s's round %d embeddings to %s: %d values for %d nodes of width %d, entry width %d", id, e.Round, pe.To, e.Data.Len(), len(e.NodeIDs), e.Dim, r.Dim)
 	}
-	for _, n := range e.NodeIDs {
+	keyed := e.NodeIDs
+	if f := c.ledgerIDs[id]; f != nil {
+		keyed = f(e.NodeIDs) // the ledger holds the nodes' keyed ids
+	}
+	for i, n := range keyed {
 		if !slices.Contains(r.NodeIDs, n) {
-			return violation(InvReleaseLedger, "%s's round %d embeddings to %s carry node %d its ledger entry does not", id, e.Round, pe.To, n)
+			return violation(InvReleaseLedger, "%s's round %d embeddings to %s carry node %d its ledger entry does not", id, e.Round, pe.To, e.NodeIDs[i])
 		}
+	}
+	return nil
+}
+
+// head checks the ledger head an update reports: the agent's last
+// ledger entry, which the aggregator's round record repeats.
+func (c *checker) head(id string, pu agent.PublishUpdate, ledger []privacy.Entry) *Violation {
+	var want privacy.Ref
+	if n := len(ledger); n > 0 {
+		d, err := ledger[n-1].Digest()
+		if err != nil {
+			return violation(InvReleaseLedger, "%s's ledger entry %d has no digest: %v", id, ledger[n-1].Seq, err)
+		}
+		want = privacy.Ref{Seq: ledger[n-1].Seq, Digest: hex.EncodeToString(d[:])}
+	}
+	if got := pu.Update.Ledger.Ref(); got != want {
+		return violation(InvReleaseLedger, "%s's round %d update reports ledger head %+v, its ledger's is %+v", id, pu.Update.Round, got, want)
 	}
 	return nil
 }

@@ -75,6 +75,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return Result{}, err
 	}
 	s.check = newChecker(cfg, &s.counters, s.neighbours)
+	if err := s.openRecords(); err != nil {
+		return Result{}, fmt.Errorf("dsim: %w", err)
+	}
 	for i := range cfg.Agents {
 		if err := s.addAgent(i); err != nil {
 			return Result{}, err
@@ -85,6 +88,11 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	s.scheduleFaults()
 	v := s.loop()
+	if v == nil && s.err == nil && s.agg.snap.Finished {
+		if v = s.ledgerWhole(); v != nil {
+			v.Seed, v.Step, v.At = s.cfg.Seed, s.steps, s.now.Sub(epoch())
+		}
+	}
 	snap := s.agg.snap
 	res := Result{Seed: cfg.Seed, Strategy: cfg.Strategy(), Finished: snap.Finished, Rounds: snap.Closed, Model: finalModel(snap),
 		ModelRound: snap.ModelRound, Steps: s.steps, SimTime: s.now.Sub(epoch()), Counters: s.counters, Violation: v}

@@ -205,7 +205,9 @@ func TestCompletenessFlagsSubsets(t *testing.T) {
 			want:    []string{"the 4 expected heads given to the audit match: every chain they name reaches its final head"},
 			wantNot: []string{"EVIDENCE", "NOT INTACT"}},
 		{name: "a bank's tail dropped",
-			keep:       func(e privacy.Entry, last map[string]uint64) bool { return e.Client != "bank-b" || e.Seq <= last[e.Client]-3 },
+			keep: func(e privacy.Entry, last map[string]uint64) bool {
+				return e.Client != "bank-b" || e.Seq <= last[e.Client]-3
+			},
 			unverified: []string{compJob + "/bank-b"},
 			want: []string{
 				"EVIDENCE bank-b: the aggregator's done record names entry 7 (digest ",
@@ -241,7 +243,9 @@ func TestCompletenessFlagsSubsets(t *testing.T) {
 				"no record of the aggregator names it",
 			}},
 		{name: "the aggregator's done record dropped",
-			keep:       func(e privacy.Entry, last map[string]uint64) bool { return e.Client != privacy.AggregatorClient || e.Seq < last[e.Client] },
+			keep: func(e privacy.Entry, last map[string]uint64) bool {
+				return e.Client != privacy.AggregatorClient || e.Seq < last[e.Client]
+			},
 			unverified: []string{compJob + "/bank-a", compJob + "/bank-b", compJob + "/bank-c"},
 			want: []string{
 				"no done record: the ledger may have lost its tail (or the job has not finished); verified up to round 3 only",
@@ -365,6 +369,7 @@ func TestParseHeads(t *testing.T) {
 		{"list", `[{"client":"bank-b","seq":3,"digest":"` + d + `"},{"client":"aggregator","seq":9,"digest":"` + d + `"}]`, 2, true},
 		{"report", `{"command":"aggregator","metrics":{"ledger_heads":[{"client":"bank-a","seq":1,"digest":"` + d + `"}]}}`, 1, true},
 		{"top level", `{"ledger_heads":[]}`, 0, true},
+		{"sim summary", `{"command":"sim","privacy":{"ledger_heads":[{"client":"bank-a","seq":1,"digest":"` + d + `"}]}}`, 1, true},
 		{"no heads", `{"metrics":{}}`, 0, false},
 		{"bad digest", `[{"client":"bank-a","seq":1,"digest":"xyz"}]`, 0, false},
 		{"seq 0", `[{"client":"bank-a","seq":0,"digest":"` + d + `"}]`, 0, false},

@@ -170,6 +170,12 @@ func newAggregatorCmd(g *globalFlags) *cobra.Command {
 			if res.Stopped != "" {
 				metrics["stopped"] = res.Stopped
 			}
+			if len(res.Heads) > 0 {
+				// Every chain's final head, the aggregator's own included:
+				// graphfed audit --expect-heads checks the ledger reaches
+				// them, which no record in the ledger can vouch for alone.
+				metrics["ledger_heads"] = res.Heads
+			}
 			if c := agg.Carried(); len(c) > 0 {
 				metrics["carried_budgets"] = c
 			}

@@ -32,13 +32,14 @@ type auditFlags struct {
 	html       string
 	target     float64
 	budget     float64
+	heads      string
 }
 
 // newAuditCmd is `graphfed audit`: recompute every ε from a ledger alone.
 func newAuditCmd(g *globalFlags) *cobra.Command {
 	var f auditFlags
 	cmd := &cobra.Command{
-		Use:   "audit (--ledger PATH | --nats URL --job ID) [--delta D] [--accountant rdp|exact] [--png FILE] [--html FILE]",
+		Use:   "audit (--ledger PATH | --nats URL --job ID) [--expect-heads REPORT] [--delta D] [--accountant rdp|exact] [--png FILE] [--html FILE]",
 		Short: "Recompute the privacy spent from a release ledger alone",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			start := time.Now()
@@ -65,6 +66,8 @@ func newAuditCmd(g *globalFlags) *cobra.Command {
 	fl.StringVar(&f.html, "html", "", "write the audit as a self-contained HTML page (the audit part of report.html) to this file")
 	fl.Float64Var(&f.target, "target-epsilon", 0, "the embeddings' per-node ε target the run was given, to judge the claims against (0: none)")
 	fl.Float64Var(&f.budget, "budget-epsilon", 0, "the per-client ε budget the run was given, to judge the claims against (0: none)")
+	fl.StringVar(&f.heads, "expect-heads", "", "the aggregator's JSON report (or a JSON list of heads): check every chain reaches the final head it lists, "+
+		"which catches a ledger cut back consistently, the aggregator's done record included")
 	return cmd
 }
 
@@ -137,6 +140,19 @@ func runAudit(ctx context.Context, g *globalFlags, l privacy.Ledger, f *auditFla
 	if err != nil {
 		return fmt.Errorf("audit: --rho: %w", err)
 	}
+	var expect []privacy.Head
+	if f.heads != "" {
+		b, err := os.ReadFile(f.heads)
+		if err != nil {
+			return fmt.Errorf("audit: --expect-heads: %w", err)
+		}
+		if expect, err = privacy.ParseHeads(b); err != nil {
+			return fmt.Errorf("audit: --expect-heads %s: %w", f.heads, err)
+		}
+		if expect == nil {
+			expect = []privacy.Head{} // given, and naming no chain: the audit says so
+		}
+	}
 	vo := privacy.VerifyOptions{Job: f.job}
 	if f.keyring != "" {
 		ring, err := bus.LoadKeyring(f.keyring)
@@ -155,7 +171,7 @@ func runAudit(ctx context.Context, g *globalFlags, l privacy.Ledger, f *auditFla
 		return fmt.Errorf("audit: %w", err)
 	}
 	entries := rd.Entries
-	rep, err := privacy.AuditReading(rd, privacy.AuditOptions{Kind: kind, Delta: f.delta, Job: f.job, Rho: rho})
+	rep, err := privacy.AuditReading(rd, privacy.AuditOptions{Kind: kind, Delta: f.delta, Job: f.job, Rho: rho, ExpectHeads: expect})
 	if err != nil {
 		return fmt.Errorf("audit: %w", err)
 	}
@@ -179,7 +195,10 @@ func runAudit(ctx context.Context, g *globalFlags, l privacy.Ledger, f *auditFla
 	}
 
 	priv := map[string]any{"delta": rep.Delta, "accountant": rep.Kind.String(), "seeded": rep.Seeded, "rho_source": rep.RhoSource,
-		"ledger_signed": rep.Integrity.Signed, "claim_unverified": rep.Integrity.Unverified}
+		"ledger_signed": rep.Integrity.Signed, "claim_unverified": rep.Integrity.Unverified,
+		// false when heads disagree, anchors name lost records, or a job
+		// the aggregator recorded as started has no done record.
+		"integrity": rep.Integrity.Intact}
 	for _, p := range rep.Percentiles {
 		q := strconv.FormatFloat(p.Q, 'g', -1, 64)
 		priv["epsilon_p"+q] = p.WorstEpsilon
@@ -190,6 +209,9 @@ func runAudit(ctx context.Context, g *globalFlags, l privacy.Ledger, f *auditFla
 	}
 	clients := map[string]bool{}
 	for _, e := range entries {
+		if e.Client == privacy.AggregatorClient {
+			continue // its records release nothing
+		}
 		if f.job == "" || e.Job == f.job {
 			clients[e.Job+"/"+e.Client] = true
 		}
@@ -198,7 +220,8 @@ func runAudit(ctx context.Context, g *globalFlags, l privacy.Ledger, f *auditFla
 		Command: "audit", Algo: rep.Kind.String(), Clients: len(clients), Rounds: len(rep.Rounds),
 		Metrics: map[string]any{"entries": rep.Entries, "releases": rep.Releases, "nodes": rep.Nodes,
 			"records": rep.Integrity.Records, "rejected": len(rep.Integrity.Rejected), "chain_breaks": len(rep.Integrity.Breaks),
-			"ledger_integrity": rep.Integrity},
+			"aggregator_records": rep.Records,
+			"ledger_integrity":   rep.Integrity},
 		Privacy: priv,
 	}, start)
 }

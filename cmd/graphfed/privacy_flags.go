@@ -169,12 +169,18 @@ func privacyReport(final map[string]map[string]float64, ledger []privacy.Entry, 
 		}
 	}
 	seeded := false
+	records := 0
 	for _, e := range ledger {
 		seeded = seeded || e.Seeded
+		if e.Channel.IsRecord() {
+			records++
+		}
 	}
+	// ledger_entries counts the banks' entries (releases and
+	// calibrations), as before the aggregator kept its records there.
 	out := map[string]any{
 		"delta": p.Delta, "accountant": p.Accountant.String(), "epsilon_client_max": worst,
-		"ledger_entries": len(ledger), "seeded_noise": seeded,
+		"ledger_entries": len(ledger) - records, "ledger_records": records, "seeded_noise": seeded,
 	}
 	if p.ExportLedger != "" {
 		out["ledger"] = p.ExportLedger
@@ -207,6 +213,16 @@ func privacyReport(final map[string]map[string]float64, ledger []privacy.Entry, 
 	}
 	if seeded {
 		out["note"] = "noise seeded with --seed: reproducible simulation, not a privacy claim"
+	}
+	return out
+}
+
+// withLedgerHeads adds the final ledger heads of the aggregator's done
+// record to a privacy report (none without one): the summary is then what
+// graphfed audit --expect-heads takes.
+func withLedgerHeads(out map[string]any, heads []privacy.Head) map[string]any {
+	if len(heads) > 0 {
+		out["ledger_heads"] = heads
 	}
 	return out
 }
