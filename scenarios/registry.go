@@ -128,6 +128,7 @@ func Builtin() (*Registry, error) {
 		r.Register(rewrittenLedgerScenario()),
 		r.Register(pushConsumerScenario()),
 		r.Register(hostileJSAPIScenario()),
+		r.Register(ledgerTruncatedScenario()),
 		r.Register(updateFloodScenario()),
 		r.Register(largeModelScenario()),
 	)
