@@ -228,12 +228,18 @@ func AggregatorRan(rd Reading, job string) bool { return len(AggregatorRecords(r
 
 // ParseHeads reads the final ledger heads an audit should expect
 // (AuditOptions.ExpectHeads) from data: the aggregator's JSON report (a
-// "ledger_heads" list at its top level or in its "metrics"), a sim's
-// summary.json (in its "privacy"), or a bare JSON list of heads. Heads are validated, and sorted by client, the
+// "ledger_heads" list at its top level or in its "metrics") or a bare
+// JSON list of heads; of a file
+// of several lines that is not one JSON document, the last line (where
+// --json puts the report). Heads are validated, and sorted by client, the
 // aggregator's own included.
 func ParseHeads(data []byte) ([]Head, error) {
 	const op = "parse heads"
 	data = bytes.TrimSpace(data)
+	if i := bytes.LastIndexByte(data, '\n'); i >= 0 && !json.Valid(data) {
+		// A command's --json output: the report is its last line.
+		data = bytes.TrimSpace(data[i+1:])
+	}
 	var raw json.RawMessage
 	if len(data) > 0 && data[0] == '[' {
 		raw = data
@@ -244,19 +250,16 @@ func ParseHeads(data []byte) ([]Head, error) {
 		var doc struct {
 			Heads   json.RawMessage `json:"ledger_heads"`
 			Metrics section         `json:"metrics"`
-			Privacy section         `json:"privacy"`
 		}
 		if err := json.Unmarshal(data, &doc); err != nil {
 			return nil, wrapErr(op, ErrInvalid, "not a JSON report or list of heads", err)
 		}
 		raw = doc.Heads
-		for _, r := range []json.RawMessage{doc.Metrics.Heads, doc.Privacy.Heads} {
-			if raw == nil {
-				raw = r
-			}
+		if raw == nil {
+			raw = doc.Metrics.Heads
 		}
 		if raw == nil {
-			return nil, errorf(op, ErrInvalid, `no "ledger_heads" in the report (an aggregator's JSON report, or a sim's summary.json, lists them)`)
+			return nil, errorf(op, ErrInvalid, `no "ledger_heads" in the report (an aggregator's JSON report lists them)`)
 		}
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))

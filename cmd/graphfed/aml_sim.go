@@ -200,7 +200,7 @@ func runAMLSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Time) 
 			"val_f1_illicit": vf1, "test_f1_illicit_tuned": tf1, "rows": worldRows, "gnn": s.aml.kind, "k": s.localEpochs, "rejects": res.Agg.Rejects,
 			"peak_rss_mib": peakRSSMiB()},
 		Comm:    &CommReport{Bytes: res.Bytes, Messages: res.Messages},
-		Privacy: withLedgerHeads(privacyReport(res.Agg.Final, res.Ledger, priv), res.Agg.Heads),
+		Privacy: privacyReport(res.Agg.Final, res.Ledger, priv),
 	}
 	if err := putOperatingPoint(rep.Metrics, res.Agg.Final); err != nil {
 		return fmt.Errorf("sim: %w", err)

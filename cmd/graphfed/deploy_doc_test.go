@@ -232,6 +232,14 @@ func runWalkthrough(t *testing.T, script string) string {
 			t.Fatalf("%s took embeddings from %v, want both neighbours", filepath.Base(b), from)
 		}
 	}
+	// The audit finds the ledger whole: every chain against the
+	// aggregator's records and against the final heads of its report.
+	for _, want := range []string{"the ledger is complete as far as the aggregator's records and the banks' anchors show",
+		"expected heads given to the audit match"} {
+		if !strings.Contains(string(out), want) || strings.Contains(string(out), "NOT INTACT") {
+			t.Fatalf("the walkthrough's audit does not say %q:\n%s", want, out)
+		}
+	}
 	t.Logf("the walkthrough ran in %v; model %s", time.Since(began).Round(time.Millisecond), m["model_sha256"])
 	return work
 }

@@ -143,7 +143,7 @@ func runLPSFedSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Tim
 		Rounds: int(res.Agg.Rounds), Seed: int64(s.seed),
 		Metrics: recMetrics(res, prep, l, s, mc, split, time.Since(trainStart).Seconds()),
 		Comm:    &CommReport{Bytes: res.Bytes, Messages: res.Messages},
-		Privacy: withLedgerHeads(privacyReport(res.Agg.Final, res.Ledger, priv), res.Agg.Heads),
+		Privacy: privacyReport(res.Agg.Final, res.Ledger, priv),
 	}
 	if s.out != "" {
 		for i, r := range rows { // recall of the model each round started from, when evaluated

@@ -216,13 +216,3 @@ func privacyReport(final map[string]map[string]float64, ledger []privacy.Entry, 
 	}
 	return out
 }
-
-// withLedgerHeads adds the final ledger heads of the aggregator's done
-// record to a privacy report (none without one): the summary is then what
-// graphfed audit --expect-heads takes.
-func withLedgerHeads(out map[string]any, heads []privacy.Head) map[string]any {
-	if len(heads) > 0 {
-		out["ledger_heads"] = heads
-	}
-	return out
-}

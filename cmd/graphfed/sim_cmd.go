@@ -232,7 +232,7 @@ func runSim(cmd *cobra.Command, g *globalFlags, s simFlags) error {
 		Command: "sim", Algo: s.algo, Dataset: name, Clients: s.clients, Rounds: int(res.Agg.Rounds), Seed: int64(s.seed),
 		Metrics: metrics,
 		Comm:    &CommReport{Bytes: res.Bytes, Messages: res.Messages},
-		Privacy: withLedgerHeads(privacyReport(res.Agg.Final, res.Ledger, priv), res.Agg.Heads),
+		Privacy: privacyReport(res.Agg.Final, res.Ledger, priv),
 	}
 	if s.out != "" {
 		if err := writeSimRun(cmd, s.out, simRun{rep: rep, rows: rows, metric: "test_" + metric, clientScore: nodeScore, res: res, priv: priv, start: start}); err != nil {
