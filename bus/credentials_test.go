@@ -119,8 +119,12 @@ func TestKeyringManifest(t *testing.T) {
 	}
 }
 
-// The rendered configuration is what nats-server reads: one NKey user per
-// party with exactly PartyPermissions (quoted "$JS..." subjects are not
+// The rendered configuration is what nats-server reads: one account per
+// party of JobAccounts, each with its party's NKey user, the ledger
+// administrator alone in the ledger account, the users' publish
+// allow-lists exactly as JobAccounts gives them (the banks' and the
+// auditor's; no subscription is listed, the account is the boundary), the
+// exports and imports of the layout (quoted "$JS..." subjects are not
 // variables), and a cluster block with authenticated routes.
 func TestServerConfigParses(t *testing.T) {
 	d, err := NewDeployment(secJob, secBanks)
@@ -128,7 +132,7 @@ func TestServerConfigParses(t *testing.T) {
 		t.Fatal(err)
 	}
 	ring, _ := d.Keyring()
-	conf, err := ServerConfig(ring, ServerConfigOptions{ServerName: "gf-1", StoreDir: "/var/lib/graphfed/js",
+	conf, err := ServerConfig(ring, ServerConfigOptions{ServerName: "gf-1", StoreDir: "/var/lib/graphfed/js", LedgerAdmin: d.LedgerAdmin.PublicKey,
 		Cluster: &ClusterOptions{Routes: []string{"nats-2.example:6222", "10.0.0.3:6222"}, Password: "s3cret"}})
 	if err != nil {
 		t.Fatal(err)
@@ -146,24 +150,72 @@ func TestServerConfigParses(t *testing.T) {
 		!o.JetStream || !o.SyncAlways || o.MaxPayload != DefaultMaxPayload {
 		t.Fatalf("parsed options: %+v cluster %+v routes %v", o, o.Cluster, o.Routes)
 	}
-	if len(o.Nkeys) != len(ring.Parties()) {
-		t.Fatalf("%d nkey users, want %d", len(o.Nkeys), len(ring.Parties()))
+	want, err := JobAccounts(ring, AccountOptions{LedgerAdmin: d.LedgerAdmin.PublicKey})
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, u := range o.Nkeys {
-		var p Party
-		for _, q := range ring.Parties() {
-			if q.PublicKey == u.Nkey {
-				p = q
+	parsed := map[string]*server.Account{}
+	for _, a := range o.Accounts {
+		parsed[a.Name] = a
+	}
+	if len(parsed) != len(want) {
+		t.Fatalf("%d accounts parsed, want %d", len(parsed), len(want))
+	}
+	users := map[string]AccountUser{}
+	userAccount := map[string]string{} // public key -> account
+	for _, a := range want {
+		pa := parsed[a.Name]
+		if pa == nil {
+			t.Fatalf("account %s not parsed", a.Name)
+		}
+		services := 0
+		for _, im := range a.Imports {
+			if im.Service {
+				services++
 			}
 		}
-		want, err := PartyPermissions(secJob, p, ring.Banks())
-		if err != nil {
-			t.Fatalf("user %s: %v", u.Nkey, err)
+		if got := pa.NumServiceImports(); got != services {
+			t.Errorf("account %s: %d service imports parsed, want %d", a.Name, got, services)
 		}
-		got := u.Permissions
-		if !slices.Equal(got.Publish.Allow, want.Publish) || !slices.Equal(got.Publish.Deny, want.DenyPublish) || !slices.Equal(got.Subscribe.Allow, want.Subscribe) ||
-			(got.Response != nil) != want.AllowResponses {
-			t.Fatalf("%s: parsed permissions %+v %+v, want %+v", p.ID, got.Publish, got.Subscribe, want)
+		for _, e := range a.Exports {
+			if e.Service && !pa.IsExportService(e.Subject) {
+				t.Errorf("account %s: service export %s not parsed", a.Name, e.Subject)
+			}
+		}
+		for _, u := range a.Users {
+			users[u.PublicKey] = u
+			userAccount[u.PublicKey] = a.Name
+		}
+	}
+	if len(o.Nkeys) != len(ring.Parties())+1 {
+		t.Fatalf("%d nkey users, want the %d parties and the ledger administrator", len(o.Nkeys), len(ring.Parties()))
+	}
+	for _, u := range o.Nkeys {
+		w := users[u.Nkey]
+		if u.Account == nil || userAccount[u.Nkey] != u.Account.Name {
+			t.Errorf("user %s (%s) in account %v, want %s", u.Nkey, w.ID, u.Account, userAccount[u.Nkey])
+		}
+		switch p := u.Permissions; {
+		case w.Publish == nil && p != nil:
+			t.Errorf("%s has permissions %+v, want none", w.ID, p)
+		case w.Publish == nil:
+		case p == nil || p.Publish == nil:
+			t.Errorf("%s has no publish allow-list, want %v", w.ID, w.Publish)
+		case !slices.Equal(p.Publish.Allow, w.Publish) || p.Publish.Deny != nil || p.Subscribe != nil || p.Response != nil:
+			t.Errorf("%s's parsed permissions: publish %+v subscribe %+v response %+v, want publish allow %v only", w.ID, p.Publish, p.Subscribe, p.Response, w.Publish)
+		}
+	}
+	for _, p := range ring.Parties() {
+		if users[p.PublicKey].ID != p.ID {
+			t.Errorf("%s is no user of the configuration", p.ID)
+		}
+	}
+	if userAccount[d.LedgerAdmin.PublicKey] != LedgerAccount {
+		t.Errorf("the ledger administrator logs in to %q, want %s", userAccount[d.LedgerAdmin.PublicKey], LedgerAccount)
+	}
+	for _, p := range ring.Parties() {
+		if userAccount[p.PublicKey] != AccountOf(p) {
+			t.Errorf("%s logs in to %q, want %s", p.ID, userAccount[p.PublicKey], AccountOf(p))
 		}
 	}
 

@@ -12,7 +12,7 @@ import (
 	"github.com/zeebo/blake3"
 )
 
-var updateDigest = flag.Bool("update", false, "rewrite the golden digests in testdata/")
+var updateDigest = flag.Bool("update", false, "rewrite the golden files in testdata/ (signature digests, server configuration)")
 
 // The signature digest of fixed envelopes is pinned: a change to what a
 // signature covers, or how, must change SchemaVersion (and this file, with
