@@ -167,6 +167,67 @@ func TestEndpointByReference(t *testing.T) {
 	}
 }
 
+// A personalised model (gf.<job>.model.<client>) never goes by
+// reference, however large: the aggregator's blob bucket is read by every
+// bank (accounts.go), so a model stored there would be read by all of
+// them. Within the payload limit it goes inline and nothing is stored;
+// over it, the publish is refused and says why.
+func TestEndpointPersonalisedModelInline(t *testing.T) {
+	const params, inline = 4096, 4096 // a model of 16 KiB over a 4 KiB inline limit
+	p := make(Vector, params)
+	for i := range p {
+		p[i] = float32(i) / 3
+	}
+	blobs := NewMemBlobs()
+	net := NewInmemNetwork()
+	agg, err := NewEndpoint(EndpointConfig{Job: refJob, ID: AggregatorID},
+		carried{net.Transport(), Carriage{Blobs: blobs.For(refJob, AggregatorID), Inline: inline, MaxPayload: 1 << 20}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bank, err := NewEndpoint(EndpointConfig{Job: refJob, ID: "bank-a", Schema: Schema{NumParams: params}},
+		carried{net.Transport(), Carriage{Inline: inline, MaxPayload: 1 << 20}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := sent(t, agg, Subject(refJob, KindModel, "bank-a"), KindModel, 2, &Model{Round: 2, Params: p})
+	env, err := Open(m.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(env.Ref) != 0 || len(env.Body) == 0 {
+		t.Fatalf("a personalised model went by reference (ref %d bytes, body %d bytes)", len(env.Ref), len(env.Body))
+	}
+	blobs.mu.Lock()
+	n := len(blobs.buckets[BlobBucketName(refJob, AggregatorID)])
+	blobs.mu.Unlock()
+	if n != 0 {
+		t.Fatalf("the aggregator's bucket holds %d objects after a personalised model", n)
+	}
+	_, body, err := bank.Open(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := body.(*Model); got.Round != 2 || !slices.Equal(got.Params, p) {
+		t.Fatalf("personalised model arrived as round %d with %d params", got.Round, len(got.Params))
+	}
+	// The global model of the same size goes by reference.
+	g := sent(t, agg, Subject(refJob, KindModel, "all"), KindModel, 2, &Model{Round: 2, Params: p})
+	if genv, _ := Open(g.Data); len(genv.Ref) == 0 {
+		t.Fatal("the global model did not go by reference")
+	}
+
+	tight, err := NewEndpoint(EndpointConfig{Job: refJob, ID: AggregatorID},
+		carried{NewInmemNetwork().Transport(), Carriage{Blobs: blobs.For(refJob, AggregatorID), Inline: inline, MaxPayload: 2 * inline}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = tight.Publish(context.Background(), Subject(refJob, KindModel, "bank-a"), KindModel, 3, &Model{Round: 3, Params: p})
+	if err == nil || !strings.Contains(err.Error(), "travels inline only") {
+		t.Fatalf("a personalised model over the payload limit: %v, want a refusal saying it travels inline only", err)
+	}
+}
+
 // Every bad reference is a counted reject with its reason, never a panic
 // nor an accepted body.
 func TestEndpointBadReference(t *testing.T) {
