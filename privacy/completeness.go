@@ -246,7 +246,8 @@ func checkJob(job string, entries []Entry, broken map[ClientKey]bool, signed boo
 	// The aggregator's own chain.
 	switch {
 	case len(recs) == 0 && anchored:
-		say(AggregatorClient, LevelEvidence, "aggregator: no record in the ledger, but the banks' entries name its records: they were lost or removed")
+		say(AggregatorClient, LevelEvidence, "aggregator: no record in the ledger, but the banks' entries name its records: they were lost or removed "+
+			"(or this is not the ledger the aggregator wrote to)")
 	case len(recs) == 0 && len(banks) > 0:
 		say("", LevelUnverified, "no record of the aggregator and no anchors in the ledger: nothing in it vouches for the completeness of any chain, "+
 			"and a chain cut at its tail would go unnoticed (pass the aggregator's final heads, --expect-heads, to check)")

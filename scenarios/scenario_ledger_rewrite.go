@@ -134,8 +134,10 @@ func fileTampering(ctx context.Context, name, dir string, ring *bus.Keyring, ent
 		lines = append(lines, b)
 	}
 	// Lines i < j of the same client, consecutive in its chain: the
-	// victim's first and second entries.
-	c := entries[0].Client
+	// victim's first and second entries. The victim is a bank: the
+	// aggregator's records (the first of them opens the ledger) release
+	// nothing.
+	c := entries[slices.IndexFunc(entries, func(e privacy.Entry) bool { return !e.Channel.IsRecord() })].Client
 	var idx []int
 	for k, e := range entries {
 		if e.Client == c {
