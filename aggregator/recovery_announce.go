@@ -61,7 +61,7 @@ func (s *Server) reannounce(ctx context.Context) error {
 		if err := s.leaseHeld(); err != nil {
 			return err
 		}
-		o := s.cfg.Outbound(Finished{Rounds: m.closed})[0]
+		o := s.cfg.Outbound(Anchored(Finished{Rounds: m.closed}, s.anchor()))[0]
 		return s.ep.Publish(ctx, o.Subject, o.Kind, o.Round, o.Body)
 	}
 	return nil

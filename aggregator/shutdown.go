@@ -60,6 +60,13 @@ func (s *Server) stop(ctx context.Context) (Result, error) {
 		e.Notified = e.Err == nil
 	default:
 		e.Notified = true // they had the job's done already
+		// Stopped while waiting for the final metrics: the done record
+		// names the final heads that came in and the last reported for
+		// the rest (records_server.go), rather than leave the ledger
+		// without one.
+		if err := s.recordDone(sctx); err != nil {
+			s.cfg.Log.Error().Err(err).Msg("aggregator stopping: the ledger's done record could not be stored; the audit will say the ledger may have lost its tail")
+		}
 	}
 	s.cfg.Log.Warn().Str("job", s.cfg.Job).Str("reason", reason).Uint64("rounds", rounds).Bool("agents_told", e.Notified).
 		Err(e.Err).Msg("aggregator stopping: the report so far follows")
