@@ -72,7 +72,10 @@ func openPartyLedgers(ctx context.Context, nc *nats.Conn, l *JetStreamLedger, op
 // CreateLedgerStreams creates (or checks) the per-party ledger streams of
 // job for parties, in the ledger account nc is logged in to: the ledger
 // administrator's act, once, before the job starts (`graphfed keys
-// ledger`). It returns the streams' names.
+// ledger`, which refuses a party's seed). It returns the streams' names.
+// On a party's connection it would create them in the party's own
+// account, where nobody reads them and where that party's appends would
+// be acknowledged twice; the account cannot be asked which it is.
 func CreateLedgerStreams(ctx context.Context, nc *nats.Conn, job string, parties []string, opts JSLedgerOptions) ([]string, error) {
 	const op = "create"
 	if !ValidID(job) {

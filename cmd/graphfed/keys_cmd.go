@@ -269,6 +269,15 @@ func newKeysLedgerCmd(g *globalFlags) *cobra.Command {
 			if job != ring.Job() {
 				return fmt.Errorf("keys ledger: --job %s, but %s is the keyring of job %s", job, keyring, ring.Job())
 			}
+			if kp, err := bus.LoadSeedFile(creds); err == nil {
+				pub, _ := kp.PublicKey()
+				kp.Wipe()
+				for _, p := range ring.Parties() {
+					if p.PublicKey == pub {
+						return fmt.Errorf("keys ledger: --creds %s is the seed of %s, a party of the job; the ledger streams are the ledger administrator's to create (%s.nk)", creds, p.ID, bus.LedgerAdminID)
+					}
+				}
+			}
 			nc, err := bus.Connect(natsURL, tlsf.connect(bus.ConnectOptions{Name: "graphfed-keys-ledger-" + job, Creds: creds}))
 			if err != nil {
 				return fmt.Errorf("keys ledger: %w", err)

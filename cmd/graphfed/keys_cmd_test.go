@@ -128,6 +128,12 @@ func TestKeysSecuredProcesses(t *testing.T) {
 	t.Cleanup(srv.Shutdown)
 	url := srv.ClientURL()
 	seed := func(id string) string { return filepath.Join(keys, id+".nk") }
+	// A party's seed is refused: it would make the streams in the party's
+	// own account.
+	if _, err := runKeysCLI(t, "keys", "ledger", "--nats", url, "--creds", seed("aggregator"), "--keyring", filepath.Join(keys, "keyring.json")); err == nil ||
+		!strings.Contains(err.Error(), "a party of the job") {
+		t.Fatalf("keys ledger with the aggregator's seed: %v, want a refusal naming the administrator", err)
+	}
 	if _, err := runKeysCLI(t, "keys", "ledger", "--nats", url, "--creds", seed(bus.LedgerAdminID), "--keyring", filepath.Join(keys, "keyring.json")); err != nil {
 		t.Fatalf("creating the ledger: %v", err)
 	}
