@@ -27,12 +27,9 @@ const DefaultBlobKeepRounds = 2
 
 // BlobStoreOptions configure a party's JetStreamBlobs.
 type BlobStoreOptions struct {
-	// Create lets the party create its own bucket when it does not exist
-	// (an open server). Under the permissions of `graphfed keys` only the
-	// aggregator creates buckets (EnsureBlobBuckets): a stream's
-	// configuration is in the request body, which permissions do not see,
-	// so a bank allowed to create its bucket could make it capture any
-	// subject of the job.
+	// Create lets the party create its own bucket when it does not exist:
+	// on an open server, and in the accounts layout, where the bucket is in
+	// the party's own account and captures only what reaches it.
 	Create bool
 	// TTL is the max age of objects in buckets this party creates; 0:
 	// DefaultBlobTTL.
@@ -169,7 +166,7 @@ func (b *JetStreamBlobs) ownStore(ctx context.Context) (jetstream.ObjectStore, e
 		return err
 	})
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		return nil, fmt.Errorf("bucket %s does not exist, and only the aggregator creates the banks' buckets under permissions: %w", b.bucket, err)
+		return nil, fmt.Errorf("bucket %s does not exist, and this party may not create it: %w", b.bucket, err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("bucket %s: %w", b.bucket, err)

@@ -134,8 +134,8 @@ func validObjectName(s string) bool {
 // BlobBucketName is party's object store of bodies sent by reference in
 // job: GF_BLOBS_<JOB>_<party>, the party id kept as it is (lower case), so
 // that no two (job, party) pairs share a bucket: the job token has no
-// lower-case letters and the party id no underscore. Only party may write
-// it (PartyPermissions).
+// lower-case letters and the party id no underscore. It lives in party's
+// own account, which alone may write it (JobAccounts).
 func BlobBucketName(job, party string) string { return "GF_BLOBS_" + jobToken(job) + "_" + party }
 
 // blobStreamName is the stream behind party's blob bucket.

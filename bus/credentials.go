@@ -11,7 +11,8 @@ import (
 )
 
 // Role is what a party may do in a job; it selects the party's NATS
-// permissions (permissions.go) and whether its signature is accepted.
+// account and allow-list (accounts.go) and whether its signature is
+// accepted.
 type Role string
 
 const (

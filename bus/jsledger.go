@@ -530,7 +530,8 @@ func (l *JetStreamLedger) Entries(ctx context.Context) ([]privacy.Entry, error) 
 // ($JS.API.STREAM.MSG.GET, next by subject), one request each, up to the
 // stream's last sequence when the read began. Gets, not consumers: parties
 // may not create consumers on the ledger stream at all, since a push
-// consumer's deliver subject could be any subject of the job (PartyPermissions).
+// consumer's deliver subject could be any subject of the job; in the
+// accounts layout no party may make a consumer on a ledger stream at all.
 func (l *JetStreamLedger) records(ctx context.Context, ls ledgerStream, op, filter string) ([]privacy.Record, error) {
 	fail := func(err error) error {
 		return fmt.Errorf("bus: ledger %s: stream %s: %w: %w", op, ls.name, privacy.ErrLedger, err)

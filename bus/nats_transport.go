@@ -19,8 +19,8 @@ type ConnectOptions struct {
 	// which is then used as NKey would be. Empty: none.
 	Creds string
 	// NKey is an NKey user seed file. With a seed (here or in Creds) the
-	// connection's inboxes are InboxPrefix(public key), the only inboxes
-	// the permissions of `graphfed keys` let the party read.
+	// connection's inboxes are InboxPrefix(public key): replies name the
+	// party's key, whatever account it is in.
 	NKey string
 	// TLSCA, TLSCert and TLSKey are the party's mutual TLS files (PEM):
 	// the CA the server's certificate must chain to (empty: the system's
