@@ -113,6 +113,7 @@ type Account struct {
 	JetStream bool
 	Exports   []Export
 	Imports   []Import
+	Limits    AccountLimits // accounts_limits.go
 }
 
 // AccountOptions shape a job's account layout.
@@ -125,6 +126,9 @@ type AccountOptions struct {
 	// embeddings; nil: every ordered pair of distinct banks. A job whose
 	// banks share no edge needs none.
 	Links [][2]string
+	// Payload is the job's payload limit, from which the accounts' limits
+	// are sized (AccountLimits); 0: DefaultMaxPayload.
+	Payload int
 }
 
 // JobAccounts is the account layout of k's job: one account per party,
@@ -229,12 +233,17 @@ func JobAccounts(k *Keyring, o AccountOptions) ([]Account, error) {
 			}
 		}
 	}
-	out := make([]Account, 0, len(accounts)+1)
-	for _, a := range accounts {
-		out = append(out, *a)
-	}
 	if audit != nil {
-		out = append(out, *audit)
+		accounts = append(accounts, audit)
+	}
+	payload := o.Payload
+	if payload == 0 {
+		payload = DefaultMaxPayload
+	}
+	out := make([]Account, 0, len(accounts))
+	for _, a := range accounts {
+		a.Limits = limitsFor(a, payload, len(banks))
+		out = append(out, *a)
 	}
 	return out, nil
 }

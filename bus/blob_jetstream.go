@@ -38,6 +38,10 @@ type BlobStoreOptions struct {
 	// rounds up to r − KeepRounds; 0: DefaultBlobKeepRounds.
 	KeepRounds uint64
 	Replicas   int // of buckets this party creates; 0: 1
+	// MaxBytes bounds a bucket this party creates; 0: BlobBucketBytes of
+	// the connection's payload limit. A full bucket refuses the next body,
+	// at its sender.
+	MaxBytes int64
 	// Accounts says the job runs in the accounts layout (JobAccounts):
 	// the party's own bucket is in its own account, where it creates it,
 	// and another party's bucket is read through that party's exported
@@ -99,6 +103,9 @@ func NewJetStreamBlobs(nc *nats.Conn, job, party string, o BlobStoreOptions) (*J
 	if err != nil {
 		return nil, fmt.Errorf("bus: blob store of %s: %w", party, err)
 	}
+	if o.MaxBytes == 0 {
+		o.MaxBytes = BlobBucketBytes(int(nc.MaxPayload()))
+	}
 	return &JetStreamBlobs{nc: nc, js: js, job: job, party: party, bucket: BlobBucketName(job, party), o: o.withDefaults(),
 		read: map[string]jetstream.Stream{}}, nil
 }
@@ -117,7 +124,7 @@ func (b *JetStreamBlobs) Stats() BlobStats {
 func blobBucketConfig(job, party string, o BlobStoreOptions) jetstream.ObjectStoreConfig {
 	return jetstream.ObjectStoreConfig{Bucket: BlobBucketName(job, party),
 		Description: "graphfed bodies sent by reference by " + party + " in job " + job,
-		TTL:         o.TTL, Storage: jetstream.FileStorage, Replicas: o.Replicas}
+		TTL:         o.TTL, Storage: jetstream.FileStorage, Replicas: o.Replicas, MaxBytes: o.MaxBytes}
 }
 
 // EnsureBlobBuckets creates (or updates) the blob buckets of parties in
@@ -125,6 +132,9 @@ func blobBucketConfig(job, party string, o BlobStoreOptions) jetstream.ObjectSto
 // start.
 func EnsureBlobBuckets(ctx context.Context, nc *nats.Conn, job string, parties []string, o BlobStoreOptions) error {
 	o = o.withDefaults()
+	if o.MaxBytes == 0 {
+		o.MaxBytes = BlobBucketBytes(int(nc.MaxPayload()))
+	}
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return fmt.Errorf("bus: blob buckets of %s: %w", job, err)

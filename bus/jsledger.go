@@ -162,7 +162,7 @@ func OpenJetStreamLedger(ctx context.Context, nc *nats.Conn, job string, opts JS
 	stream, err := js.Stream(ctx, name)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		if opts.ReadOnly {
-			return nil, fmt.Errorf("bus: ledger %s: %w: job %s has no ledger stream %s", op, privacy.ErrLedger, job, name)
+			return nil, fmt.Errorf("bus: ledger %s: %w: job %s has no ledger stream %s: %w", op, privacy.ErrLedger, job, name, jetstream.ErrStreamNotFound)
 		}
 		stream, err = js.CreateStream(ctx, ledgerStreamConfig(job, opts))
 		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {

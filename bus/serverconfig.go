@@ -94,7 +94,7 @@ func ServerConfig(k *Keyring, o ServerConfigOptions) ([]byte, error) {
 			return fail("cluster: %v", err)
 		}
 	}
-	accounts, err := JobAccounts(k, AccountOptions{LedgerAdmin: o.LedgerAdmin, Links: o.Links})
+	accounts, err := JobAccounts(k, AccountOptions{LedgerAdmin: o.LedgerAdmin, Links: o.Links, Payload: payload})
 	if err != nil {
 		return nil, fmt.Errorf("bus: server config: %w", err)
 	}
@@ -112,9 +112,7 @@ func writeAccounts(b *bytes.Buffer, accounts []Account) {
 	b.WriteString("accounts {\n")
 	for _, a := range accounts {
 		fmt.Fprintf(b, "  %q: {\n", a.Name)
-		if a.JetStream {
-			b.WriteString("    jetstream: enabled\n")
-		}
+		writeLimits(b, a)
 		b.WriteString("    users: [\n")
 		for _, u := range a.Users {
 			if u.Publish == nil {

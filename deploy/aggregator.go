@@ -168,7 +168,7 @@ func NewAggregator(ctx context.Context, o AggregatorOptions) (_ *Aggregator, err
 			cfg.Store = o.WrapStore(cfg.Store)
 		}
 	}
-	if a.prior, err = findPriorRun(ctx, a.tr, o.Job, accounts, cfg.Store); err != nil {
+	if a.prior, err = findPriorRun(ctx, a.tr, o.Job, accounts, ring, cfg.Store); err != nil {
 		return fail(err)
 	}
 	if err := checkRerun(o.Job, a.prior, o.Resume, o.Durable); err != nil {

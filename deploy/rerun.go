@@ -52,37 +52,31 @@ type Carried struct {
 	Epsilon  float64 `json:"epsilon"`
 }
 
-// findPriorRun looks for job's ledger stream entries and, with store, for
-// its checkpoint. In the accounts layout the aggregator reads
-// only its own ledger stream: the banks' entries are theirs and the
-// auditor's to read.
-func findPriorRun(ctx context.Context, tr *bus.NATSTransport, job string, accounts bool, store aggregator.Store) (PriorRun, error) {
-	if accounts {
-		p := PriorRun{Stream: bus.LedgerPartyStreamName(job, bus.AggregatorID)}
-		l, err := bus.OpenJetStreamLedger(ctx, tr.Conn(), job, bus.JSLedgerOptions{ReadOnly: true, Parties: []string{bus.AggregatorID}})
-		if err != nil {
-			return p, fmt.Errorf("looking for an earlier run: %w", err)
-		}
-		recs, err := l.RecordsFor(ctx, bus.AggregatorID)
-		if err != nil {
-			return p, fmt.Errorf("looking for an earlier run: %w", err)
-		}
-		p.LedgerEntries = uint64(len(recs))
-		return p, findCheckpoint(ctx, &p, store)
-	}
+// findPriorRun looks for job's ledger entries that verify (against ring
+// when set) and, with store, for its checkpoint. Only verified entries
+// count: junk stored on a ledger subject before the start must not burn
+// the job id. In the accounts layout the aggregator reads only its own
+// ledger stream, whose records (start, rounds, done) say whether it ran:
+// the banks' entries are theirs and the auditor's to read.
+func findPriorRun(ctx context.Context, tr *bus.NATSTransport, job string, accounts bool, ring *bus.Keyring, store aggregator.Store) (PriorRun, error) {
+	opts := bus.JSLedgerOptions{ReadOnly: true}
 	p := PriorRun{Stream: bus.LedgerStreamName(job)}
-	js, err := jetstream.New(tr.Conn())
+	if accounts {
+		opts.Parties = []string{bus.AggregatorID}
+		p.Stream = bus.LedgerPartyStreamName(job, bus.AggregatorID)
+	}
+	l, err := bus.OpenJetStreamLedger(ctx, tr.Conn(), job, opts)
+	switch {
+	case !accounts && (errors.Is(err, jetstream.ErrStreamNotFound) || errors.Is(err, jetstream.ErrJetStreamNotEnabled)):
+		return p, findCheckpoint(ctx, &p, store)
+	case err != nil:
+		return p, fmt.Errorf("looking for an earlier run: %w", err)
+	}
+	rd, err := privacy.ReadLedger(ctx, l, privacy.VerifyOptions{Keys: LedgerKeys(ring), Job: job})
 	if err != nil {
 		return p, fmt.Errorf("looking for an earlier run: %w", err)
 	}
-	s, err := js.Stream(ctx, p.Stream)
-	switch {
-	case errors.Is(err, jetstream.ErrStreamNotFound), errors.Is(err, jetstream.ErrJetStreamNotEnabled):
-	case err != nil:
-		return p, fmt.Errorf("looking for an earlier run: ledger stream %s: %w", p.Stream, err)
-	default:
-		p.LedgerEntries = s.CachedInfo().State.Msgs
-	}
+	p.LedgerEntries = uint64(len(rd.Entries))
 	return p, findCheckpoint(ctx, &p, store)
 }
 
