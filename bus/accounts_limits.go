@@ -38,11 +38,12 @@ const (
 // than growing without bound.
 func BlobBucketBytes(payload int) int64 { return int64(8*DefaultBlobKeepRounds) * int64(payload) }
 
-// LedgerStreamBytes is the most one party's ledger stream may hold
-// (discard new: a flood of junk fills the flooder's own stream, and its
-// next append fails, nobody else's): far above any job's honest entries
-// (a 5M-row AML job writes a few MB a bank).
-const LedgerStreamBytes int64 = 1 << 30
+// ledgerPartyBytes is the ledger account's store per party, far above any
+// job's honest entries (a 5M-row AML job writes a few MB a bank). It bounds
+// the account as a whole: a per-stream byte limit would be reserved
+// against the server's store at creation, and a job of many banks would
+// not fit a small disk.
+const ledgerPartyBytes int64 = 1 << 30
 
 // limitsFor are the default limits of an account of the job: the job's
 // payload limit, and JetStream storage sized from it and the number of
@@ -51,7 +52,7 @@ func limitsFor(a *Account, payload, banks int) AccountLimits {
 	l := AccountLimits{MaxConnections: partyConnections, MaxSubscriptions: partySubscriptions, MaxPayload: payload}
 	switch {
 	case a.Name == LedgerAccount:
-		l.MaxStore = int64(banks+1) * LedgerStreamBytes
+		l.MaxStore = int64(banks+1) * ledgerPartyBytes
 		l.MaxMemory = 64 << 20
 		l.MaxStreams, l.MaxConsumers = banks+1+4, 16
 	case a.Name == AggregatorAccount:
