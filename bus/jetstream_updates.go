@@ -33,7 +33,24 @@ const (
 	// DefaultJSTimeout bounds the retries of one request of the update log
 	// and the checkpoint store when the caller's context has no deadline.
 	DefaultJSTimeout = 30 * time.Second
+	// DefaultUpdatesPerSender is the most messages the update stream keeps
+	// on one sender's subject when the job's rounds are not known.
+	DefaultUpdatesPerSender = 4096
 )
+
+// UpdatesPerSender is the update stream's per-sender bound for a job of
+// rounds rounds (0: unknown): a few updates a round (a resend after a
+// rejoin, FedBuff's several) and room for restarts. A sender past it has
+// its next message refused by the stream (discard new per subject): a
+// flood on a bank's own update subject stops at the bank's own bound,
+// and the aggregator reads at most that many of its messages, while every
+// other bank's subject is untouched.
+func UpdatesPerSender(rounds int) int {
+	if rounds <= 0 {
+		return DefaultUpdatesPerSender
+	}
+	return 4*rounds + 64
+}
 
 // jobToken is a job id as a stream or bucket name token: uppercased, '-'
 // replaced by '_' (job ids are [a-z0-9-], so distinct jobs stay distinct).
@@ -52,6 +69,10 @@ type UpdateLogOptions struct {
 	Duplicates time.Duration // default DefaultUpdateDuplicates
 	AckWait    time.Duration // default DefaultUpdateAckWait
 	Timeout    time.Duration // default DefaultJSTimeout
+	// PerSender bounds the messages kept on one sender's update subject
+	// of a stream this call creates (UpdatesPerSender); 0:
+	// DefaultUpdatesPerSender.
+	PerSender int
 }
 
 func (o *UpdateLogOptions) defaults() error {
@@ -67,6 +88,9 @@ func (o *UpdateLogOptions) defaults() error {
 	}
 	if o.Timeout == 0 {
 		o.Timeout = DefaultJSTimeout
+	}
+	if o.PerSender <= 0 {
+		o.PerSender = DefaultUpdatesPerSender
 	}
 	return nil
 }
@@ -110,6 +134,10 @@ func EnsureUpdateStream(ctx context.Context, js jetstream.JetStream, job string,
 				Replicas:    o.Replicas,
 				Duplicates:  o.Duplicates,
 				Discard:     jetstream.DiscardNew,
+				// Per sender, not per stream: one bank's flood fills its
+				// own subject only (UpdatesPerSender).
+				MaxMsgsPerSubject:    int64(o.PerSender),
+				DiscardNewPerSubject: true,
 			})
 			if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 				st, err = js.Stream(ctx, name)

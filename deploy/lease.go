@@ -67,7 +67,8 @@ func openDurable(ctx context.Context, tr *bus.NATSTransport, o AggregatorOptions
 	if err != nil {
 		return durableParts{}, err
 	}
-	updates, err := bus.OpenUpdateLog(ctx, tr.Conn(), o.Job, bus.UpdateLogOptions{Replicas: max(rec.Replicas, 1), AckWait: rec.AckWait})
+	updates, err := bus.OpenUpdateLog(ctx, tr.Conn(), o.Job, bus.UpdateLogOptions{Replicas: max(rec.Replicas, 1), AckWait: rec.AckWait,
+		PerSender: bus.UpdatesPerSender(o.Round.Rounds)})
 	if err != nil {
 		lease.Release(context.WithoutCancel(ctx))
 		return durableParts{}, fmt.Errorf("%s of %s: %w", op, o.Job, err)

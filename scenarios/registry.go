@@ -130,6 +130,7 @@ func Builtin() (*Registry, error) {
 		r.Register(hostileJSAPIScenario()),
 		r.Register(ledgerTruncatedScenario()),
 		r.Register(updateFloodScenario()),
+		r.Register(durableUpdateFloodScenario()),
 		r.Register(largeModelScenario()),
 	)
 	for _, s := range recoveryScenarios() {
