@@ -131,6 +131,11 @@ func Builtin() (*Registry, error) {
 		r.Register(ledgerTruncatedScenario()),
 		r.Register(updateFloodScenario()),
 		r.Register(durableUpdateFloodScenario()),
+	)
+	for _, s := range limitScenarios() {
+		errs = append(errs, r.Register(s))
+	}
+	errs = append(errs,
 		r.Register(largeModelScenario()),
 	)
 	for _, s := range recoveryScenarios() {
