@@ -234,7 +234,7 @@ func (a *Agent) step(ctx context.Context, ev MachineEvent) (res Result, done boo
 			}
 		}
 		stepped := time.Now()
-		acts, err := a.m.Step(ctx, ev)
+		acts, err := a.m.Step(stepContext(ctx, ev), ev)
 		if err != nil {
 			return a.result(nil), true, err
 		}

@@ -163,7 +163,10 @@ func NewAgent(ctx context.Context, o AgentOptions) (_ *Agent, err error) {
 		return fail(err)
 	}
 	a.closeLedger = closeLedger
-	ledger, observer := observeAgent(o.Metrics, o.ID, a.tr, a.events, ledger)
+	observed, observer := observeAgent(o.Metrics, o.ID, a.tr, a.events, ledger)
+	if ledger, err = retryAppends(observed, ledger, o.Job, o.ID, o.Now, o.Log, o.Metrics); err != nil {
+		return fail(err)
+	}
 	if a.gate, err = Gate(ctx, o.Job, o.ID, o.Privacy, ledger, o.Now, ring, signer); err != nil {
 		return fail(err)
 	}

@@ -262,7 +262,11 @@ func (g *Gate) seal(e *Entry) (string, error) {
 }
 
 // appendEntry appends e after any pending entry; a failure leaves e
-// pending. Called with mu held, after the chain has advanced to e.
+// pending. Called with mu held, after the chain has advanced to e. It
+// appends once: transient failures are repeated beneath the gate, by the
+// ledger (the bus package's RetryLedger, which says why there), so that
+// a repeat is this very entry and the gate sees one append, acknowledged
+// or failed.
 func (g *Gate) appendEntry(ctx context.Context, e Entry) error {
 	if err := g.flushPending(ctx); err != nil {
 		return err

@@ -30,6 +30,7 @@ func exported(t *testing.T) map[string]bool {
 	if err := m.Ledger("bank-1", privacy.NewMemLedger()).Append(context.Background(), privacy.Entry{}); err == nil {
 		t.Fatal("an invalid entry was appended")
 	}
+	m.LedgerRetried("bank-1", privacy.ChannelModel)
 	v := bus.NewValidator(bus.Schema{Job: "j"})
 	v.Reject(errors.New("garbage"))
 	m.WatchRejects("bank-1", v.Rejects)

@@ -34,3 +34,9 @@ func (l *ledger) Append(ctx context.Context, e privacy.Entry) error {
 	l.m.ledgerAppend.WithLabelValues(l.party, string(e.Channel), result).Inc()
 	return err
 }
+
+// LedgerRetried counts one repeat of party's append of an entry of
+// channel ch after a transient failure (bus.LedgerRetry.OnRetry).
+func (m *Metrics) LedgerRetried(party string, ch privacy.Channel) {
+	m.ledgerRetries.WithLabelValues(party, string(ch)).Inc()
+}

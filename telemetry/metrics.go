@@ -54,8 +54,9 @@ type Metrics struct {
 	aggregatorOnce sync.Once
 
 	// every party
-	ledgerAppend *prometheus.CounterVec
-	ledgerTime   *prometheus.HistogramVec
+	ledgerAppend  *prometheus.CounterVec
+	ledgerTime    *prometheus.HistogramVec
+	ledgerRetries *prometheus.CounterVec
 
 	// agents
 	updatesSent   *prometheus.CounterVec
@@ -87,6 +88,7 @@ func New() *Metrics {
 	m.staleness = prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: Namespace, Name: "update_staleness_rounds",
 		Help: "Rounds between the round an update was trained for and the round open when it arrived.", Buckets: []float64{0, 1, 2, 3, 5, 8, 13, 21}})
 	m.ledgerAppend = counterVec("ledger_appends_total", "Privacy ledger appends, by entry channel and result (ok, error).", LabelParty, LabelChannel, LabelResult)
+	m.ledgerRetries = counterVec("ledger_append_retries_total", "Privacy ledger appends repeated after a transient failure (bus.RetryLedger), by entry channel.", LabelParty, LabelChannel)
 	m.ledgerTime = prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: Namespace, Name: "ledger_append_duration_seconds",
 		Help: "Latency of privacy ledger appends (durable when they return).", Buckets: ledgerBuckets()}, []string{LabelParty})
 	m.updatesSent = counterVec("agent_updates_sent_total", "Updates an agent published, withheld (budget spent, no parameters) or not.", LabelParty, LabelWithheld)
@@ -95,7 +97,7 @@ func New() *Metrics {
 		Help: "Time of an agent's machine step that trained a round and released its update.", Buckets: roundBuckets()}, []string{LabelParty})
 	m.budgetRefused = counterVec("privacy_budget_exhausted_total", "Releases the privacy gate refused for budget, by channel (the channel is withheld from then on).", LabelClient, LabelChannel)
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.ledgerAppend, m.ledgerTime, m.updatesSent, m.embSent, m.stepTime, m.budgetRefused, m.sources)
+		m.ledgerAppend, m.ledgerTime, m.ledgerRetries, m.updatesSent, m.embSent, m.stepTime, m.budgetRefused, m.sources)
 	return m
 }
 
