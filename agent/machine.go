@@ -93,6 +93,11 @@ type Machine struct {
 	withheld   map[privacy.Channel]bool // refused for budget
 	clipWarned bool
 	exch       exchangeState
+
+	// badModels counts the received models refused for their values
+	// (model_check.go); badNoted is the last round one was logged for.
+	badModels uint64
+	badNoted  uint64
 }
 
 // NewMachine returns a machine that is down; Step(Start{...}) boots it.
@@ -337,6 +342,9 @@ func (m *Machine) modelIn(e ModelIn) []MachineAction {
 	}
 	if len(e.Params) == 0 || (m.model != nil && e.Round < m.modelRound) {
 		return nil
+	}
+	if why := m.checkModel(e); why != "" {
+		return m.badModel(e.Round, why)
 	}
 	m.model, m.grad, m.modelRound = slices.Clone(e.Params), slices.Clone(e.Grad), e.Round
 	m.margin, m.hasMargin = e.Margin, e.HasMargin

@@ -73,6 +73,11 @@ type Config struct {
 	DeadlineFactor float64       `json:",omitempty"`
 	DeadlineCap    time.Duration `json:",omitempty"`
 	DeadlineWindow int           `json:",omitempty"`
+	// Contract is what the job fixes before any hello: the model schema,
+	// the largest declared training size, the clip and noise bounding
+	// updates' norms (contract.go). Zero: the first accepted hello sets the
+	// schema, and no norm is bounded.
+	Contract Contract `json:",omitzero"`
 }
 
 // Validate checks the configuration.
@@ -124,6 +129,9 @@ func (c Config) Validate() error {
 		return fmt.Errorf("aggregator: config: round timeout %v must be positive", c.RoundTimeout)
 	}
 	if err := c.validateDeadline(); err != nil {
+		return err
+	}
+	if err := c.Contract.validate(); err != nil {
 		return err
 	}
 	return c.Staleness.Validate()

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"graphfed/bus"
 	"graphfed/privacy"
 )
 
@@ -72,13 +73,15 @@ func NewMachine(cfg Config) (*Machine, error) {
 		return nil, err
 	}
 	return &Machine{
-		cfg:      cfg,
-		strategy: st,
-		clients:  map[string]*clientState{},
-		pending:  map[string]Contribution{},
-		staleBy:  map[string]bool{},
-		dl:       newDeadlinePolicy(cfg),
-		heads:    map[string]privacy.Head{},
+		schemaHash: cfg.Contract.SchemaHash,
+		numParams:  cfg.Contract.NumParams,
+		cfg:        cfg,
+		strategy:   st,
+		clients:    map[string]*clientState{},
+		pending:    map[string]Contribution{},
+		staleBy:    map[string]bool{},
+		dl:         newDeadlinePolicy(cfg),
+		heads:      map[string]privacy.Head{},
 	}, nil
 }
 
@@ -162,7 +165,14 @@ func (m *Machine) join(e Join, out []Action) []Action {
 		return reject("job finished")
 	}
 	if m.schemaHash != "" && (e.SchemaHash != m.schemaHash || e.NumParams != m.numParams) {
-		return reject(fmt.Sprintf("model schema %s/%d differs from the job's %s/%d", e.SchemaHash, e.NumParams, m.schemaHash, m.numParams))
+		why := fmt.Sprintf("model schema %s/%d differs from the job's %s/%d", e.SchemaHash, e.NumParams, m.schemaHash, m.numParams)
+		out = append(out, Rejected{Client: e.Client, Round: m.round, Reason: bus.ReasonSchema, Detail: why})
+		return reject(why)
+	}
+	if limit := m.cfg.Contract.maxTrainSize(); !(e.Weight >= 0 && e.Weight <= limit) {
+		why := fmt.Sprintf("training size %g outside the job's 0 to %g", e.Weight, limit)
+		out = append(out, Rejected{Client: e.Client, Round: m.round, Reason: bus.ReasonSchema, Detail: why})
+		return reject(why)
 	}
 	if reason := m.strategy.Join(e); reason != "" {
 		return reject(reason)
@@ -206,6 +216,13 @@ func (m *Machine) update(e UpdateIn, out []Action) []Action {
 	revive := func() { c.live, c.left = true, false }
 	if reason := m.strategy.Check(e, m.numParams); reason != "" {
 		return append(out, Dropped{Client: e.Client, Round: e.Round, Reason: reason})
+	}
+	// Within the contract: a weight no larger than the sender declared, and
+	// norms the job's clip and noise can give. Checked before anything of
+	// the update counts, so that a copy sent with the sender's key cannot
+	// take the place of its honest update.
+	if reason, why := m.checkContract(e, c); reason != "" {
+		return append(out, Rejected{Client: e.Client, Round: e.Round, Reason: reason, Detail: why})
 	}
 	if e.HasRho && !finite(e.Rho) || e.HasMargin && !finite(e.Margin) {
 		return append(out, Dropped{Client: e.Client, Round: e.Round, Reason: "non_finite"})

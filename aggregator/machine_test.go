@@ -33,7 +33,7 @@ func newTestMachine(t *testing.T, cfg Config) *Machine {
 }
 
 func join(id string, sec float64) Join {
-	return Join{Client: id, SchemaHash: "h", NumParams: 2, Weight: 1, Now: at(sec)}
+	return Join{Client: id, SchemaHash: "h", NumParams: 2, Weight: 1000, Now: at(sec)}
 }
 
 func upd(id string, round uint64, sec float64, w float64, p ...float32) UpdateIn {

@@ -228,6 +228,7 @@ func (s *Server) snapshot() Result {
 	defer s.mu.Unlock()
 	r := s.result
 	r.Rejects = s.ep.Validator().Rejects()
+	r.RejectsBy = s.ep.Validator().RejectsBy()
 	r.Model, _ = s.machine.Model()
 	r.Run = s.cfg.Run
 	r.Models = s.machine.Models()
@@ -339,8 +340,12 @@ func (s *Server) step(ctx context.Context, ev Event) error { return s.stepFrom(c
 // stores a checkpoint if the server is durable and the step may have
 // changed the machine, carries the actions out, and acknowledges lm.
 func (s *Server) stepFrom(ctx context.Context, ev Event, lm *bus.LoggedMsg) error {
-	before := s.machine.Round()
+	before, adopted := s.machine.Round(), s.machine.schemaHash != ""
 	acts := s.machine.Step(ev)
+	if j, ok := ev.(Join); ok && !adopted && s.machine.schemaHash != "" {
+		s.cfg.Log.Warn().Str("schema", s.machine.schemaHash).Int("params", s.machine.numParams).Str("from", j.Client).
+			Msg("NO MODEL SCHEMA FIXED FOR THE JOB: adopted the first accepted hello's; give the aggregator --schema HASH:PARAMS so that no party can set it")
+	}
 	s.account(acts)
 	if s.cfg.Observer != nil {
 		s.cfg.Observer.Stepped(ev, before, acts)
@@ -386,6 +391,8 @@ func (s *Server) account(acts []Action) {
 			s.result.Closes = append(s.result.Closes, x)
 		case Dropped:
 			s.result.Dropped[x.Reason]++
+		case Rejected:
+			s.ep.Validator().RejectFrom(x.Client, &bus.RejectError{Reason: x.Reason, Err: errors.New(x.Detail)})
 		case DeadlineAdapted:
 			s.result.Deadlines = append(s.result.Deadlines, x)
 		}
@@ -474,6 +481,9 @@ func (s *Server) act(ctx context.Context, a Action) error {
 	case DeadlineAdapted:
 		s.cfg.Log.Info().Uint64("round", x.Round).Str("reason", x.Reason).Dur("budget", x.Budget).
 			Time("deadline", x.Deadline).Dur("median", x.Median).Int("samples", x.Samples).Msg("round deadline adapted")
+	case Rejected:
+		s.cfg.Log.Warn().Str("client", x.Client).Uint64("round", x.Round).Str("reason", x.Reason).Str("detail", x.Detail).
+			Msg("rejected: outside the job's contract")
 	case Dropped:
 		s.cfg.Log.Debug().Str("client", x.Client).Uint64("round", x.Round).Str("reason", x.Reason).Msg("update dropped")
 	case Finished:

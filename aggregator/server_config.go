@@ -87,7 +87,11 @@ type Result struct {
 	Final    map[string]map[string]float64 // client -> final scores
 	PerRound map[uint64]map[string]map[string]float64
 	Rejects  map[string]uint64
-	Dropped  map[string]int // by reason
+	// RejectsBy are the rejects charged to a sender whose signature
+	// verified (the job's contract: schema, weight, norm), by sender and
+	// reason; they are counted in Rejects too.
+	RejectsBy map[string]map[string]uint64 `json:",omitempty"`
+	Dropped   map[string]int               // by reason
 	// Flow is what the flow limits did: messages received and dropped per
 	// sender by the bounded inbox, slow-consumer drops, connection events.
 	Flow  FlowReport

@@ -201,6 +201,9 @@ func Restore(s Snapshot) (*Machine, error) {
 	if err := m.restoreHeads(s.Heads); err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
+	if k := m.cfg.Contract; k.Fixed() && (s.SchemaHash != k.SchemaHash || s.NumParams != k.NumParams) {
+		return nil, fmt.Errorf("%s: checkpoint of schema %s/%d, the job's contract is %s/%d", op, s.SchemaHash, s.NumParams, k.SchemaHash, k.NumParams)
+	}
 	m.schemaHash, m.numParams = s.SchemaHash, s.NumParams
 	m.round, m.open, m.openedAt, m.deadline, m.closed = s.Round, s.Open, s.OpenedAt, s.Deadline, s.Closed
 	m.modelRound = s.ModelRound

@@ -29,7 +29,7 @@ func Subjects(job string, durable bool) []string {
 func (c ServerConfig) EndpointConfig() bus.EndpointConfig {
 	return bus.EndpointConfig{Job: c.Job, ID: bus.AggregatorID, Signer: c.Signer, Now: c.Now,
 		Schema: bus.Schema{MaxRound: uint64(c.Round.Rounds), Senders: map[string]bool{}, Enrol: c.Enrol,
-			Keyring: c.Keyring, MaxBytes: c.MaxBytes}}
+			Keyring: c.Keyring, MaxBytes: c.MaxBytes, NumParams: c.Round.Contract.NumParams}}
 }
 
 // EventOf turns an opened envelope's body into the machine's event: a

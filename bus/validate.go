@@ -18,7 +18,16 @@ const (
 	ReasonNonFinite = "non_finite"     // NaN or Inf in a vector
 	ReasonRound     = "round"          // round number impossible for the job
 	ReasonSignature = "signature"      // unsigned or wrongly signed while the job has a keyring
+	// The job's contract (aggregator.Contract), judged by the round logic
+	// of a signed message of a known party and counted against it.
+	ReasonSchema = "schema" // a hello of another model schema or a training size above the job's
+	ReasonWeight = "weight" // an update's weight above its sender's declared training size
+	ReasonNorm   = "norm"   // a vector's L2 norm above what the job's clip and noise can give
 )
+
+// MaxWeight bounds update weights and declared training sizes (sample
+// counts): past it their sums could overflow and turn an average into NaN.
+const MaxWeight = 1e15
 
 // RejectError says why a message was rejected.
 type RejectError struct {
@@ -60,6 +69,9 @@ type Validator struct {
 	mu      sync.Mutex
 	schema  Schema
 	rejects map[string]uint64
+	// by counts the rejects charged to a sender (RejectFrom), by sender
+	// and reason.
+	by map[string]map[string]uint64
 }
 
 // NewValidator returns a validator for the schema.
@@ -67,7 +79,7 @@ func NewValidator(s Schema) *Validator {
 	if s.Aggregator == "" {
 		s.Aggregator = AggregatorID
 	}
-	return &Validator{schema: s, rejects: map[string]uint64{}}
+	return &Validator{schema: s, rejects: map[string]uint64{}, by: map[string]map[string]uint64{}}
 }
 
 // SetNumParams fixes the model vector length once it is known.
@@ -131,6 +143,38 @@ func (v *Validator) RejectSummary() string {
 // passed Open (a replay of an earlier run, ReasonReplay), with the other
 // rejects; it returns err.
 func (v *Validator) Reject(err error) error { return v.reject(err) }
+
+// RejectFrom counts err as Reject does and charges it to from, a sender
+// whose signature verified (the round logic's contract rejects).
+func (v *Validator) RejectFrom(from string, err error) error {
+	v.reject(err)
+	reason := ReasonOf(err)
+	if reason == "" {
+		reason = ReasonGarbage
+	}
+	v.mu.Lock()
+	if v.by[from] == nil {
+		v.by[from] = map[string]uint64{}
+	}
+	v.by[from][reason]++
+	v.mu.Unlock()
+	return err
+}
+
+// RejectsBy returns a copy of the rejects charged to senders, by sender
+// and reason.
+func (v *Validator) RejectsBy() map[string]map[string]uint64 {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	out := make(map[string]map[string]uint64, len(v.by))
+	for from, r := range v.by {
+		out[from] = make(map[string]uint64, len(r))
+		for k, n := range r {
+			out[from][k] = n
+		}
+	}
+	return out
+}
 
 func (v *Validator) reject(err error) error {
 	reason := ReasonOf(err)
@@ -357,9 +401,9 @@ func checkBody(s Schema, body any) error {
 		if err := checkDescriptors(s, b); err != nil {
 			return err
 		}
-		// Weights are sample counts; past 1e15 (aggregator.MaxWeight) their
-		// sums could overflow and turn the average into NaN.
-		if b.Weight < 0 || b.Weight != b.Weight || b.Weight > 1e15 {
+		// Weights are sample counts; past MaxWeight their sums could
+		// overflow and turn the average into NaN.
+		if b.Weight < 0 || b.Weight != b.Weight || b.Weight > MaxWeight {
 			return &RejectError{ReasonNonFinite, fmt.Errorf("update weight %v", b.Weight)}
 		}
 	case *Model:

@@ -101,6 +101,10 @@ type Agent struct {
 	closeLedger func() error
 	closed      bool
 	events      *bus.ConnEvents
+	// learner and privacy are what the job's contract is read off in a
+	// job built on one machine (StartJob).
+	learner agent.Learner
+	privacy PrivacyOptions
 }
 
 // NewAgent validates o, builds the learner from o.Data unless given one,
@@ -132,7 +136,8 @@ func NewAgent(ctx context.Context, o AgentOptions) (_ *Agent, err error) {
 	if err != nil {
 		return fail(err)
 	}
-	a := &Agent{id: o.ID, stats: stats, counters: counters, tr: o.Transport, closeLedger: func() error { return nil }}
+	a := &Agent{id: o.ID, stats: stats, counters: counters, tr: o.Transport, closeLedger: func() error { return nil },
+		learner: o.Learner, privacy: o.Privacy}
 	defer func() {
 		if err != nil {
 			a.Close()

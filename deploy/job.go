@@ -7,6 +7,7 @@ import (
 	"math"
 	"time"
 
+	"graphfed/aggregator"
 	"graphfed/privacy"
 )
 
@@ -77,7 +78,34 @@ func StartJob(ctx context.Context, o JobOptions) (_ *Job, err error) {
 			ao.Log.Info().Int("agents", n).Int("of", len(o.Agents)).Dur("took", time.Since(start)).Msg("agents started")
 		}
 	}
+	// The job's contract, fixed before any hello: every party's learner and
+	// gate are built here, on the aggregator's side.
+	c, ok := jobContract(ao.Round.Contract, j.agents)
+	if !ok {
+		ao.Log.Warn().Str("job", job).Msg("the agents' learners disagree on the model schema: the aggregator adopts the first hello's")
+	} else if err := j.agg.Server().FixContract(c); err != nil {
+		return nil, fmt.Errorf("deploy: job %s: %w", job, err)
+	}
 	return j, nil
+}
+
+// jobContract is base with the schema the agents' learners agree on and
+// the largest clip and noise of their gates (bounding every update's
+// norm); false when the learners disagree on the schema.
+func jobContract(base aggregator.Contract, agents []*Agent) (aggregator.Contract, bool) {
+	c := base
+	for i, a := range agents {
+		h, n := a.learner.SchemaHash(), a.learner.NumParams()
+		if i == 0 && !base.Fixed() {
+			c.SchemaHash, c.NumParams = h, n
+		}
+		if h != c.SchemaHash || n != c.NumParams || n < 1 {
+			return base, false
+		}
+		p := a.privacy
+		c.Clip, c.Sigma, c.GradSigma = max(c.Clip, p.ModelClip), max(c.Sigma, p.ModelSigma), max(c.GradSigma, p.GradSigma)
+	}
+	return c, true
 }
 
 // Local is the job's environment (URL, keyring, ledger).

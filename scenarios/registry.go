@@ -145,5 +145,8 @@ func Builtin() (*Registry, error) {
 		errs = append(errs, r.Register(s))
 	}
 	errs = append(errs, r.Register(secondAggregatorScenario()))
+	for _, s := range contractScenarios() {
+		errs = append(errs, r.Register(s))
+	}
 	return r, errors.Join(errs...)
 }

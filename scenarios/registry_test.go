@@ -26,7 +26,8 @@ func TestRegistryBuiltin(t *testing.T) {
 		"poisoned-ledger", "rewritten-ledger-entry", "push-consumer", "hostile-js-api", "ledger-truncated", "update-flood", "durable-update-flood",
 		"connection-flood", "subscription-flood", "bucket-fill", "large-model-by-reference",
 		"aggregator-kill9", "agent-crash-rejoin", "nats-restart", "cluster-node-loss", "aml-kill-recover", "lpsfed-kill-recover",
-		"sigint-aggregator", "replayed-hello", "replayed-done", "second-aggregator")
+		"sigint-aggregator", "replayed-hello", "replayed-done", "second-aggregator",
+		"huge-update", "weight-hijack", "schema-hijack")
 	if !slices.Equal(names, want) {
 		t.Fatalf("builtin scenarios %v, want %v", names, want)
 	}

@@ -69,6 +69,7 @@ func newAggregatorCmd(g *globalFlags) *cobra.Command {
 		createLedger, insecure, resume              bool
 		mf                                          metricsFlags
 		tlsf                                        tlsFlags
+		contract                                    contractFlags
 	)
 	var mem *memoryLimit
 	cmd := &cobra.Command{
@@ -98,6 +99,7 @@ func newAggregatorCmd(g *globalFlags) *cobra.Command {
 					task = deploy.TaskRec
 				}
 			}
+			var err error
 			round := aggregator.Config{Algo: fc.Algo, Rounds: fc.Rounds, MinClients: fc.MinClients, Quorum: fc.Quorum,
 				RoundTimeout: timeout, Staleness: aggregator.Staleness{Policy: fc.Staleness, Factor: fc.StaleFactor, A: fc.StaleA},
 				DeadlineFactor: deadlineFactor, DeadlineCap: deadlineCap}
@@ -113,6 +115,9 @@ func newAggregatorCmd(g *globalFlags) *cobra.Command {
 					return err
 				}
 				round.FedGSP = gc
+			}
+			if round.Contract, err = contract.contract(g.logger()); err != nil {
+				return err
 			}
 			live, stopMetrics, err := mf.start(cmd.Context(), g.logger())
 			if err != nil {
@@ -221,6 +226,7 @@ func newAggregatorCmd(g *globalFlags) *cobra.Command {
 	f.IntVar(&rf.phi, "phi", 128, "rec (lpsfed, lpsfed-bpr): kernel length Φ, the agents' --phi")
 	rf.registerReference(f)
 	gsp.registerServer(cmd)
+	contract.register(f)
 	cmd.MarkFlagRequired("job")
 	mem = registerMemoryLimit(cmd, 0, "")
 	return cmd
