@@ -233,10 +233,16 @@ func (a *Agent) step(ctx context.Context, ev MachineEvent) (res Result, done boo
 				return a.result(nil), true, fmt.Errorf("agent %s: %w", a.cfg.Client, err)
 			}
 		}
-		stepped := time.Now()
+		stepped, bad := time.Now(), a.m.BadModels()
 		acts, err := a.m.Step(stepContext(ctx, ev), ev)
 		if err != nil {
 			return a.result(nil), true, err
+		}
+		// A received model the machine refused for its values counts with
+		// the agent's rejects, charged to the aggregator that signed it.
+		for range a.m.BadModels() - bad {
+			a.ep.Validator().RejectFrom(bus.AggregatorID, &bus.RejectError{Reason: bus.ReasonNorm,
+				Err: errors.New("a received model's norm is above what the job can produce")})
 		}
 		if a.cfg.Observer != nil {
 			a.cfg.Observer.Stepped(ev, acts, time.Since(stepped))
