@@ -78,6 +78,9 @@ type Config struct {
 	// updates' norms (contract.go). Zero: the first accepted hello sets the
 	// schema, and no norm is bounded.
 	Contract Contract `json:",omitzero"`
+	// Robust is the averaging algorithms' aggregation rule (robust.go);
+	// zero: the sample-weighted mean.
+	Robust Robust `json:",omitzero"`
 }
 
 // Validate checks the configuration.
@@ -132,6 +135,9 @@ func (c Config) Validate() error {
 		return err
 	}
 	if err := c.Contract.validate(); err != nil {
+		return err
+	}
+	if err := c.Robust.validate(c.Algo); err != nil {
 		return err
 	}
 	return c.Staleness.Validate()

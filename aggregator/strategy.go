@@ -86,7 +86,7 @@ type descriptorTaker interface {
 func newStrategy(cfg Config) (Strategy, error) {
 	switch cfg.Algo {
 	case AlgoFedAvg, AlgoCEFedGNN, AlgoFedGNNST, AlgoFedProx, AlgoFedPer:
-		return meanStrategy{}, nil
+		return meanStrategy{robust: cfg.Robust}, nil
 	case AlgoLocal:
 		return localStrategy{}, nil
 	case AlgoLPSFed, AlgoLPSFedBPR:

@@ -9,7 +9,7 @@ import (
 // averaged alongside, CE-FedGNN and FedGNN-ST: the sample-weighted average
 // of the round's updates and the late ones folded in goes to every
 // client. It keeps no state: the machine keeps the latest model.
-type meanStrategy struct{}
+type meanStrategy struct{ robust Robust }
 
 func (meanStrategy) Join(Join) string                       { return "" }
 func (meanStrategy) Check(u UpdateIn, numParams int) string { return checkShape(u, numParams) }
@@ -20,13 +20,14 @@ func (meanStrategy) State() (json.RawMessage, error)        { return nil, nil }
 
 func (meanStrategy) SetState(raw json.RawMessage, _ []string) error { return noState(raw) }
 
-func (meanStrategy) Close(in CloseInput) Outcome {
+func (s meanStrategy) Close(in CloseInput) Outcome {
 	cs := append(append([]Contribution(nil), in.In...), in.Stale...)
-	avg, total := weightedAverage(cs, in.NumParams)
+	avg, total := s.robust.aggregate(cs, in.NumParams, func(c Contribution) []float32 { return c.Params })
 	if avg == nil {
 		return Outcome{}
 	}
-	return Outcome{Weight: total, Models: []PublishModel{{Params: avg, Grad: weightedGradAverage(cs, in.NumParams)}}}
+	grad, _ := s.robust.aggregate(cs, in.NumParams, func(c Contribution) []float32 { return c.Grad })
+	return Outcome{Weight: total, Models: []PublishModel{{Params: avg, Grad: grad}}}
 }
 
 // localStrategy is no federation: rounds pace the clients, who send

@@ -119,6 +119,7 @@ func newAggregatorCmd(g *globalFlags) *cobra.Command {
 			if round.Contract, err = contract.contract(g.logger()); err != nil {
 				return err
 			}
+			round.Robust = contract.robustRule()
 			live, stopMetrics, err := mf.start(cmd.Context(), g.logger())
 			if err != nil {
 				return err
