@@ -304,7 +304,15 @@ func (a *Agent) hello(ctx context.Context, h bus.Hello) (MachineEvent, error) {
 	if err == nil {
 		var hr bus.HelloReply
 		if _, err := a.ep.OpenFrom(reply, bus.KindHello, bus.AggregatorID, &hr); err != nil {
-			return nil, fmt.Errorf("agent %s: hello reply: %w", c, err)
+			// A reply that does not open (not an envelope, not the
+			// aggregator's, forged) is no answer: counted, logged and the
+			// hello repeated. An agent never dies of what it receives; a
+			// stream of its own account capturing its hello subject
+			// answered with a JetStream acknowledgement once, and the agent
+			// used to stop.
+			a.ep.Validator().Reject(err)
+			a.cfg.Log.Warn().Str("reason", bus.ReasonOf(err)).Err(err).Msg("rejected hello reply")
+			return a.unanswered(ctx, rctx)
 		}
 		if hr.Accepted {
 			if err := a.runs.Admitted(hr.Run, hr.Ended); err != nil {
