@@ -133,20 +133,8 @@ func floodDurableUpdates(ctx context.Context, local *deploy.Local, job, flooder 
 
 func judgeDurableFlood(name string, clean, flooded durableFloodRun) Outcome {
 	honest, _ := floodBankIDs()
-	for _, r := range []struct {
-		what string
-		run  durableFloodRun
-	}{{"clean", clean}, {"flooded", flooded}} {
-		if n := len(r.run.agg.Closes); n != floodRounds {
-			return fail(name, InvNoProgress, "%s run: %d of %d rounds closed", r.what, n, floodRounds)
-		}
-		for _, rc := range r.run.agg.Closes {
-			in := slices.Sorted(slices.Values(rc.In))
-			if !slices.Equal(in, honest) || rc.Reason != "quorum" {
-				return fail(name, InvUpdateLost, "%s run: round %d closed by %s with %v, want every honest bank %v",
-					r.what, rc.Round, rc.Reason, rc.In, honest)
-			}
-		}
+	if out, ok := checkHonestCloses(name, honest, namedResult{"clean", clean.agg}, namedResult{"flooded", flooded.agg}); !ok {
+		return out
 	}
 	if !bitEqual(clean.agg.Model, flooded.agg.Model) {
 		return fail(name, InvResultChanged, "the flooded run's final model differs from the clean run's")

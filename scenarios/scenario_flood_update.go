@@ -167,20 +167,8 @@ func floodUpdates(ctx context.Context, local *deploy.Local, job, flooder string,
 
 func judgeFlood(name string, clean, flooded floodRun) Outcome {
 	honest, flooder := floodBankIDs()
-	for _, r := range []struct {
-		what string
-		run  floodRun
-	}{{"clean", clean}, {"flooded", flooded}} {
-		if n := len(r.run.agg.Closes); n != floodRounds {
-			return fail(name, InvNoProgress, "%s run: %d of %d rounds closed", r.what, n, floodRounds)
-		}
-		for _, rc := range r.run.agg.Closes {
-			in := slices.Sorted(slices.Values(rc.In))
-			if !slices.Equal(in, honest) || rc.Reason != "quorum" {
-				return fail(name, InvUpdateLost, "%s run: round %d closed by %s with %v, want every honest bank %v",
-					r.what, rc.Round, rc.Reason, rc.In, honest)
-			}
-		}
+	if out, ok := checkHonestCloses(name, honest, namedResult{"clean", clean.agg}, namedResult{"flooded", flooded.agg}); !ok {
+		return out
 	}
 	if !bitEqual(clean.agg.Model, flooded.agg.Model) {
 		return fail(name, InvResultChanged, "the flooded run's final model differs from the clean run's")
@@ -221,6 +209,30 @@ func judgeFlood(name string, clean, flooded floodRun) Outcome {
 		"flood_seconds":       flooded.floodFor.Seconds(),
 		"rounds":              float64(len(flooded.agg.Closes)),
 	}}
+}
+
+// checkHonestCloses fails unless every run closed floodRounds rounds, each
+// at quorum with exactly the honest banks: what the flood and limit
+// scenarios require of the clean and the attacked run alike.
+func checkHonestCloses(name string, honest []string, runs ...namedResult) (Outcome, bool) {
+	for _, r := range runs {
+		if n := len(r.res.Closes); n != floodRounds {
+			return fail(name, InvNoProgress, "%s run: %d of %d rounds closed", r.what, n, floodRounds), false
+		}
+		for _, rc := range r.res.Closes {
+			if in := slices.Sorted(slices.Values(rc.In)); !slices.Equal(in, honest) || rc.Reason != "quorum" {
+				return fail(name, InvUpdateLost, "%s run: round %d closed by %s with %v, want every honest bank %v",
+					r.what, rc.Round, rc.Reason, rc.In, honest), false
+			}
+		}
+	}
+	return Outcome{}, true
+}
+
+// namedResult is one run's aggregator result and what to call it.
+type namedResult struct {
+	what string
+	res  aggregator.Result
 }
 
 func totalRejects(r map[string]uint64) uint64 {

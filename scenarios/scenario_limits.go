@@ -196,18 +196,8 @@ func bucketFill(ctx context.Context, local *deploy.Local, job, flooder string) (
 
 func judgeLimit(name string, clean, run aggregator.Result, lo limitOutcome, counted int64) Outcome {
 	honest, _ := floodBankIDs()
-	for _, r := range []struct {
-		what string
-		res  aggregator.Result
-	}{{"clean", clean}, {"attacked", run}} {
-		if n := len(r.res.Closes); n != floodRounds {
-			return fail(name, InvNoProgress, "%s run: %d of %d rounds closed", r.what, n, floodRounds)
-		}
-		for _, rc := range r.res.Closes {
-			if in := slices.Sorted(slices.Values(rc.In)); !slices.Equal(in, honest) || rc.Reason != "quorum" {
-				return fail(name, InvUpdateLost, "%s run: round %d closed by %s with %v, want every honest bank %v", r.what, rc.Round, rc.Reason, rc.In, honest)
-			}
-		}
+	if out, ok := checkHonestCloses(name, honest, namedResult{"clean", clean}, namedResult{"attacked", run}); !ok {
+		return out
 	}
 	if !bitEqual(clean.Model, run.Model) {
 		return fail(name, InvResultChanged, "the attacked run's final model differs from the clean run's")
