@@ -420,7 +420,7 @@ func (m *Machine) close(reason string, now time.Time, out []Action) []Action {
 	}
 	final := m.closed+1 >= uint64(m.cfg.Rounds)
 	res := m.strategy.Close(in)
-	rc.Weight, rc.Mix, rc.Frozen = res.Weight, res.Mix, in.Frozen
+	rc.Weight, rc.Mix, rc.Frozen, rc.SetAside = res.Weight, res.Mix, in.Frozen, res.SetAside
 	var sends []Action
 	if len(res.Models) > 0 && !in.Frozen {
 		for _, p := range res.Models {

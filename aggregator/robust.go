@@ -1,6 +1,7 @@
 package aggregator
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -58,66 +59,91 @@ func newStrategyNoRobust(algo string) Strategy {
 
 // aggregate is the rule's result over the contributions' vectors (vec) of
 // n values, with the total sample weight; nil, 0 when none contributes.
-func (r Robust) aggregate(cs []Contribution, n int, vec func(Contribution) []float32) ([]float32, float64) {
+// aside counts, per contributing client, what the rule left out of the
+// result (RoundClosed.SetAside): the coordinates whose value the median
+// or the trimmed mean dropped, or 1 when normclip scaled its vector down;
+// nil under the mean, and clients with nothing set aside are left out.
+func (r Robust) aggregate(cs []Contribution, n int, vec func(Contribution) []float32) (out []float32, total float64, aside map[string]int) {
 	if r.Rule == RobustNone {
-		return average(cs, n, vec)
+		out, total = average(cs, n, vec)
+		return out, total, nil
 	}
 	sorted := append([]Contribution(nil), cs...)
 	sort.SliceStable(sorted, func(a, b int) bool { return sorted[a].Client < sorted[b].Client })
 	var vs [][]float32
 	var ws []float64
-	var total float64
+	var ids []string
 	for _, c := range sorted {
 		if v := vec(c); c.Weight > 0 && len(v) == n {
-			vs, ws = append(vs, v), append(ws, c.Weight)
+			vs, ws, ids = append(vs, v), append(ws, c.Weight), append(ids, c.Client)
 			total += c.Weight
 		}
 	}
 	if len(vs) == 0 {
-		return nil, 0
+		return nil, 0, nil
 	}
-	switch r.Rule {
-	case RobustNormClip:
-		return normClipped(vs, ws, n), total
-	case RobustTrimmed:
-		if len(vs) > 2*r.Trim {
-			return trimmedMean(vs, n, r.Trim), total
+	counts := make([]int, len(vs))
+	switch {
+	case r.Rule == RobustNormClip:
+		out = normClipped(vs, ws, n, counts)
+	case r.Rule == RobustTrimmed && len(vs) > 2*r.Trim:
+		out = trimmedMean(vs, n, r.Trim, counts)
+	default:
+		out = trimmedMean(vs, n, -1, counts)
+	}
+	for i, k := range counts {
+		if k > 0 {
+			if aside == nil {
+				aside = map[string]int{}
+			}
+			aside[ids[i]] += k
 		}
 	}
-	return trimmedMean(vs, n, -1), total
+	return out, total, aside
 }
 
 // trimmedMean is each coordinate's mean without its trim largest and
-// smallest values, in float64; trim < 0: the median.
-func trimmedMean(vs [][]float32, n, trim int) []float32 {
+// smallest values, in float64; trim < 0: the median (the middle value, or
+// the mean of the middle two). dropped[i] counts the coordinates of vs[i]
+// left out.
+func trimmedMean(vs [][]float32, n, trim int, dropped []int) []float32 {
 	out := make([]float32, n)
-	col := make([]float64, len(vs))
+	k := len(vs)
+	lo, hi := trim, k-trim // the kept window of the sorted column
+	if trim < 0 {
+		lo, hi = (k-1)/2, k/2+1
+	}
+	// (value, vector) pairs, sorted by value then vector: the kept values
+	// are summed in the order a sort of the values alone gives.
+	col := make([]int, k)
 	for j := range n {
-		for i, v := range vs {
-			col[i] = float64(v[j])
+		for i := range col {
+			col[i] = i
 		}
-		slices.Sort(col)
-		if trim < 0 {
-			k := len(col)
-			if k%2 == 1 {
-				out[j] = float32(col[k/2])
-			} else {
-				out[j] = float32((col[k/2-1] + col[k/2]) / 2)
+		slices.SortFunc(col, func(a, b int) int {
+			if c := cmp.Compare(vs[a][j], vs[b][j]); c != 0 {
+				return c
 			}
-			continue
-		}
+			return cmp.Compare(a, b)
+		})
 		var s float64
-		for _, x := range col[trim : len(col)-trim] {
-			s += x
+		for _, i := range col[lo:hi] {
+			s += float64(vs[i][j])
 		}
-		out[j] = float32(s / float64(len(col)-2*trim))
+		out[j] = float32(s / float64(hi-lo))
+		for _, i := range col[:lo] {
+			dropped[i]++
+		}
+		for _, i := range col[hi:] {
+			dropped[i]++
+		}
 	}
 	return out
 }
 
 // normClipped is the weighted mean of the vectors, each scaled down to the
-// median of their norms when above it.
-func normClipped(vs [][]float32, ws []float64, n int) []float32 {
+// median of their norms when above it; clipped[i] is 1 when vs[i] was.
+func normClipped(vs [][]float32, ws []float64, n int, clipped []int) []float32 {
 	norms := make([]float64, len(vs))
 	for i, v := range vs {
 		norms[i] = l2(v)
@@ -130,6 +156,7 @@ func normClipped(vs [][]float32, ws []float64, n int) []float32 {
 		scale := 1.0
 		if norms[i] > bound && norms[i] > 0 {
 			scale = bound / norms[i]
+			clipped[i] = 1
 		}
 		for j, x := range v {
 			acc[j] += ws[i] * scale * float64(x)

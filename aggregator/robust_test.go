@@ -1,6 +1,7 @@
 package aggregator
 
 import (
+	"maps"
 	"math"
 	"strings"
 	"testing"
@@ -19,19 +20,28 @@ func TestRobustAggregate(t *testing.T) {
 		r    Robust
 		want []float32 // nil: only bounded near the honest values
 		far  bool      // the attacker moves the result far off
+		// aside is what the rule sets aside per sender: of the attacker
+		// "e", both coordinates, or its one vector.
+		aside map[string]int
 	}{
-		{"mean", Robust{}, nil, true},
-		{"median", Robust{Rule: RobustMedian}, []float32{1.1, 2}, false},
-		{"trimmed by one", Robust{Rule: RobustTrimmed, Trim: 1}, []float32{(1 + 1.1 + 1.2) / 3, (1.9 + 2 + 2.2) / 3}, false},
-		{"trimmed by two", Robust{Rule: RobustTrimmed, Trim: 2}, []float32{1.1, 2}, false},
-		{"trimmed by more than the round holds: the median", Robust{Rule: RobustTrimmed, Trim: 3}, []float32{1.1, 2}, false},
-		{"norm clipped", Robust{Rule: RobustNormClip}, nil, false},
+		{"mean", Robust{}, nil, true, nil},
+		{"median", Robust{Rule: RobustMedian}, []float32{1.1, 2}, false, map[string]int{"a": 1, "b": 2, "c": 2, "d": 1, "e": 2}},
+		{"trimmed by one", Robust{Rule: RobustTrimmed, Trim: 1}, []float32{(1 + 1.1 + 1.2) / 3, (1.9 + 2 + 2.2) / 3}, false,
+			map[string]int{"c": 2, "e": 2}},
+		{"trimmed by two", Robust{Rule: RobustTrimmed, Trim: 2}, []float32{1.1, 2}, false, map[string]int{"a": 1, "b": 2, "c": 2, "d": 1, "e": 2}},
+		{"trimmed by more than the round holds: the median", Robust{Rule: RobustTrimmed, Trim: 3}, []float32{1.1, 2}, false,
+			map[string]int{"a": 1, "b": 2, "c": 2, "d": 1, "e": 2}},
+		// Norms: c 1.97, d 2.20, a 2.24 (the median), b 2.51, e 2236.
+		{"norm clipped", Robust{Rule: RobustNormClip}, nil, false, map[string]int{"b": 1, "e": 1}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, total := tc.r.aggregate(cs, 2, func(c Contribution) []float32 { return c.Params })
+			got, total, aside := tc.r.aggregate(cs, 2, func(c Contribution) []float32 { return c.Params })
 			if total != 50 || len(got) != 2 {
 				t.Fatalf("got %v of weight %v", got, total)
+			}
+			if !maps.Equal(aside, tc.aside) {
+				t.Fatalf("set aside %v, want %v", aside, tc.aside)
 			}
 			if far := math.Abs(float64(got[0])-1) > 10; far != tc.far {
 				t.Fatalf("got %v: far off %v, want %v", got, far, tc.far)
@@ -57,13 +67,13 @@ func TestRobustOrderAndAbsentees(t *testing.T) {
 	}
 	for _, rule := range []string{RobustMedian, RobustNormClip} {
 		r := Robust{Rule: rule}
-		a, _ := r.aggregate(cs, 1, func(c Contribution) []float32 { return c.Params })
+		a, _, _ := r.aggregate(cs, 1, func(c Contribution) []float32 { return c.Params })
 		rev := []Contribution{cs[4], cs[3], cs[2], cs[1], cs[0]}
-		b, _ := r.aggregate(rev, 1, func(c Contribution) []float32 { return c.Params })
+		b, _, _ := r.aggregate(rev, 1, func(c Contribution) []float32 { return c.Params })
 		if len(a) != 1 || math.Float32bits(a[0]) != math.Float32bits(b[0]) {
 			t.Fatalf("%s: %v and %v", rule, a, b)
 		}
-		if none, total := r.aggregate(nil, 1, func(c Contribution) []float32 { return c.Params }); none != nil || total != 0 {
+		if none, total, _ := r.aggregate(nil, 1, func(c Contribution) []float32 { return c.Params }); none != nil || total != 0 {
 			t.Fatalf("%s of nothing: %v", rule, none)
 		}
 	}
@@ -95,7 +105,8 @@ func TestRobustValidate(t *testing.T) {
 	}
 }
 
-// A machine configured with a robust rule publishes its result.
+// A machine configured with a robust rule publishes its result and
+// records what it set aside.
 func TestMachineRobustRound(t *testing.T) {
 	m := newTestMachine(t, Config{Robust: Robust{Rule: RobustMedian}, MinClients: 3})
 	m.Step(join("a", 0))
@@ -107,5 +118,10 @@ func TestMachineRobustRound(t *testing.T) {
 	p, ok := find[PublishModel](acts)
 	if !ok || p.Params[0] != 2 || p.Params[1] != 2 {
 		t.Fatalf("round 1 gave %v", acts)
+	}
+	// The round's record says whose values the median left out.
+	rc, ok := find[RoundClosed](acts)
+	if want := map[string]int{"a": 2, "c": 2}; !ok || !maps.Equal(rc.SetAside, want) {
+		t.Fatalf("round 1 closed with %v set aside, want %v", rc.SetAside, want)
 	}
 }

@@ -239,6 +239,12 @@ func (s *Server) snapshot() Result {
 		if rc.Mix != nil {
 			r.Mixes = append(r.Mixes, *rc.Mix)
 		}
+		for id, k := range rc.SetAside {
+			if r.SetAside == nil {
+				r.SetAside = map[string]int{}
+			}
+			r.SetAside[id] += k
+		}
 	}
 	return r
 }
@@ -473,6 +479,9 @@ func (s *Server) act(ctx context.Context, a Action) error {
 			s.cfg.Log.Debug().Uint64("round", x.Round).Interface("collab", x.Mix.Collab).Msg("collaboration graph")
 		} else if x.Mix != nil {
 			l = l.Interface("rho_bar", x.Mix.RhoBar).Float64("global_margin", x.Mix.GlobalMargin)
+		}
+		if x.SetAside != nil {
+			l = l.Interface("robust_set_aside", x.SetAside)
 		}
 		l.Msg("round closed")
 		if s.cfg.OnRound != nil {

@@ -92,6 +92,9 @@ type Result struct {
 	// reason; they are counted in Rejects too.
 	RejectsBy map[string]map[string]uint64 `json:",omitempty"`
 	Dropped   map[string]int               // by reason
+	// SetAside sums the rounds' RoundClosed.SetAside per sender: what the
+	// robust aggregation rule left out of each bank's updates.
+	SetAside map[string]int `json:",omitempty"`
 	// Flow is what the flow limits did: messages received and dropped per
 	// sender by the bounded inbox, slow-consumer drops, connection events.
 	Flow  FlowReport

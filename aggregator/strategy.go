@@ -72,6 +72,9 @@ type Outcome struct {
 	Models []PublishModel
 	Weight float64 // total aggregation weight (RoundClosed.Weight)
 	Mix    *Mixed  // a personalizing strategy's record, or nil
+	// SetAside is what a robust rule left out, per sender
+	// (RoundClosed.SetAside).
+	SetAside map[string]int
 }
 
 // descriptorTaker is a strategy that keeps its clients' descriptors

@@ -22,12 +22,15 @@ func (meanStrategy) SetState(raw json.RawMessage, _ []string) error { return noS
 
 func (s meanStrategy) Close(in CloseInput) Outcome {
 	cs := append(append([]Contribution(nil), in.In...), in.Stale...)
-	avg, total := s.robust.aggregate(cs, in.NumParams, func(c Contribution) []float32 { return c.Params })
+	avg, total, aside := s.robust.aggregate(cs, in.NumParams, func(c Contribution) []float32 { return c.Params })
 	if avg == nil {
 		return Outcome{}
 	}
-	grad, _ := s.robust.aggregate(cs, in.NumParams, func(c Contribution) []float32 { return c.Grad })
-	return Outcome{Weight: total, Models: []PublishModel{{Params: avg, Grad: grad}}}
+	// What the rule set aside is counted on the parameters alone: the
+	// estimators come from the same senders, and counting both would say
+	// nothing more.
+	grad, _, _ := s.robust.aggregate(cs, in.NumParams, func(c Contribution) []float32 { return c.Grad })
+	return Outcome{Weight: total, Models: []PublishModel{{Params: avg, Grad: grad}}, SetAside: aside}
 }
 
 // localStrategy is no federation: rounds pace the clients, who send
