@@ -328,18 +328,24 @@ func (m *Machine) maybeCloseOnQuorum(now time.Time, out []Action) []Action {
 	if m.cfg.Buffer > 0 {
 		return m.maybeCloseOnBuffer(now, out)
 	}
-	live := m.liveClients()
+	// Asked once per update: at 10,000 clients, building and sorting the
+	// live list here took a fifth of the whole job's CPU. Only the pending
+	// updates can count, so there is nothing to look at until enough are
+	// in, and then it is the pending ones that are checked for liveness.
 	need := m.cfg.Quorum
 	if need == 0 {
-		need = len(live)
+		need = m.liveCount()
+	}
+	if need <= 0 || len(m.pending) < need {
+		return out
 	}
 	got := 0
-	for _, id := range live {
-		if _, ok := m.pending[id]; ok {
+	for id := range m.pending {
+		if c, ok := m.clients[id]; ok && c.live {
 			got++
 		}
 	}
-	if need > 0 && got >= need {
+	if got >= need {
 		return m.close("quorum", now, out)
 	}
 	return out

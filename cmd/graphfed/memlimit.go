@@ -25,6 +25,24 @@ import (
 // the GC runs on every allocation (capped by the runtime at half the CPU).
 const simMemoryLimit = 11 << 28 // 2.75 GiB
 
+// simPartyMemory is what sim's default limit grows by per party, up to
+// simMostMemoryLimit: each in-process agent keeps about 250 KB live (its
+// connection's buffers, subscriptions, gate, learner and 100-node
+// subgraph), so at 10,000 parties the live heap alone passes 2.75 GiB and
+// a fixed limit had the GC running on nearly every allocation: the
+// 10,000-party csbm job spent half its CPU in the collector and missed
+// its rounds' ledger deadlines. With the room to double the live heap
+// that GOGC=100 wants, up to 7 GiB, it stays inside the job's 8 GiB.
+const (
+	simPartyMemory     = 480 << 10 // 480 KiB
+	simMostMemoryLimit = 7 << 30   // 7 GiB
+)
+
+// simMemoryLimitFor is sim's default limit for a job of parties parties.
+func simMemoryLimitFor(parties int) int64 {
+	return max(simMemoryLimit, min(simMemoryLimit+int64(parties)*simPartyMemory, simMostMemoryLimit))
+}
+
 // memoryLimit is --memory-limit: Go's soft memory limit for the process
 // (runtime/debug.SetMemoryLimit), with units.
 type memoryLimit struct {
@@ -46,6 +64,10 @@ func registerMemoryLimit(cmd *cobra.Command, def int64, why string) *memoryLimit
 	cmd.Flags().StringVar(&m.value, "memory-limit", "", help)
 	return m
 }
+
+// defaultFor replaces the default (before apply), for a command whose
+// default depends on its arguments.
+func (m *memoryLimit) defaultFor(def int64) { m.def = def }
 
 // apply sets the limit, the flag first, then GOMEMLIMIT (which the runtime
 // has applied already), then the default, and logs the one in force.

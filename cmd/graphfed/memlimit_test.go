@@ -59,3 +59,20 @@ func FuzzParseBytes(f *testing.F) {
 		}
 	})
 }
+
+func TestSimMemoryLimitFor(t *testing.T) {
+	for _, tc := range []struct {
+		parties int
+		want    int64
+	}{
+		{0, simMemoryLimit},
+		{8, simMemoryLimit + 8*simPartyMemory},
+		{1000, simMemoryLimit + 1000*simPartyMemory},
+		{10000, simMostMemoryLimit},
+		{1 << 20, simMostMemoryLimit},
+	} {
+		if got := simMemoryLimitFor(tc.parties); got != tc.want {
+			t.Errorf("simMemoryLimitFor(%d) = %s, want %s", tc.parties, formatBytes(got), formatBytes(tc.want))
+		}
+	}
+}

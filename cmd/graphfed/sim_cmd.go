@@ -49,6 +49,7 @@ func newSimCmd(g *globalFlags) *cobra.Command {
 		Use:   "sim (--dataset DIR | --scenario csbm) --algo ALGO --clients N --partition louvain|random|metis|metis-overlap --rounds R",
 		Short: "Run an aggregator and N agents in one process on an embedded (or --nats) server",
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			mem.defaultFor(simMemoryLimitFor(s.clients))
 			if err := mem.apply(cmd, g.logger()); err != nil {
 				return err
 			}
@@ -61,7 +62,7 @@ func newSimCmd(g *globalFlags) *cobra.Command {
 			return runSim(cmd, g, s)
 		},
 	}
-	mem = registerMemoryLimit(cmd, simMemoryLimit, "the 5M-row 8-bank AML job then stays under 3 GiB of RSS with room for the GC (a live heap near the limit makes the GC run continuously: raise it for bigger worlds)")
+	mem = registerMemoryLimit(cmd, simMemoryLimit, "the 5M-row 8-bank AML job then stays under 3 GiB of RSS with room for the GC (a live heap near the limit makes the GC run continuously: raise it for bigger worlds); 480 KiB more per client beyond that, up to 7 GiB, for the many-party jobs")
 	f := cmd.Flags()
 	f.StringVar(&s.dir, "dataset", "", "dataset directory in the TSV layout")
 	f.StringVar(&s.scenario, "scenario", "", "generated world instead of --dataset: aml (multi-bank AML, the main job) or csbm")
