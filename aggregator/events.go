@@ -138,12 +138,13 @@ type RoundClosed struct {
 	// (Config.DeadlineFactor); zero otherwise.
 	Budget     time.Duration `json:",omitempty"`
 	Extensions int           `json:",omitempty"`
-	// SetAside is what the robust aggregation rule (Config.Robust) left
-	// out of the round's parameters, per sender: the coordinates the
-	// median or the trimmed mean dropped, or 1 when normclip scaled the
-	// sender's update down. A bank that keeps sending outliers shows here
-	// (they are within the contract, so they are not rejects); nil under
-	// the mean.
+	// SetAside is how much of each sender's parameters the robust
+	// aggregation rule (Config.Robust) left out this round: for the
+	// trimmed mean the coordinates it dropped, for the median those where
+	// the sender held the largest or smallest value, for normclip the
+	// percentage of the update's norm it removed. A bank that keeps
+	// sending outliers shows here (they are within the contract, so they
+	// are not rejects); nil under the mean.
 	SetAside map[string]int `json:",omitempty"`
 }
 

@@ -59,10 +59,9 @@ func newStrategyNoRobust(algo string) Strategy {
 
 // aggregate is the rule's result over the contributions' vectors (vec) of
 // n values, with the total sample weight; nil, 0 when none contributes.
-// aside counts, per contributing client, what the rule left out of the
-// result (RoundClosed.SetAside): the coordinates whose value the median
-// or the trimmed mean dropped, or 1 when normclip scaled its vector down;
-// nil under the mean, and clients with nothing set aside are left out.
+// aside is, per contributing client, how much of its vector the rule left
+// out (RoundClosed.SetAside); nil under the mean, and clients with nothing
+// set aside are left out.
 func (r Robust) aggregate(cs []Contribution, n int, vec func(Contribution) []float32) (out []float32, total float64, aside map[string]int) {
 	if r.Rule == RobustNone {
 		out, total = average(cs, n, vec)
@@ -105,13 +104,18 @@ func (r Robust) aggregate(cs []Contribution, n int, vec func(Contribution) []flo
 // trimmedMean is each coordinate's mean without its trim largest and
 // smallest values, in float64; trim < 0: the median (the middle value, or
 // the mean of the middle two). dropped[i] counts the coordinates of vs[i]
-// left out.
+// the trimmed mean left out; for the median, which keeps the middle alone
+// and so leaves out most of every bank's values, those where vs[i] held
+// the largest or the smallest value: the ones furthest from it, where an
+// outlying bank shows.
 func trimmedMean(vs [][]float32, n, trim int, dropped []int) []float32 {
 	out := make([]float32, n)
 	k := len(vs)
 	lo, hi := trim, k-trim // the kept window of the sorted column
+	clo, chi := lo, hi     // the counted one
 	if trim < 0 {
 		lo, hi = (k-1)/2, k/2+1
+		clo, chi = min(1, lo), max(k-1, hi)
 	}
 	// (value, vector) pairs, sorted by value then vector: the kept values
 	// are summed in the order a sort of the values alone gives.
@@ -131,10 +135,10 @@ func trimmedMean(vs [][]float32, n, trim int, dropped []int) []float32 {
 			s += float64(vs[i][j])
 		}
 		out[j] = float32(s / float64(hi-lo))
-		for _, i := range col[:lo] {
+		for _, i := range col[:clo] {
 			dropped[i]++
 		}
-		for _, i := range col[hi:] {
+		for _, i := range col[chi:] {
 			dropped[i]++
 		}
 	}
@@ -142,7 +146,10 @@ func trimmedMean(vs [][]float32, n, trim int, dropped []int) []float32 {
 }
 
 // normClipped is the weighted mean of the vectors, each scaled down to the
-// median of their norms when above it; clipped[i] is 1 when vs[i] was.
+// median of their norms when above it; clipped[i] is the percentage of
+// vs[i]'s norm removed, rounded (the bank whose vector is scaled down
+// most is the outlier: the largest honest norm is clipped every round
+// too, a little).
 func normClipped(vs [][]float32, ws []float64, n int, clipped []int) []float32 {
 	norms := make([]float64, len(vs))
 	for i, v := range vs {
@@ -156,7 +163,7 @@ func normClipped(vs [][]float32, ws []float64, n int, clipped []int) []float32 {
 		scale := 1.0
 		if norms[i] > bound && norms[i] > 0 {
 			scale = bound / norms[i]
-			clipped[i] = 1
+			clipped[i] = int(math.Round(100 * (1 - scale)))
 		}
 		for j, x := range v {
 			acc[j] += ws[i] * scale * float64(x)

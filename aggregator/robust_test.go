@@ -20,19 +20,21 @@ func TestRobustAggregate(t *testing.T) {
 		r    Robust
 		want []float32 // nil: only bounded near the honest values
 		far  bool      // the attacker moves the result far off
-		// aside is what the rule sets aside per sender: of the attacker
-		// "e", both coordinates, or its one vector.
+		// aside is what the rule sets aside per sender: the attacker "e"
+		// both coordinates, "c" (the smallest) too; normclip percentages
+		// of the norms.
 		aside map[string]int
 	}{
 		{"mean", Robust{}, nil, true, nil},
-		{"median", Robust{Rule: RobustMedian}, []float32{1.1, 2}, false, map[string]int{"a": 1, "b": 2, "c": 2, "d": 1, "e": 2}},
+		{"median", Robust{Rule: RobustMedian}, []float32{1.1, 2}, false, map[string]int{"c": 2, "e": 2}},
 		{"trimmed by one", Robust{Rule: RobustTrimmed, Trim: 1}, []float32{(1 + 1.1 + 1.2) / 3, (1.9 + 2 + 2.2) / 3}, false,
 			map[string]int{"c": 2, "e": 2}},
 		{"trimmed by two", Robust{Rule: RobustTrimmed, Trim: 2}, []float32{1.1, 2}, false, map[string]int{"a": 1, "b": 2, "c": 2, "d": 1, "e": 2}},
 		{"trimmed by more than the round holds: the median", Robust{Rule: RobustTrimmed, Trim: 3}, []float32{1.1, 2}, false,
-			map[string]int{"a": 1, "b": 2, "c": 2, "d": 1, "e": 2}},
-		// Norms: c 1.97, d 2.20, a 2.24 (the median), b 2.51, e 2236.
-		{"norm clipped", Robust{Rule: RobustNormClip}, nil, false, map[string]int{"b": 1, "e": 1}},
+			map[string]int{"c": 2, "e": 2}},
+		// Norms: c 1.97, d 2.20, a 2.24 (the median), b 2.51 (11% off),
+		// e 2236 (all but 0.1%).
+		{"norm clipped", Robust{Rule: RobustNormClip}, nil, false, map[string]int{"b": 11, "e": 100}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
