@@ -47,6 +47,9 @@ type SimConfig struct {
 	FinalWait time.Duration
 	Quorum    int
 	Staleness aggregator.Staleness
+	// Robust is the averaging algorithms' aggregation rule
+	// (aggregator.Config.Robust); zero: the sample-weighted mean.
+	Robust aggregator.Robust
 	// FreezeRounds and LPSFed configure LPSFed's rounds (Algo lpsfed or
 	// lpsfed-bpr).
 	FreezeRounds int
@@ -165,7 +168,7 @@ func simJobOptions(cfg SimConfig, learners []agent.Learner, ids []string) (deplo
 	}
 	round := aggregator.Config{Algo: cfg.Algo, Rounds: cfg.Rounds, MinClients: len(learners), Quorum: cfg.Quorum,
 		RoundTimeout: cfg.RoundTimeout, Staleness: cfg.Staleness, Buffer: cfg.Buffer, FreezeRounds: cfg.FreezeRounds,
-		DeadlineFactor: cfg.DeadlineFactor, DeadlineCap: cfg.DeadlineCap}
+		DeadlineFactor: cfg.DeadlineFactor, DeadlineCap: cfg.DeadlineCap, Robust: cfg.Robust}
 	if round.Personalizes() {
 		round.LPSFed, round.FedGSP = cfg.LPSFed, cfg.FedGSP
 	}

@@ -173,6 +173,7 @@ func newAggregatorCmd(g *globalFlags) *cobra.Command {
 				"rounds_closed_at_deadline": deadline, "rejects": res.Rejects, "dropped": res.Dropped,
 				"model_sha256": aggregator.ResultDigest(res), "resumed": res.Resumed, "resumed_round": res.ResumedRound, "run": res.Run,
 				"flow": res.Flow})
+			putRobust(metrics, round.Robust, res)
 			if res.Stopped != "" {
 				metrics["stopped"] = res.Stopped
 			}

@@ -202,6 +202,7 @@ func runAMLSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Time) 
 		Comm:    &CommReport{Bytes: res.Bytes, Messages: res.Messages},
 		Privacy: privacyReport(res.Agg.Final, res.Ledger, priv),
 	}
+	putRobust(rep.Metrics, sc.Robust, res.Agg)
 	if err := putOperatingPoint(rep.Metrics, res.Agg.Final); err != nil {
 		return fmt.Errorf("sim: %w", err)
 	}

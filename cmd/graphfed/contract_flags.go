@@ -15,8 +15,7 @@ type contractFlags struct {
 	schema                           string
 	maxTrain                         float64
 	modelClip, modelSigma, gradSigma float64
-	robust                           string
-	robustTrim                       int
+	robust                           robustFlags
 }
 
 func (c *contractFlags) register(f *pflag.FlagSet) {
@@ -25,13 +24,12 @@ func (c *contractFlags) register(f *pflag.FlagSet) {
 	f.Float64Var(&c.modelClip, "model-clip", 0, "the banks' --model-clip: with --model-sigma and --grad-sigma it bounds every update's norm (0: no bound)")
 	f.Float64Var(&c.modelSigma, "model-sigma", 0, "the banks' --model-sigma (σ1), with --model-clip")
 	f.Float64Var(&c.gradSigma, "grad-sigma", 0, "the banks' --grad-sigma (σ2), with --model-clip")
-	f.StringVar(&c.robust, "robust", "", "robust aggregation of the averaging algorithms: median, trimmed (with --robust-trim) or normclip (default: the sample-weighted mean)")
-	f.IntVar(&c.robustTrim, "robust-trim", 0, "--robust trimmed: the largest and the smallest values dropped from each coordinate")
+	c.robust.register(f)
 }
 
 // robustRule is the aggregation rule the flags state.
 func (c *contractFlags) robustRule() aggregator.Robust {
-	return aggregator.Robust{Rule: c.robust, Trim: c.robustTrim}
+	return c.robust.robust()
 }
 
 // contract is the contract the flags state; what they leave open is

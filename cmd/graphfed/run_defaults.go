@@ -101,6 +101,7 @@ func flagGroups() []struct {
 	}{
 		{"Rounds: adaptive deadline", func(c *cobra.Command) { registerDeadlineFlags(c, new(float64), new(time.Duration)) }},
 		{"Asynchrony", func(c *cobra.Command) { (&asyncFlags{}).register(c) }},
+		{"Robust aggregation", func(c *cobra.Command) { (&robustFlags{}).register(c.Flags()) }},
 		{"Privacy", func(c *cobra.Command) { (&privacyFlags{}).register(c) }},
 		{"Durability (JetStream)", func(c *cobra.Command) { (&recoveryFlags{}).register(c) }},
 		{"Large messages (object store)", func(c *cobra.Command) { (&blobFlags{}).register(c) }},

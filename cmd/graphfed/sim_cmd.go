@@ -28,6 +28,7 @@ type simFlags struct {
 	deadlineFactor                                    float64
 	staleness                                         string
 	staleFactor, staleA                               float64
+	robust                                            robustFlags
 	node                                              agent.NodeConfig
 	priv                                              privacyFlags
 	learner                                           string
@@ -85,6 +86,7 @@ func newSimCmd(g *globalFlags) *cobra.Command {
 	f.StringVar(&s.staleness, "staleness", "drop", "late updates: drop, constant or polynomial")
 	f.Float64Var(&s.staleFactor, "stale-factor", 0.5, "constant staleness weight")
 	f.Float64Var(&s.staleA, "stale-a", 0.5, "polynomial staleness exponent a in 1/(1+s)^a")
+	s.robust.register(f)
 	f.StringVar(&s.node.Model, "model", s.node.Model, "gcn or sage")
 	f.IntVar(&s.node.Hidden, "hidden", s.node.Hidden, "hidden units")
 	f.Float64Var(&s.node.LR, "lr", s.node.LR, "Adam learning rate")
@@ -229,6 +231,7 @@ func runSim(cmd *cobra.Command, g *globalFlags, s simFlags) error {
 		"clients_reporting": n, "partition": s.partition, "split": s.split, "rejects": res.Agg.Rejects,
 	}
 	putClientScores(metrics, metric, res.Agg.Final)
+	putRobust(metrics, sc.Robust, res.Agg)
 	rep := Report{
 		Command: "sim", Algo: s.algo, Dataset: name, Clients: s.clients, Rounds: int(res.Agg.Rounds), Seed: int64(s.seed),
 		Metrics: metrics,
@@ -250,6 +253,7 @@ func (s simFlags) simConfig(task string, log zerolog.Logger, priv scenarios.SimP
 		RoundTimeout: s.roundTimeout, DeadlineFactor: s.deadlineFactor, DeadlineCap: s.deadlineCap,
 		Quorum: s.quorum, Buffer: s.async.buffer, Seed: s.seed,
 		Staleness: aggregator.Staleness{Policy: s.staleness, Factor: s.staleFactor, A: s.staleA},
+		Robust:    s.robust.robust(),
 		NATSURL:   s.natsURL, Secure: s.secure, Durable: s.durable, Privacy: priv, Log: log, Metrics: s.live}
 }
 
