@@ -131,6 +131,7 @@ func Builtin() (*Registry, error) {
 		r.Register(ledgerTruncatedScenario()),
 		r.Register(updateFloodScenario()),
 		r.Register(durableUpdateFloodScenario()),
+		r.Register(embeddingFloodScenario()),
 	)
 	for _, s := range limitScenarios() {
 		errs = append(errs, r.Register(s))
@@ -148,5 +149,6 @@ func Builtin() (*Registry, error) {
 	for _, s := range contractScenarios() {
 		errs = append(errs, r.Register(s))
 	}
+	errs = append(errs, r.Register(robustScenario()))
 	return r, errors.Join(errs...)
 }
