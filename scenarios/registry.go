@@ -131,7 +131,6 @@ func Builtin() (*Registry, error) {
 		r.Register(ledgerTruncatedScenario()),
 		r.Register(updateFloodScenario()),
 		r.Register(durableUpdateFloodScenario()),
-		r.Register(embeddingFloodScenario()),
 	)
 	for _, s := range limitScenarios() {
 		errs = append(errs, r.Register(s))
