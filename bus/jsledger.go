@@ -70,6 +70,9 @@ type JSLedgerOptions struct {
 	// the job's single stream (LedgerStreamName) in the party's own
 	// account, as on an open server.
 	Parties []string
+	// Limits of a stream CreateLedgerStreams makes; zero: none. Opening a
+	// stream accepts any limits with discard-new.
+	Limits LedgerLimits
 }
 
 // JetStreamLedger is a privacy.Ledger kept in a JetStream stream, one
@@ -194,11 +197,11 @@ func appendOnlyConfig(name, description, subject string, opts JSLedgerOptions) j
 		Description: description,
 		Subjects:    []string{subject},
 		Retention:   jetstream.LimitsPolicy,
-		// No limits, and DiscardNew should an operator add one: an append
-		// beyond it fails instead of an old entry vanishing.
+		// No limits unless given, and DiscardNew: an append beyond a limit
+		// fails instead of an old entry vanishing.
 		MaxConsumers:      -1,
-		MaxMsgs:           -1,
-		MaxBytes:          -1,
+		MaxMsgs:           limitOr(opts.Limits.Msgs),
+		MaxBytes:          limitOr(opts.Limits.Bytes),
 		MaxMsgsPerSubject: -1,
 		MaxMsgSize:        -1,
 		Discard:           jetstream.DiscardNew,
@@ -208,6 +211,14 @@ func appendOnlyConfig(name, description, subject string, opts JSLedgerOptions) j
 		DenyDelete:        true,
 		DenyPurge:         true,
 	}
+}
+
+// limitOr is n as a stream limit: -1, none, unless positive.
+func limitOr(n int64) int64 {
+	if n > 0 {
+		return n
+	}
+	return -1
 }
 
 // checkLedgerStream refuses a stream that could lose or rewrite entries,
@@ -563,7 +574,7 @@ func (l *JetStreamLedger) records(ctx context.Context, ls ledgerStream, op, filt
 		if m.Sequence > last {
 			break
 		}
-		r := privacy.Record{Pos: m.Sequence, Where: "subject " + m.Subject, Data: m.Data}
+		r := privacy.Record{Pos: m.Sequence, Where: "subject " + m.Subject, Data: m.Data, At: m.Time}
 		r.Job, r.Client = l.filing(m.Subject)
 		out = append(out, r)
 		seq = m.Sequence + 1

@@ -72,7 +72,9 @@ func openPartyLedgers(ctx context.Context, nc *nats.Conn, l *JetStreamLedger, op
 // CreateLedgerStreams creates (or checks) the per-party ledger streams of
 // job for parties, in the ledger account nc is logged in to: the ledger
 // administrator's act, once, before the job starts (`graphfed keys
-// ledger`, which refuses a party's seed). It returns the streams' names.
+// ledger`, which refuses a party's seed). Each stream gets
+// LedgerPartyLimits unless opts.Limits are given. It returns the streams'
+// names.
 // On a party's connection it would create them in the party's own
 // account, where nobody reads them and where that party's appends would
 // be acknowledged twice; the account cannot be asked which it is.
@@ -94,14 +96,24 @@ func CreateLedgerStreams(ctx context.Context, nc *nats.Conn, job string, parties
 	if err != nil {
 		return nil, fmt.Errorf("bus: ledger %s: job %s: %w: %w", op, job, privacy.ErrLedger, err)
 	}
+	banks := 0
+	for _, p := range parties {
+		if p != AggregatorID {
+			banks++
+		}
+	}
 	var names []string
 	for _, party := range parties {
 		if !ValidID(party) {
 			return nil, fmt.Errorf("bus: ledger %s: %w: party %q does not match [a-z0-9-]{1,64}", op, privacy.ErrInvalid, party)
 		}
 		name, subj := LedgerPartyStreamName(job, party), LedgerSubject(job, party)
+		popts := opts
+		if popts.Limits == (LedgerLimits{}) {
+			popts.Limits = LedgerPartyLimits(party, banks)
+		}
 		cctx, cancel := context.WithTimeout(ctx, opts.Timeout)
-		st, err := js.CreateStream(cctx, appendOnlyConfig(name, "graphfed privacy ledger of "+party+" in job "+job+" (append-only)", subj, opts))
+		st, err := js.CreateStream(cctx, appendOnlyConfig(name, "graphfed privacy ledger of "+party+" in job "+job+" (append-only)", subj, popts))
 		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 			st, err = js.Stream(cctx, name)
 		}

@@ -98,7 +98,11 @@ func ServerConfig(k *Keyring, o ServerConfigOptions) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bus: server config: %w", err)
 	}
-	writeAccounts(&b, accounts)
+	nodes := 1
+	if o.Cluster != nil {
+		nodes += len(o.Cluster.Routes)
+	}
+	writeAccounts(&b, accounts, nodes)
 	return b.Bytes(), nil
 }
 
@@ -106,13 +110,17 @@ func ServerConfig(k *Keyring, o ServerConfigOptions) ([]byte, error) {
 // with the banks' and the auditor's publish allow-lists), JetStream,
 // exports and imports. nats-server creates its system account itself; no user of the
 // job is in it.
-func writeAccounts(b *bytes.Buffer, accounts []Account) {
+//
+// On a cluster of n nodes, a stream's byte limit is reserved once per
+// replica against its account's store, and a stream may have up to n
+// replicas, so each account's store is n times its single node's.
+func writeAccounts(b *bytes.Buffer, accounts []Account, nodes int) {
 	b.WriteString("# One account per party (bus.JobAccounts): what crosses between them is\n")
 	b.WriteString("# the exports and imports below, and nothing else.\n")
 	b.WriteString("accounts {\n")
 	for _, a := range accounts {
 		fmt.Fprintf(b, "  %q: {\n", a.Name)
-		writeLimits(b, a)
+		writeLimits(b, a, nodes)
 		b.WriteString("    users: [\n")
 		for _, u := range a.Users {
 			if u.Publish == nil {

@@ -127,6 +127,12 @@ func (j *Job) Ledger(ctx context.Context) ([]privacy.Entry, error) {
 	return j.local.LedgerEntries(ctx)
 }
 
+// LedgerReading reads and verifies the job's whole privacy ledger, with
+// what was skipped and when each entry was stored.
+func (j *Job) LedgerReading(ctx context.Context) (privacy.Reading, error) {
+	return j.local.LedgerReading(ctx)
+}
+
 // Progress is a running job's traffic and privacy spending.
 type Progress struct {
 	Messages, Bytes int64 // published by every party so far

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"time"
 )
 
 // A ledger must survive its own writers: any party that may append to it
@@ -116,6 +117,10 @@ type Record struct {
 	// JetStream subject names one); both empty when storage does not.
 	Job, Client string
 	Data        []byte
+	// At is when storage took the record (a JetStream message's
+	// timestamp), zero when it does not say: for throughput figures only,
+	// never for judging the record.
+	At time.Time
 }
 
 // RejectReason says why a record was skipped.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"time"
 )
 
 // VerifyOptions configure a Verifier.
@@ -113,6 +114,7 @@ func short(h string) string {
 type Reading struct {
 	Records  int          // records read
 	Entries  []Entry      // accepted, in ledger order
+	Stored   []time.Time  // when storage took each of Entries (zero: not said)
 	Breaks   []ChainBreak // accepted entries that do not link to their predecessor
 	Rejected []Rejection  // skipped records
 	Signed   bool         // verified against a keyring
@@ -126,6 +128,7 @@ func Verify(records []Record, opts VerifyOptions) Reading {
 		out := v.Step(r)
 		if out.Entry != nil {
 			rd.Entries = append(rd.Entries, *out.Entry)
+			rd.Stored = append(rd.Stored, r.At)
 		}
 		if out.Break != nil {
 			rd.Breaks = append(rd.Breaks, *out.Break)

@@ -131,6 +131,7 @@ func Builtin() (*Registry, error) {
 		r.Register(ledgerTruncatedScenario()),
 		r.Register(updateFloodScenario()),
 		r.Register(durableUpdateFloodScenario()),
+		r.Register(ledgerFloodScenario()),
 	)
 	for _, s := range limitScenarios() {
 		errs = append(errs, r.Register(s))

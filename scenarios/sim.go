@@ -104,6 +104,8 @@ type SimResult struct {
 	Seconds  float64
 	// Ledger is every entry of the job's privacy ledger, in order.
 	Ledger []privacy.Entry
+	// LedgerRate is how fast the ledger took the banks' appends.
+	LedgerRate LedgerRate
 }
 
 // ClientID names client i of a simulation.
@@ -148,9 +150,11 @@ func RunSim(ctx context.Context, cfg SimConfig) (SimResult, error) {
 	if runErr != nil {
 		return res, fmt.Errorf("scenarios: sim: %w", runErr)
 	}
-	if res.Ledger, err = job.Ledger(ctx); err != nil {
+	rd, err := job.LedgerReading(ctx)
+	if err != nil {
 		return res, fmt.Errorf("scenarios: sim: %w", err)
 	}
+	res.Ledger, res.LedgerRate = rd.Entries, ledgerRate(rd)
 	if err := exportLedger(ctx, cfg.Privacy.ExportLedger, res.Ledger); err != nil {
 		return res, fmt.Errorf("scenarios: sim: %w", err)
 	}

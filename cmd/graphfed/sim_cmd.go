@@ -232,6 +232,9 @@ func runSim(cmd *cobra.Command, g *globalFlags, s simFlags) error {
 	}
 	putClientScores(metrics, metric, res.Agg.Final)
 	putRobust(metrics, sc.Robust, res.Agg)
+	if lr := res.LedgerRate; lr.Appends > 0 {
+		metrics["ledger_appends_per_s"], metrics["ledger_appends_per_s_slowest_round"] = lr.PerSecond, lr.SlowestRound
+	}
 	rep := Report{
 		Command: "sim", Algo: s.algo, Dataset: name, Clients: s.clients, Rounds: int(res.Agg.Rounds), Seed: int64(s.seed),
 		Metrics: metrics,
