@@ -1,6 +1,9 @@
 package aggregator
 
-import "graphfed/bus"
+import (
+	"graphfed/bus"
+	"graphfed/inbox"
+)
 
 // The server's queue of received messages, between the NATS delivery
 // (which must never block: a blocked read loop gets the aggregator cut off
@@ -10,14 +13,24 @@ import "graphfed/bus"
 // front of everyone else's. Now each sender has its own bounded FIFO, the
 // round loop serves the senders in turn, and a message that does not fit
 // its sender's FIFO is dropped and counted against that sender: a flooding
-// bank fills and loses only its own queue.
+// bank fills and loses only its own queue. The queue itself is package
+// inbox, which every agent uses too (issue 29); what is the aggregator's
+// own is its sizing and whom a message is charged to.
 
 // InboxLimits bound the queue.
-type InboxLimits struct {
-	SenderMsgs  int // messages waiting per sender
-	SenderBytes int // bytes waiting per sender
-	TotalBytes  int // bytes waiting from all senders together
-}
+type InboxLimits = inbox.Limits
+
+// InboxStats are one sender's counters.
+type InboxStats = inbox.Stats
+
+// Inbox is the bounded, per-sender fair queue of the server's messages.
+// It is a plain data structure: the server guards it with its mutex.
+type Inbox = inbox.Queue[queued]
+
+// NewInbox returns an empty queue with limits lim, serving the senders in
+// turn. No sender has an allowance of its own: every client is bounded
+// alike, and all of them together by the total.
+func NewInbox(lim InboxLimits) *Inbox { return inbox.New(lim, inbox.RoundRobin, msgSize) }
 
 // InboxLimitsFor are the limits for a server payload limit and a job of
 // clients clients: every sender may have a round of its legitimate
@@ -28,115 +41,6 @@ type InboxLimits struct {
 func InboxLimitsFor(maxPayload, clients int) InboxLimits {
 	per := 2*maxPayload + 64<<10
 	return InboxLimits{SenderMsgs: 16, SenderBytes: per, TotalBytes: per * (max(clients, 1) + 2)}
-}
-
-// InboxStats are one sender's counters.
-type InboxStats struct {
-	Received     uint64 `json:"received"`
-	Dropped      uint64 `json:"dropped"`
-	DroppedBytes uint64 `json:"dropped_bytes"`
-}
-
-// Inbox is the bounded, per-sender fair queue. It is a plain data
-// structure: the server guards it with its mutex.
-type Inbox struct {
-	lim    InboxLimits
-	queues map[string]*senderQueue
-	ring   []string // senders with messages waiting, in service order
-	next   int      // the ring position served next
-	bytes  int
-	stats  map[string]*InboxStats
-}
-
-type senderQueue struct {
-	items []queued
-	bytes int
-}
-
-// NewInbox returns an empty queue with limits lim.
-func NewInbox(lim InboxLimits) *Inbox {
-	return &Inbox{lim: lim, queues: map[string]*senderQueue{}, stats: map[string]*InboxStats{}}
-}
-
-// Push queues q from sender. A message that would take its
-// sender over SenderMsgs or SenderBytes, or the queue over TotalBytes, is
-// dropped (the newest goes: what a sender queued first stays) unless
-// mustKeep is set, for messages whose source is itself bounded and which
-// must not be lost (updates from the durable log, redelivered anyway).
-// It returns whether q was queued and the sender's counters.
-func (b *Inbox) Push(sender string, q queued, mustKeep bool) (bool, InboxStats) {
-	size := msgSize(q)
-	st := b.stats[sender]
-	if st == nil {
-		st = &InboxStats{}
-		b.stats[sender] = st
-	}
-	st.Received++
-	sq := b.queues[sender]
-	if sq == nil {
-		sq = &senderQueue{}
-		b.queues[sender] = sq
-	}
-	full := len(sq.items)+1 > b.lim.SenderMsgs || sq.bytes+size > b.lim.SenderBytes || b.bytes+size > b.lim.TotalBytes
-	if full && !mustKeep {
-		st.Dropped++
-		st.DroppedBytes += uint64(size)
-		return false, *st
-	}
-	if len(sq.items) == 0 {
-		b.ring = append(b.ring, sender)
-	}
-	sq.items = append(sq.items, q)
-	sq.bytes += size
-	b.bytes += size
-	return true, *st
-}
-
-// Pop takes the next message, serving the senders with messages waiting
-// in turn, one message each.
-func (b *Inbox) Pop() (queued, bool) {
-	if len(b.ring) == 0 {
-		return queued{}, false
-	}
-	if b.next >= len(b.ring) {
-		b.next = 0
-	}
-	sender := b.ring[b.next]
-	sq := b.queues[sender]
-	q := sq.items[0]
-	sq.items[0] = queued{}
-	sq.items = sq.items[1:]
-	size := msgSize(q)
-	sq.bytes -= size
-	b.bytes -= size
-	if len(sq.items) == 0 {
-		delete(b.queues, sender)
-		b.ring = append(b.ring[:b.next], b.ring[b.next+1:]...)
-	} else {
-		b.next++
-	}
-	return q, true
-}
-
-// Len is how many messages wait.
-func (b *Inbox) Len() int {
-	n := 0
-	for _, sq := range b.queues {
-		n += len(sq.items)
-	}
-	return n
-}
-
-// Bytes is how many bytes wait.
-func (b *Inbox) Bytes() int { return b.bytes }
-
-// Stats returns every sender's counters.
-func (b *Inbox) Stats() map[string]InboxStats {
-	out := make(map[string]InboxStats, len(b.stats))
-	for s, st := range b.stats {
-		out[s] = *st
-	}
-	return out
 }
 
 // msgSize is what a queued message counts for.
