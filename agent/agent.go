@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"graphfed/bus"
+	"graphfed/inbox"
 	"graphfed/privacy"
 )
 
@@ -58,6 +59,9 @@ type Config struct {
 	// Observer, if set, sees every step of the machine (metrics,
 	// observer.go).
 	Observer Observer
+	// Inbox bounds what waits for the agent's loop, per sender (inbox.go);
+	// zero: derived from the server's payload limit (InboxLimitsFor).
+	Inbox InboxLimits
 }
 
 // Result is what an agent reports when the job is done.
@@ -66,6 +70,8 @@ type Result struct {
 	Rounds  int                // rounds it trained
 	Final   map[string]float64 // scores of the final model on local data
 	Rejects map[string]uint64
+	// Inbox is what the agent's inbox received and dropped, by sender.
+	Inbox InboxReport
 }
 
 // Agent runs one client's side of a job over a transport: it is the driver
@@ -82,10 +88,11 @@ type Agent struct {
 	runs   RunGuard
 	joined bool // a hello was accepted: leaving says goodbye
 
-	mu        sync.Mutex
-	queue     []bus.Msg
-	notify    chan struct{}
-	interrupt context.CancelCauseFunc // ends the running Run (a stop notice)
+	mu         sync.Mutex
+	inbox      *inbox.Queue[bus.Msg] // bounded per sender, in arrival order (inbox.go)
+	neighbours map[string]bool       // senders with an inbox allowance of their own
+	notify     chan struct{}
+	interrupt  context.CancelCauseFunc // ends the running Run (a stop notice)
 }
 
 // New builds an agent; Run starts it. Every value the agent publishes that
@@ -112,7 +119,13 @@ func New(cfg Config, tr bus.Transport, l Learner, gate *privacy.Gate) (*Agent, e
 	if err != nil {
 		return nil, fmt.Errorf("agent %s: %w", cfg.Client, err)
 	}
-	return &Agent{cfg: cfg, ep: ep, m: m, notify: make(chan struct{}, 1)}, nil
+	lim, neighbours := inboxFor(cfg, tr, l)
+	a := &Agent{cfg: cfg, ep: ep, m: m, notify: make(chan struct{}, 1), inbox: newInbox(lim, neighbours),
+		neighbours: map[string]bool{}}
+	for _, n := range neighbours {
+		a.neighbours[n] = true
+	}
+	return a, nil
 }
 
 // Run joins the job, trains round by round and returns when the aggregator
@@ -366,5 +379,6 @@ func (a *Agent) send(ctx context.Context, act MachineAction) error {
 }
 
 func (a *Agent) result(final map[string]float64) Result {
-	return Result{Client: a.cfg.Client, Rounds: a.m.Rounds(), Final: final, Rejects: a.ep.Validator().Rejects()}
+	return Result{Client: a.cfg.Client, Rounds: a.m.Rounds(), Final: final, Rejects: a.ep.Validator().Rejects(),
+		Inbox: a.InboxReport()}
 }

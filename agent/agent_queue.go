@@ -7,18 +7,27 @@ import (
 	"graphfed/bus"
 )
 
-// The driver's inbox: the transport's callbacks enqueue, Run dequeues, so
-// that a round's training never blocks delivery, and a bank that fell
-// behind can see that newer rounds are waiting.
+// The driver's inbox (inbox.go): the transport's callbacks enqueue, Run
+// dequeues, so that a round's training never blocks delivery, and a bank
+// that fell behind can see that newer rounds are waiting.
 
+// enqueue queues m under its sender, or drops it when the sender's queue
+// is full. The aggregator's notice that it stopped the job is acted on
+// here, whatever becomes of m in the queue.
 func (a *Agent) enqueue(m bus.Msg) {
 	stop, isStop := a.stopNotice(m)
+	sender := a.senderOf(m.Subject)
 	a.mu.Lock()
-	a.queue = append(a.queue, m)
+	ok, st := a.inbox.Push(sender, m, false)
+	waiting, bytes := a.inbox.Len(), a.inbox.Bytes()
 	if isStop && a.interrupt != nil {
 		a.interrupt(stop)
 	}
 	a.mu.Unlock()
+	if !ok {
+		a.logDrop(sender, m, st, waiting, bytes)
+		return
+	}
 	select {
 	case a.notify <- struct{}{}:
 	default:
@@ -28,13 +37,11 @@ func (a *Agent) enqueue(m bus.Msg) {
 func (a *Agent) next(ctx context.Context) (bus.Msg, error) {
 	for {
 		a.mu.Lock()
-		if len(a.queue) > 0 {
-			m := a.queue[0]
-			a.queue = a.queue[1:]
-			a.mu.Unlock()
+		m, ok := a.inbox.Pop()
+		a.mu.Unlock()
+		if ok {
 			return m, nil
 		}
-		a.mu.Unlock()
 		select {
 		case <-ctx.Done():
 			return bus.Msg{}, ctx.Err()
@@ -44,12 +51,13 @@ func (a *Agent) next(ctx context.Context) (bus.Msg, error) {
 }
 
 // newerRoundQueued reports whether a round after r has opened while the
-// agent was busy.
+// agent was busy. Round openings are queued under the aggregator
+// (senderOf), so only its queue is looked at.
 func (a *Agent) newerRoundQueued(r uint64) bool {
 	subj := bus.Subject(a.cfg.Job, bus.KindRound)
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	for _, m := range a.queue {
+	for m := range a.inbox.Queued(bus.AggregatorID) {
 		if m.Subject != subj {
 			continue
 		}

@@ -188,6 +188,7 @@ func NewAgent(ctx context.Context, o AgentOptions) (_ *Agent, err error) {
 	}
 	if o.Metrics != nil {
 		o.Metrics.WatchRejects(o.ID, a.agent.Validator().Rejects)
+		o.Metrics.WatchInbox(o.ID, a.agent.InboxStats)
 		o.Metrics.WatchGate(o.ID, a.gate)
 	}
 	return a, nil
@@ -254,6 +255,10 @@ func (a *Agent) Close() error {
 	}
 	return err
 }
+
+// Inbox is the agent's inbox counters so far: what it received, dropped
+// and held per sender (agent.InboxReport).
+func (a *Agent) Inbox() agent.InboxReport { return a.agent.InboxReport() }
 
 // BlobStats count the bodies the agent sent and read by reference.
 func (a *Agent) BlobStats() bus.BlobStats { return blobStats(a.tr) }

@@ -201,6 +201,7 @@ func NewAggregator(ctx context.Context, o AggregatorOptions) (_ *Aggregator, err
 	}
 	if o.Metrics != nil {
 		o.Metrics.WatchRejects(bus.AggregatorID, a.srv.Validator().Rejects)
+		o.Metrics.WatchInbox(bus.AggregatorID, a.srv.InboxStats)
 	}
 	return a, nil
 }

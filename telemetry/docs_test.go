@@ -12,6 +12,7 @@ import (
 	"graphfed/agent"
 	"graphfed/aggregator"
 	"graphfed/bus"
+	"graphfed/inbox"
 	"graphfed/privacy"
 )
 
@@ -35,6 +36,7 @@ func exported(t *testing.T) map[string]bool {
 	v.Reject(errors.New("garbage"))
 	m.WatchRejects("bank-1", v.Rejects)
 	m.WatchConn("bank-1", func() bus.ConnCounts { return bus.ConnCounts{} })
+	m.WatchInbox("bank-1", func() map[string]inbox.Stats { return map[string]inbox.Stats{"bank-0": {Received: 3, Dropped: 1}} })
 	m.WatchGate("bank-1", spendingGate(t, privacy.Budget{Epsilon: 1e9, NodeEpsilon: 1e9, NodeRho: 0.5}))
 	if err := m.WatchServer(&fakeServer{events: map[bus.ServerEventKey]int64{{Kind: bus.ServerEventLimit, Reason: "max_payload"}: 1},
 		suppressed: map[string]int64{bus.ServerEventLimit: 0}}); err != nil {

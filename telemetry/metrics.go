@@ -19,6 +19,7 @@ const (
 	LabelChannel   = "channel"   // a message kind (bus.ChannelOf) or a privacy channel
 	LabelDirection = "direction" // bus.DirectionSent or bus.DirectionReceived
 	LabelReason    = "reason"
+	LabelSender    = "sender" // whom a party's inbox charges a message to
 	LabelResult    = "result" // "ok" or "error"
 	LabelWithheld  = "withheld"
 	LabelPercent   = "rho_percentile" // the calibration percentile q of ρ_q

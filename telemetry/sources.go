@@ -8,22 +8,26 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"graphfed/bus"
+	"graphfed/inbox"
 	"graphfed/privacy"
 )
 
 // sources is the collector of the figures that already exist as counters
 // elsewhere and are read when Prometheus scrapes: the validators' rejects,
-// the connections' events and traffic, and the privacy gates' spending. Reading them
-// rather than counting again keeps the metrics equal to the JSON report.
+// the connections' events and traffic, the inboxes' drops and the privacy
+// gates' spending. Reading them rather than counting again keeps the
+// metrics equal to the JSON report.
 type sources struct {
 	mu      sync.Mutex
 	rejects map[string]func() map[string]uint64
 	conns   map[string]func() bus.ConnCounts
 	traffic map[string]func(direction string) map[bus.Kind]bus.Traffic
+	inboxes map[string]func() map[string]inbox.Stats
 	gates   map[string]*privacy.Gate
 
 	rejected, reconnects, disconnects, slow, asyncErrs *prometheus.Desc
 	trafficMsgs, trafficBytes                          *prometheus.Desc
+	inboxReceived, inboxDropped, inboxDroppedBytes     *prometheus.Desc
 	epsilon, clientEps, delta, budgetLeft, nodeLeft    *prometheus.Desc
 	nodeEps, nodeRho                                   *prometheus.Desc
 }
@@ -36,6 +40,7 @@ func newSources() *sources {
 		rejects: map[string]func() map[string]uint64{},
 		conns:   map[string]func() bus.ConnCounts{},
 		traffic: map[string]func(string) map[bus.Kind]bus.Traffic{},
+		inboxes: map[string]func() map[string]inbox.Stats{},
 		gates:   map[string]*privacy.Gate{},
 		rejected: desc("messages_rejected_total", "Messages the party's validator rejected, by reason (bus.Reason*: garbage, signature, subject, unknown_sender, shape, non_finite, round, oversized, replay, blob_*).",
 			LabelParty, LabelReason),
@@ -53,6 +58,12 @@ func newSources() *sources {
 		nodeEps: desc("privacy_node_epsilon", "Per-node ε of embedding releases at the calibrated distance ρ_q (rho_percentile q), of the worst and of the median node, as the audit computes it.",
 			LabelClient, LabelPercent, LabelNode),
 		nodeRho: desc("privacy_node_rho", "The calibrated metric-DP distance ρ_q at percentile q of the client's latest calibration.", LabelClient, LabelPercent),
+		inboxReceived: desc("inbox_received_total", "Messages that reached the party's bounded inbox (package inbox), by the sender it charges them to.",
+			LabelParty, LabelSender),
+		inboxDropped: desc("inbox_dropped_total", "Messages the party's inbox dropped because their sender's queue was full, by sender.",
+			LabelParty, LabelSender),
+		inboxDroppedBytes: desc("inbox_dropped_bytes_total", "Bytes of those messages.",
+			LabelParty, LabelSender),
 	}
 }
 
@@ -81,6 +92,14 @@ func (m *Metrics) WatchTraffic(party string, traffic func(direction string) map[
 	m.sources.mu.Unlock()
 }
 
+// WatchInbox reports party's inbox counters by sender (the aggregator's
+// Server.InboxStats, an agent's Agent.InboxStats) at every scrape.
+func (m *Metrics) WatchInbox(party string, stats func() map[string]inbox.Stats) {
+	m.sources.mu.Lock()
+	m.sources.inboxes[party] = stats
+	m.sources.mu.Unlock()
+}
+
 // WatchGate reports client's privacy spending (its gate's) at every
 // scrape.
 func (m *Metrics) WatchGate(client string, g *privacy.Gate) {
@@ -91,7 +110,7 @@ func (m *Metrics) WatchGate(client string, g *privacy.Gate) {
 
 // Describe implements prometheus.Collector.
 func (s *sources) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{s.rejected, s.trafficMsgs, s.trafficBytes, s.reconnects, s.disconnects, s.slow, s.asyncErrs,
+	for _, d := range []*prometheus.Desc{s.rejected, s.trafficMsgs, s.trafficBytes, s.inboxReceived, s.inboxDropped, s.inboxDroppedBytes, s.reconnects, s.disconnects, s.slow, s.asyncErrs,
 		s.epsilon, s.clientEps, s.delta, s.budgetLeft, s.nodeLeft, s.nodeEps, s.nodeRho} {
 		ch <- d
 	}
@@ -111,6 +130,10 @@ func (s *sources) Collect(ch chan<- prometheus.Metric) {
 	traffic := make(map[string]func(string) map[bus.Kind]bus.Traffic, len(s.traffic))
 	for k, v := range s.traffic {
 		traffic[k] = v
+	}
+	inboxes := make(map[string]func() map[string]inbox.Stats, len(s.inboxes))
+	for k, v := range s.inboxes {
+		inboxes[k] = v
 	}
 	gates := make(map[string]*privacy.Gate, len(s.gates))
 	for k, v := range s.gates {
@@ -141,6 +164,13 @@ func (s *sources) Collect(ch chan<- prometheus.Metric) {
 				counter(s.trafficMsgs, float64(c.Messages), party, string(ch), dir)
 				counter(s.trafficBytes, float64(c.Bytes), party, string(ch), dir)
 			}
+		}
+	}
+	for party, f := range inboxes {
+		for sender, st := range f() {
+			counter(s.inboxReceived, float64(st.Received), party, sender)
+			counter(s.inboxDropped, float64(st.Dropped), party, sender)
+			counter(s.inboxDroppedBytes, float64(st.DroppedBytes), party, sender)
 		}
 	}
 	for client, g := range gates {

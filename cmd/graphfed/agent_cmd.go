@@ -77,7 +77,7 @@ func newAgentCmd(g *globalFlags) *cobra.Command {
 			}
 			msgs, bytes := ag.Transport().Stats()
 			m := map[string]any{"rounds_trained": res.Rounds, "rejects": res.Rejects, "task": o.Task, "client": ag.ID(),
-				"conn": ag.ConnCounts()}
+				"conn": ag.ConnCounts(), "inbox": res.Inbox}
 			for k, v := range ag.DataStats() {
 				m["data_"+k] = v
 			}
