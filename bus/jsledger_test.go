@@ -626,3 +626,41 @@ func TestJSLedgerManyEntries(t *testing.T) {
 	appendAll(t, l, want)
 	checkEntries(t, mustEntries(t, l), want)
 }
+
+// Prepare reads a client's chain head before its first append: a client
+// with entries continues its chain, a new client starts it, and a
+// prepared head that another writer moved past is read again, not trusted.
+func TestJSLedgerPrepare(t *testing.T) {
+	srv := startTestServer(t)
+	ctx := context.Background()
+	want := ledgertest.Entries()
+	appendAll(t, openJSTestLedger(t, jsConn(t, srv.ClientURL()), jsTestJob, JSLedgerOptions{}), want)
+
+	l := openJSTestLedger(t, jsConn(t, srv.ClientURL()), jsTestJob, JSLedgerOptions{})
+	for _, c := range []string{"bank-3", "bank-new"} {
+		if err := l.Prepare(ctx, c); err != nil {
+			t.Fatalf("Prepare(%s): %v", c, err)
+		}
+	}
+	// Another writer appends bank-new's first entry after the prepare.
+	other := openJSTestLedger(t, jsConn(t, srv.ClientURL()), jsTestJob, JSLedgerOptions{})
+	if err := other.Append(ctx, modelEntry(jsTestJob, "bank-new", 1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Append(ctx, modelEntry(jsTestJob, "bank-3", 4)); err != nil {
+		t.Errorf("bank-3 seq 4 after Prepare: %v", err)
+	}
+	if err := l.Append(ctx, modelEntry(jsTestJob, "bank-new", 1)); err != nil {
+		t.Errorf("repeating the other writer's seq 1 exactly: %v, want success", err)
+	}
+	if err := l.Append(ctx, modelEntry(jsTestJob, "bank-new", 2)); err != nil {
+		t.Errorf("bank-new seq 2: %v", err)
+	}
+	got, err := l.EntriesFor(ctx, "bank-new")
+	if err != nil || len(got) != 2 {
+		t.Fatalf("bank-new: %d entries, %v; want 2", len(got), err)
+	}
+	if err := l.Prepare(ctx, "Not Valid"); err == nil {
+		t.Error("Prepare of an invalid id: no error")
+	}
+}

@@ -46,6 +46,11 @@ func Ledger(ctx context.Context, job, party string, p PrivacyOptions, tr *bus.NA
 	if err != nil {
 		return nil, nil, fmt.Errorf("deploy: ledger: %w", err)
 	}
+	// The party's chain head is read now, before its first round, not
+	// inside that round's deadline.
+	if err := l.Prepare(ctx, party); err != nil {
+		return nil, nil, fmt.Errorf("deploy: ledger: %w", err)
+	}
 	return l, func() error { return nil }, nil
 }
 

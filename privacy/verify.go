@@ -123,26 +123,50 @@ type Reading struct {
 // Verify runs records through a Verifier.
 func Verify(records []Record, opts VerifyOptions) Reading {
 	v := NewVerifier(opts)
-	rd := Reading{Records: len(records), Signed: opts.Keys != nil, Entries: []Entry{}}
+	rd := Reading{Signed: opts.Keys != nil, Entries: []Entry{}}
 	for _, r := range records {
-		out := v.Step(r)
-		if out.Entry != nil {
-			rd.Entries = append(rd.Entries, *out.Entry)
-			rd.Stored = append(rd.Stored, r.At)
-		}
-		if out.Break != nil {
-			rd.Breaks = append(rd.Breaks, *out.Break)
-		}
-		if out.Reject != nil {
-			rd.Rejected = append(rd.Rejected, *out.Reject)
-		}
+		rd.step(v, r)
 	}
 	return rd
+}
+
+// step judges one more record and keeps what the reading reports: the
+// entry if accepted, the break or the rejection, never the record's bytes.
+func (rd *Reading) step(v *Verifier, r Record) {
+	rd.Records++
+	out := v.Step(r)
+	if out.Entry != nil {
+		rd.Entries = append(rd.Entries, *out.Entry)
+		rd.Stored = append(rd.Stored, r.At)
+	}
+	if out.Break != nil {
+		rd.Breaks = append(rd.Breaks, *out.Break)
+	}
+	if out.Reject != nil {
+		rd.Rejected = append(rd.Rejected, *out.Reject)
+	}
+}
+
+// RecordWalker is a Ledger that hands its records to a reader one at a
+// time, in ledger order, stopping at fn's first error. ReadLedger prefers
+// it: the reader then holds what it keeps (the verified entries and a
+// line per rejected record), not every record, so junk stored beside the
+// entries, up to the storage's limits, costs a reader time but not memory.
+type RecordWalker interface {
+	WalkRecords(ctx context.Context, fn func(Record) error) error
 }
 
 // ReadLedger reads every record of l and verifies it. Only a failure to
 // read is an error: what the records hold is judged, never refused.
 func ReadLedger(ctx context.Context, l Ledger, opts VerifyOptions) (Reading, error) {
+	if w, ok := l.(RecordWalker); ok {
+		v := NewVerifier(opts)
+		rd := Reading{Signed: opts.Keys != nil, Entries: []Entry{}}
+		if err := w.WalkRecords(ctx, func(r Record) error { rd.step(v, r); return nil }); err != nil {
+			return Reading{}, wrapErr("read ledger", ErrLedger, "", err)
+		}
+		return rd, nil
+	}
 	recs, err := l.Records(ctx)
 	if err != nil {
 		return Reading{}, wrapErr("read ledger", ErrLedger, "", err)
