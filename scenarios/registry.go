@@ -132,6 +132,7 @@ func Builtin() (*Registry, error) {
 		r.Register(updateFloodScenario()),
 		r.Register(durableUpdateFloodScenario()),
 		r.Register(ledgerFloodScenario()),
+		r.Register(ledgerJunkScenario()),
 		r.Register(embeddingFloodScenario()),
 	)
 	for _, s := range limitScenarios() {

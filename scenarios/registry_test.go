@@ -23,7 +23,7 @@ func TestRegistryBuiltin(t *testing.T) {
 		}
 	}
 	want := append(append([]string{"dsim"}, dsim.FaultKinds()...), "slow-bank", "flood", "hostile-agent",
-		"poisoned-ledger", "rewritten-ledger-entry", "push-consumer", "hostile-js-api", "ledger-truncated", "update-flood", "durable-update-flood", "ledger-flood",
+		"poisoned-ledger", "rewritten-ledger-entry", "push-consumer", "hostile-js-api", "ledger-truncated", "update-flood", "durable-update-flood", "ledger-flood", "ledger-junk",
 		"embedding-flood",
 		"connection-flood", "subscription-flood", "bucket-fill", "large-model-by-reference",
 		"aggregator-kill9", "agent-crash-rejoin", "nats-restart", "cluster-node-loss", "aml-kill-recover", "lpsfed-kill-recover",
