@@ -23,6 +23,7 @@ type simAgent struct {
 	m           *agent.Machine
 	ep          *bus.Endpoint      // a new one per life, as a restarted process builds
 	ledger      *privacy.MemLedger // survives crashes, as a durable ledger does
+	reader      ledgerReader       // the simulator's reading of it (ledger_read.go)
 	seen        int                // ledger entries already traced
 	incarnation uint64
 	dying       bool      // crash in the middle of the next step
@@ -128,7 +129,7 @@ func (s *sim) stepAgent(a *simAgent, ev agent.MachineEvent) *Violation {
 	if s.cfg.mutateAgent != nil {
 		acts = s.cfg.mutateAgent(acts)
 	}
-	entries, ok := s.ledgerEntries(a.ledger)
+	entries, ok := s.ledgerEntries(a)
 	if !ok {
 		return nil
 	}

@@ -1,6 +1,7 @@
 package dsim
 
 import (
+	"context"
 	"fmt"
 
 	"graphfed/aggregator"
@@ -19,6 +20,7 @@ import (
 // aggRecords is the simulated aggregator's ledger and its gate.
 type aggRecords struct {
 	ledger *privacy.MemLedger // survives crashes, as the job's ledger does
+	reader ledgerReader       // the simulator's reading of it, for the final audit
 	gate   *privacy.Gate      // rebuilt from the ledger in every life
 	anchor privacy.Ref
 	last   *privacy.Entry
@@ -88,30 +90,19 @@ func (r *aggRecords) done(s *sim, m *aggregator.Machine, rounds uint64) error {
 // the aggregator's chain and every bank's — shows no loss to an audit:
 // every head a record names is in its bank's chain, every anchor names a
 // record of the aggregator's, and the done record is there unless the
-// aggregator ended down.
+// aggregator ended down. The reading audited is the one an auditor makes
+// of every party's records one after the other (readWhole), composed from
+// the readings made along the run whenever that is exact (wholeReading).
 func (s *sim) ledgerWhole() *Violation {
-	all := privacy.NewMemLedger()
-	add := func(l *privacy.MemLedger) error {
-		recs, err := l.Records(s.ctx)
-		if err != nil {
-			return err
-		}
-		for _, r := range recs {
-			all.AppendRaw(r.Data)
-		}
-		return nil
-	}
-	if err := add(s.agg.rec.ledger); err != nil {
-		s.err = fmt.Errorf("dsim seed %d: %w", s.cfg.Seed, err)
-		return nil
-	}
+	parts := []*ledgerReader{&s.agg.rec.reader}
+	ledgers := []*privacy.MemLedger{s.agg.rec.ledger}
 	for _, id := range s.ids {
-		if err := add(s.agents[id].ledger); err != nil {
-			s.err = fmt.Errorf("dsim seed %d: %w", s.cfg.Seed, err)
-			return nil
-		}
+		parts, ledgers = append(parts, &s.agents[id].reader), append(ledgers, s.agents[id].ledger)
 	}
-	rd, err := privacy.ReadLedger(s.ctx, all, privacy.VerifyOptions{Job: jobID})
+	rd, ok, err := wholeReading(s.ctx, jobID, parts, ledgers)
+	if err == nil && !ok {
+		rd, err = readWhole(s.ctx, ledgers)
+	}
 	if err == nil {
 		var rep privacy.Report
 		if rep, err = privacy.AuditReading(rd, privacy.AuditOptions{Delta: 1e-5, Job: jobID}); err == nil {
@@ -133,4 +124,20 @@ func (s *sim) ledgerWhole() *Violation {
 	}
 	s.err = fmt.Errorf("dsim seed %d: audit the ledger: %w", s.cfg.Seed, err)
 	return nil
+}
+
+// readWhole reads the ledgers as one, as an auditor reads the job's
+// ledger: every record copied into one ledger and verified there.
+func readWhole(ctx context.Context, ledgers []*privacy.MemLedger) (privacy.Reading, error) {
+	all := privacy.NewMemLedger()
+	for _, l := range ledgers {
+		recs, err := l.Records(ctx)
+		if err != nil {
+			return privacy.Reading{}, err
+		}
+		for _, r := range recs {
+			all.AppendRaw(r.Data)
+		}
+	}
+	return privacy.ReadLedger(ctx, all, privacy.VerifyOptions{Job: jobID})
 }

@@ -309,9 +309,9 @@ func (s *sim) subscribers(subject string) []string {
 	return r
 }
 
-// ledgerEntries reads an agent's ledger.
-func (s *sim) ledgerEntries(l *privacy.MemLedger) ([]privacy.Entry, bool) {
-	e, err := l.Entries(s.ctx)
+// ledgerEntries reads an agent's ledger, through its incremental reader.
+func (s *sim) ledgerEntries(a *simAgent) ([]privacy.Entry, bool) {
+	e, err := a.reader.Entries(s.ctx, a.ledger)
 	if err != nil {
 		s.err = fmt.Errorf("dsim seed %d: %w", s.cfg.Seed, err)
 		return nil, false
