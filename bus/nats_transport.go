@@ -109,6 +109,11 @@ func Connect(url string, o ConnectOptions) (*nats.Conn, error) {
 		opts = append(opts, o.Events.options()...)
 	case o.OnError != nil:
 		opts = append(opts, nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { o.OnError(err) }))
+	default:
+		// Without a handler nats.go prints each asynchronous error to
+		// stderr; a library never prints. Callers that care pass OnError
+		// or Events.
+		opts = append(opts, nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {}))
 	}
 	nc, err := nats.Connect(url, opts...)
 	if err != nil {
