@@ -3,6 +3,7 @@ package dsim
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"graphfed/agent"
@@ -20,6 +21,7 @@ type simAgent struct {
 	id          string
 	acfg        agent.Config // the driver's configuration: job, client, clock
 	numParams   int
+	learner     agent.Learner // outlives crashes; a restartable one forgets what a rebuilt process would
 	m           *agent.Machine
 	ep          *bus.Endpoint      // a new one per life, as a restarted process builds
 	ledger      *privacy.MemLedger // survives crashes, as a durable ledger does
@@ -44,18 +46,20 @@ func (s *sim) addAgent(i int) error {
 	case StrategyLPSFed:
 		r := rand.New(rand.NewPCG(s.cfg.Seed, uint64(i)+0x1b5))
 		l = newLPSFedLearner(base, 20+r.IntN(20), 30+r.IntN(30), 60+r.IntN(100))
+	case StrategyFedGSP:
+		l = newFedGSPLearner(base, i, &s.cfg)
 	}
 	ledger := privacy.NewMemLedger()
 	noise := s.cfg.Seed*7919 + uint64(i)
 	m, err := agent.NewMachine(agent.MachineConfig{Job: jobID, Client: id, LocalEpochs: s.cfg.LocalEpochs, EvalEvery: -1,
 		HelloRetry: s.cfg.HelloRetry, ModelSigma: s.cfg.ModelSigma, ModelClip: s.cfg.ModelClip, EmbSigma: s.cfg.EmbSigma,
-		GradSigma: s.cfg.GradSigma, MarginSigma: s.cfg.MarginSigma,
+		GradSigma: s.cfg.GradSigma, MarginSigma: s.cfg.MarginSigma, DescriptorSigma: s.cfg.DescSigma,
 		Privacy: privacy.Config{Delta: s.cfg.Delta, Budget: s.cfg.Budget, Seed: &noise}, Ledger: ledger}, l)
 	if err != nil {
 		return fmt.Errorf("dsim: %w", err)
 	}
 	s.agents[id] = &simAgent{id: id, acfg: agent.Config{Job: jobID, Client: id, Now: s.clock}, numParams: l.NumParams(),
-		m: m, ledger: ledger}
+		learner: l, m: m, ledger: ledger}
 	// Agents boot within the first few milliseconds, in a seeded order.
 	s.push(simEvent{at: s.now.Add(time.Duration(s.rng.Int64N(int64(10 * time.Millisecond)))), kind: evRestart, node: id})
 	return nil
@@ -76,6 +80,15 @@ func (s *sim) startAgent(a *simAgent) *Violation {
 	inc := a.incarnation
 	a.incarnation++
 	s.tr.line(s.now, "start  %s (life %d)", a.id, inc)
+	if _, ok := a.learner.(agent.DescriptorReleaser); ok && inc > 0 {
+		entries, ok := s.ledgerEntries(a)
+		if !ok {
+			return nil
+		}
+		if slices.ContainsFunc(entries, func(e privacy.Entry) bool { return e.Channel == privacy.ChannelDescriptor }) {
+			s.counters.DescKept++ // checker.once sees to it that they are not released again
+		}
+	}
 	return s.stepAgent(a, agent.Start{Now: s.now, Incarnation: inc})
 }
 
@@ -173,10 +186,16 @@ func (s *sim) stepAgent(a *simAgent, ev agent.MachineEvent) *Violation {
 			if x.Update.Margin.Len() > 0 {
 				s.counters.ScalarsSent++
 			}
+			if x.Update.Descriptors.Len() > 0 {
+				s.counters.DescSent++
+			}
 		case agent.PublishEmbeddings:
 			s.counters.EmbSent++
 		case agent.BudgetSpent:
 			s.counters.BudgetRefusals++
+			if x.Channel == privacy.ChannelDescriptor {
+				s.counters.DescRefused++
+			}
 		case agent.Finished:
 			s.counters.Finals++
 		}
@@ -202,6 +221,9 @@ func (s *sim) stepAgent(a *simAgent, ev agent.MachineEvent) *Violation {
 func (s *sim) crashAgent(a *simAgent) {
 	// Crash cannot fail: it only forgets.
 	_, _ = a.m.Step(s.ctx, agent.Crash{})
+	if r, ok := a.learner.(restartable); ok {
+		r.restart()
+	}
 	a.dying, a.wake, a.ep = false, time.Time{}, nil
 	s.counters.AgentCrashes++
 	s.tr.line(s.now, "crash  %s", a.id)

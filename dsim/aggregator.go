@@ -35,6 +35,9 @@ func newSimAgg(cfg Config, now func() time.Time) (*simAgg, error) {
 	if cfg.fixedDeadlines {
 		rc.DeadlineFactor, rc.DeadlineCap = 0, 0
 	}
+	if cfg.Strategy() == StrategyFedGSP {
+		rc.FedGSP = cfg.FedGSP
+	}
 	if cfg.Phi > 0 {
 		rc.LPSFed = aggregator.LPSFedConfig{Phi: cfg.Phi, RefEvery: cfg.RefEvery, Seed: cfg.Seed, Reference: referenceKernel}
 	}
@@ -100,6 +103,11 @@ func (s *sim) deliverAgg(m simMsg) *Violation {
 	if v := s.stepAgg(ev); v != nil {
 		return v
 	}
+	if m.flood == "" {
+		if v := honestDescriptors(s.agg.last); v != nil {
+			return v
+		}
+	}
 	return checkFlood(m, "", s.agg.last)
 }
 
@@ -150,11 +158,14 @@ func (s *sim) stepAgg(ev aggregator.Event) *Violation {
 			aggregator.AdmitJoin(a.ep.Validator(), x, a.snap.NumParams)
 		case aggregator.PublishModel:
 			s.hash.floats(x.Params)
-			if x.To != "" && s.cfg.Strategy() == StrategyLPSFed {
+			if x.To != "" && s.cfg.personalizes() {
 				s.counters.Personal++
 			}
 		case aggregator.RoundClosed:
 			s.counters.Closes[x.Reason]++
+			if x.Mix != nil && x.Mix.Collab != nil {
+				s.counters.GraphCloses++
+			}
 		case aggregator.Dropped:
 			s.counters.Rejected[x.Reason]++
 		case aggregator.DeadlineAdapted:
@@ -232,4 +243,17 @@ func (s *sim) restoreAgg() *Violation {
 	}
 	// A deadline that passed while it was down is due now.
 	return s.stepAgg(aggregator.Tick{Now: s.now})
+}
+
+// honestDescriptors checks that the aggregator did not drop an honest
+// update for its descriptors: every agent releases them in the job's one
+// layout, so a descriptor_shape drop means that agent and aggregator
+// disagree about FedGSP's contract.
+func honestDescriptors(acts []aggregator.Action) *Violation {
+	for _, a := range acts {
+		if d, ok := a.(aggregator.Dropped); ok && d.Reason == aggregator.ReasonDescriptorShape {
+			return violation(InvHonestRefused, "the aggregator dropped %s's honest round %d update for its descriptors", d.Client, d.Round)
+		}
+	}
+	return nil
 }

@@ -48,7 +48,8 @@ const (
 	InvHonestRefused = "honest-refused"
 	// InvReleasedTwice: a client released on one channel for one round in
 	// two lives (the budget charged twice for one round), or twice in one
-	// life on a channel that releases once per round.
+	// life on a channel that releases once per round, or its FedGSP
+	// descriptors twice in all.
 	InvReleasedTwice = "released-twice"
 	// InvNotNeighbour: boundary embeddings went to (or came from) a client
 	// that is no neighbour.
@@ -110,10 +111,11 @@ type checker struct {
 	stale   []accepted          // accepted late, to be folded into the open round
 	counted map[updKey]int      // times each update entered an aggregate
 
-	acct       *privacy.Accountant // every agent's ledger, replayed
-	seen       map[string]int      // ledger entries replayed, per agent
-	released   map[relKey]bool     // releases already published (emb: per recipient)
-	lives      map[chanKey]uint64  // the life that released on each (client, channel, round)
+	acct       *privacy.Accountant    // every agent's ledger, replayed
+	seen       map[string]int         // ledger entries replayed, per agent
+	released   map[relKey]bool        // releases already published (emb: per recipient)
+	lives      map[chanKey]uint64     // the life that released on each (client, channel, round)
+	desc       map[string]descRelease // FedGSP: each client's descriptor release
 	neighbours map[string]map[string]int
 	// ledgerIDs maps an agent's wire node ids to the keyed ids its gate
 	// writes in the ledger (privacy.Gate.LedgerNodeIDs); absent: the
@@ -125,6 +127,8 @@ type relKey struct {
 	client, to string
 	seq        uint64
 }
+
+type descRelease struct{ round, life uint64 }
 
 type chanKey struct {
 	client  string
@@ -138,7 +142,8 @@ func newChecker(cfg Config, counters *Counters, neighbours map[string]map[string
 	// than skipping the check.
 	acct, _ := privacy.NewAccountant(privacy.RDP, cfg.Delta, privacy.Budget{})
 	return &checker{cfg: cfg, counters: counters, cur: map[string]accepted{}, counted: map[updKey]int{},
-		acct: acct, seen: map[string]int{}, released: map[relKey]bool{}, lives: map[chanKey]uint64{}, neighbours: neighbours}
+		acct: acct, seen: map[string]int{}, released: map[relKey]bool{}, lives: map[chanKey]uint64{}, desc: map[string]descRelease{},
+		neighbours: neighbours}
 }
 
 // aggStep checks one aggregator step: the event, its actions and the

@@ -48,8 +48,9 @@ func (c *checker) agentStep(id string, life uint64, acts []agent.MachineAction, 
 	return nil
 }
 
-// once checks that no (channel, round) is released in two lives, and that
-// the channels released once per round are.
+// once checks that no (channel, round) is released in two lives, that
+// the channels released once per round are, and that descriptors are
+// released once in all.
 func (c *checker) once(id string, life uint64, fresh []privacy.Entry) *Violation {
 	seen := map[chanKey]bool{}
 	for _, e := range fresh {
@@ -65,6 +66,15 @@ func (c *checker) once(id string, life uint64, fresh []privacy.Entry) *Violation
 		}
 		if _, ok := c.lives[k]; ok && e.Channel != privacy.ChannelMargin {
 			return violation(InvReleasedTwice, "%s released %s for round %d twice", id, e.Channel, e.Round)
+		}
+		if e.Channel == privacy.ChannelDescriptor {
+			// Once per client and job, not per round: a restarted agent
+			// that finds them in its ledger never releases them again.
+			if first, ok := c.desc[id]; ok {
+				return violation(InvReleasedTwice, "%s released its descriptors in round %d (life %d) and again in round %d (life %d)",
+					id, first.round, first.life, e.Round, life)
+			}
+			c.desc[id] = descRelease{e.Round, life}
 		}
 		seen[k], c.lives[k] = true, life
 	}
@@ -90,8 +100,9 @@ func (c *checker) published(id, to string, e privacy.Entry, ch privacy.Channel, 
 }
 
 // update checks an update's sensitive fields against its releases: the
-// parameters, the gradient estimator and each scalar have one entry each,
-// in that order, and nothing else does.
+// parameters, the gradient estimator, each scalar and the descriptors have
+// one entry each, in that order, and nothing else does; the descriptors'
+// shape is their entry's.
 func (c *checker) update(id string, pu agent.PublishUpdate, ledger []privacy.Entry) *Violation {
 	u := pu.Update
 	type field struct {
@@ -100,7 +111,7 @@ func (c *checker) update(id string, pu agent.PublishUpdate, ledger []privacy.Ent
 	}
 	var want []field
 	for _, f := range []field{{privacy.ChannelModel, u.Params.Len()}, {privacy.ChannelGrad, u.Grad.Len()},
-		{privacy.ChannelMargin, u.Rho.Len()}, {privacy.ChannelMargin, u.Margin.Len()}} {
+		{privacy.ChannelMargin, u.Rho.Len()}, {privacy.ChannelMargin, u.Margin.Len()}, {privacy.ChannelDescriptor, u.Descriptors.Len()}} {
 		if f.n > 0 {
 			want = append(want, f)
 		}
@@ -111,6 +122,10 @@ func (c *checker) update(id string, pu agent.PublishUpdate, ledger []privacy.Ent
 	for i, f := range want {
 		if v := c.published(id, "", pu.Releases[i], f.ch, u.Round, f.n, ledger); v != nil {
 			return v
+		}
+		if e := pu.Releases[i]; f.ch == privacy.ChannelDescriptor && (e.Dim != u.DescDim || e.Count != 4*u.DescOrders*u.DescPrincipal) {
+			return violation(InvReleaseLedger, "%s's round %d descriptors of %d·%d·4 rows of %d, its ledger entry %d rows of %d",
+				id, u.Round, u.DescOrders, u.DescPrincipal, u.DescDim, e.Count, e.Dim)
 		}
 	}
 	return nil
@@ -188,7 +203,7 @@ func (c *checker) agentDelivery(id, subject string, env bus.Envelope) *Violation
 // personalized models, at a close to the round's contributors, otherwise
 // only to a client that just joined.
 func (c *checker) personal(ev aggregator.Event, p aggregator.PublishModel, closed *aggregator.RoundClosed) *Violation {
-	perso := c.cfg.Strategy() == StrategyLPSFed
+	perso := c.cfg.personalizes()
 	switch {
 	case perso && p.To == "":
 		return violation(InvMisrouted, "a personalizing job published a global model in round %d", p.Round)

@@ -288,6 +288,27 @@ func TestDsimCatchesBrokenParties(t *testing.T) {
 				return out
 			}
 		}, InvMisrouted},
+		{"agent publishes descriptors without their ledger entry", func(c *Config) {
+			c.mutateAgent = func(acts []agent.MachineAction) []agent.MachineAction {
+				out := slices.Clone(acts)
+				for i, a := range out {
+					if pu, ok := a.(agent.PublishUpdate); ok && pu.Update.Descriptors.Len() > 0 {
+						pu.Releases = pu.Releases[:len(pu.Releases)-1] // the descriptors' release is the last
+						out[i] = pu
+					}
+				}
+				return out
+			}
+		}, InvReleaseLedger},
+		{"aggregator drops honest descriptors", func(c *Config) {
+			c.mutate = func(acts []aggregator.Action) []aggregator.Action {
+				if !slices.ContainsFunc(acts, func(a aggregator.Action) bool { _, ok := a.(aggregator.RoundClosed); return ok }) {
+					return acts
+				}
+				// Beside a close, so that only the descriptor check can see it.
+				return append(slices.Clone(acts), aggregator.Dropped{Client: "bank-0", Round: 1 << 30, Reason: aggregator.ReasonDescriptorShape})
+			}
+		}, InvHonestRefused},
 		{"job cut short", func(c *Config) { c.MaxSteps = 10 }, InvNoProgress},
 	}
 	for _, tc := range tests {
@@ -313,4 +334,76 @@ func TestDsimCatchesBrokenParties(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FedGSP's descriptors are released once per client in all: a second
+// release, in a later round of the same life or after a restart, breaks
+// released-twice; an update whose descriptors have no release of their
+// own, or another shape than their entry, breaks release-without-ledger.
+func TestDsimCheckerDescriptorsOnce(t *testing.T) {
+	ctx := context.Background()
+	descriptors := func(t *testing.T, g *privacy.Gate, round uint64) privacy.Released {
+		t.Helper()
+		rel, err := g.Release(ctx, privacy.Request{Channel: privacy.ChannelDescriptor, Round: round,
+			Flat: []float32{0.6, 0.8, 1, 0, 0, 1, 0.8, -0.6}, Dim: 2, Sigma: 1, Clip: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rel
+	}
+	update := func(g *privacy.Gate, rel privacy.Released, orders, principal, dim int) agent.PublishUpdate {
+		return agent.PublishUpdate{Update: bus.Update{Round: rel.Entry().Round, Descriptors: bus.FromReleased(rel),
+			DescOrders: orders, DescPrincipal: principal, DescDim: dim, Ledger: bus.NewLedgerRef(g.Head())},
+			Releases: []privacy.Entry{rel.Entry()}}
+	}
+	tests := []struct {
+		name string
+		// second, when set, is a later descriptor release: its round and
+		// the life it comes in.
+		second     bool
+		round      uint64
+		life       uint64
+		dropEntry  bool // the update goes without its descriptors' release
+		orders     int  // the update's DescOrders (the release is 1·1·4 rows of 2)
+		wantSecond string
+		wantFirst  string
+	}{
+		{name: "once", orders: 1},
+		{name: "again in a later round", second: true, round: 3, orders: 1, wantSecond: InvReleasedTwice},
+		{name: "again after a restart", second: true, round: 2, life: 1, orders: 1, wantSecond: InvReleasedTwice},
+		{name: "without their release", dropEntry: true, orders: 1, wantFirst: InvReleaseLedger},
+		{name: "another shape than their entry", orders: 2, wantFirst: InvReleaseLedger},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ledger := privacy.NewMemLedger()
+			g := gated(t, jobID, "bank-0", ledger)
+			c := newChecker(Config{Delta: 1e-4}, &Counters{}, nil)
+			pu := update(g, descriptors(t, g, 1), tc.orders, 1, 2)
+			if tc.dropEntry {
+				pu.Releases = nil
+			}
+			entries, _ := ledger.Entries(ctx)
+			v := c.agentStep("bank-0", 0, []agent.MachineAction{pu}, entries)
+			if got := invariantOf(v); got != tc.wantFirst {
+				t.Fatalf("first release: %v, want %q", v, tc.wantFirst)
+			}
+			if !tc.second {
+				return
+			}
+			pu = update(g, descriptors(t, g, tc.round), 1, 1, 2)
+			entries, _ = ledger.Entries(ctx)
+			v = c.agentStep("bank-0", tc.life, []agent.MachineAction{pu}, entries)
+			if got := invariantOf(v); got != tc.wantSecond {
+				t.Fatalf("second release: %v, want %q", v, tc.wantSecond)
+			}
+		})
+	}
+}
+
+func invariantOf(v *Violation) string {
+	if v == nil {
+		return ""
+	}
+	return v.Invariant
 }

@@ -2,6 +2,7 @@ package dsim
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"time"
 
@@ -10,15 +11,33 @@ import (
 	"graphfed/privacy"
 )
 
-// Strategies the simulator spreads its seeds over: seed%3 picks one.
+// Strategies the simulator spreads its seeds over (strategyOf).
 const (
 	StrategyFedAvg   = aggregator.AlgoFedAvg   // FedAvg, with staleness policies and FedBuff
 	StrategyCEFedGNN = aggregator.AlgoCEFedGNN // CE-FedGNN: gradient estimators and boundary embeddings
 	StrategyLPSFed   = aggregator.AlgoLPSFed   // LPSFed (or lpsfed-bpr): ρ, margins, personalized models
+	// FedGSP: spectral descriptors released once per client, collaboration
+	// graphs learned from them, personalized models.
+	StrategyFedGSP = aggregator.AlgoFedGSP
 )
 
-// Strategies lists the strategies in seed order (seed%3).
-func Strategies() []string { return []string{StrategyFedAvg, StrategyCEFedGNN, StrategyLPSFed} }
+// Strategies lists the strategies, each run by a quarter of the seeds.
+func Strategies() []string {
+	return []string{StrategyFedAvg, StrategyCEFedGNN, StrategyLPSFed, StrategyFedGSP}
+}
+
+// strategyOf is a seed's strategy. Before FedGSP joined, seed%3 picked one
+// of the first three. FedGSP takes every fourth block of three consecutive
+// seeds ((seed/3)%4 == 3: seeds 9-11, 21-23, ...) and every other seed
+// keeps the strategy, job and trace it had, so that a failure reported by
+// its seed, the golden traces and a throughput measured on the same seeds
+// stay comparable across the change.
+func strategyOf(seed uint64) string {
+	if (seed/3)%4 == 3 {
+		return StrategyFedGSP
+	}
+	return Strategies()[seed%3]
+}
 
 // Config is one simulated job. RandomConfig and FocusedConfig
 // derive one from a seed.
@@ -56,7 +75,14 @@ type Config struct {
 	// LPSFed: the reference kernel's length Phi, rebuilt every RefEvery
 	// rounds (0: once); FreezeRounds publish no model.
 	Phi, RefEvery, FreezeRounds int
-	Faults                      Faults
+	// FedGSP: every agent releases, with its first update, descriptors of
+	// DescOrders·DescPrincipal·4 rows of DescDim values at noise
+	// DescSigma (one release per client: its cost falls on the first
+	// round); FedGSP is the aggregator's graph learning.
+	DescOrders, DescPrincipal, DescDim int
+	DescSigma                          float64
+	FedGSP                             aggregator.FedGSPConfig
+	Faults                             Faults
 	// Trace records a readable trace of the run (Result.Text): every
 	// message sent, delivered or lost, every step, crash and close.
 	Trace bool
@@ -95,6 +121,12 @@ func (c *Config) Strategy() string {
 	return c.Algo
 }
 
+// personalizes reports whether the job sends each client a model of its
+// own (aggregator.Config.Personalizes) instead of a global one.
+func (c *Config) personalizes() bool {
+	return c.Strategy() == StrategyLPSFed || c.Strategy() == StrategyFedGSP
+}
+
 // Faults says what the simulated network and hosts do wrong.
 type Faults struct {
 	Drop    float64       // probability that a message is lost
@@ -127,11 +159,11 @@ func FaultKinds() []string {
 	return []string{"drop", "dup", "delay", "reorder", "partition", "agent-crash", "aggregator-crash"}
 }
 
-// baseConfig draws the job (not its faults) from the seed: seed%3 picks
-// the strategy, the rest of the job comes from r.
+// baseConfig draws the job (not its faults) from the seed: strategyOf
+// picks the strategy, the rest of the job comes from r.
 func baseConfig(seed uint64, r *rand.Rand) Config {
 	c := Config{
-		Seed: seed, Algo: Strategies()[seed%3], Agents: 3 + r.IntN(3), Rounds: 4 + r.IntN(5),
+		Seed: seed, Algo: strategyOf(seed), Agents: 3 + r.IntN(3), Rounds: 4 + r.IntN(5),
 		RoundTimeout: time.Second, HelloRetry: 300 * time.Millisecond, LocalEpochs: 1 + r.IntN(3),
 		Dim: 3 + r.IntN(4), Samples: 24 + r.IntN(40), ModelSigma: 0.5, ModelClip: 2, GradSigma: 0.5, MarginSigma: 4, Delta: 1e-4,
 		Faults: Faults{Latency: time.Millisecond, Jitter: 5 * time.Millisecond, MaxOutage: 2 * time.Second},
@@ -160,7 +192,11 @@ func baseConfig(seed uint64, r *rand.Rand) Config {
 		// A budget that admits k rounds' releases (each of μ² =
 		// (2·clip/σ)²: the model's, CE-FedGNN's gradient estimator's,
 		// LPSFed's margin; LPSFed's ρ, sent once per kernel, comes on
-		// top), so that some agents run out mid-job.
+		// top), so that some agents run out mid-job. FedGSP's descriptors,
+		// released once beside the first model, are left out: they cost
+		// 0.5 to 4 model releases (strategyParams), so with k small they
+		// are refused and the update goes without them, and otherwise
+		// they shorten the rounds the model can be released for.
 		sq := func(x float64) float64 { return x * x }
 		mu2 := sq(2 * c.ModelClip / c.ModelSigma)
 		switch c.Strategy() {
@@ -196,6 +232,26 @@ func (c *Config) strategyParams(r *rand.Rand) {
 		// buffer, late updates dropped.
 		c.Buffer, c.Staleness = 0, aggregator.Staleness{Policy: aggregator.StaleDrop}
 		c.Phi, c.RefEvery, c.FreezeRounds = 3+r.IntN(6), r.IntN(3), r.IntN(2)
+	case StrategyFedGSP:
+		c.Buffer, c.Staleness = 0, aggregator.Staleness{Policy: aggregator.StaleDrop} // personalizes, as LPSFed
+		// The parameter layout [c_0 .. c_K | rest] must fit the logistic
+		// model's Dim+1 parameters: (K+1)·d ≤ Dim+1.
+		c.DescDim = 1 + r.IntN(2)
+		c.DescOrders = 1 + r.IntN(min(3, (c.Dim+1)/c.DescDim-1))
+		c.DescPrincipal = 1 + r.IntN(2)
+		// σ so that the release costs 0.5 to 4 model releases: μ² =
+		// (2·sqrt(rows)/σ)² against the model's (2·clip/σ_model)².
+		rows := float64(4 * c.DescOrders * c.DescPrincipal)
+		share := 0.5 + 3.5*r.Float64()
+		c.DescSigma = 2 * math.Sqrt(rows) / (2 * c.ModelClip / c.ModelSigma * math.Sqrt(share))
+		// Graphs learned for none, some or all of the rounds; the layout
+		// configured in a third of the jobs, else fixed by the first
+		// descriptors accepted.
+		c.FedGSP = aggregator.FedGSPConfig{Gamma: 0.5 + 3*r.Float64(), Alpha: r.Float64(), Beta: 3 * r.Float64(),
+			GraphRounds: r.IntN(c.Rounds + 2)}
+		if r.IntN(3) == 0 {
+			c.FedGSP.Orders, c.FedGSP.Dim = c.DescOrders, c.DescDim
+		}
 	}
 }
 

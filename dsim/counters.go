@@ -49,6 +49,12 @@ type Counters struct {
 	// scalars (ρ, margins) put on the wire; Personal the personalized
 	// models; Finals the agents that reported final scores.
 	EmbSent, ScalarsSent, Personal, Finals int
+	// FedGSP: DescSent counts the updates sent with descriptors,
+	// DescRefused the descriptor releases the budget refused, DescKept the
+	// lives that started with their descriptors already in the ledger
+	// (and must not release them again), GraphCloses the closes that
+	// learned the collaboration graphs.
+	DescSent, DescRefused, DescKept, GraphCloses int
 }
 
 // Add accumulates o into c.
@@ -78,6 +84,10 @@ func (c *Counters) Add(o Counters) {
 	c.ScalarsSent += o.ScalarsSent
 	c.Personal += o.Personal
 	c.Finals += o.Finals
+	c.DescSent += o.DescSent
+	c.DescRefused += o.DescRefused
+	c.DescKept += o.DescKept
+	c.GraphCloses += o.GraphCloses
 	c.Refused = addCounts(c.Refused, o.Refused)
 	c.Rejected = addCounts(c.Rejected, o.Rejected)
 	c.Closes = addCounts(c.Closes, o.Closes)

@@ -1,8 +1,9 @@
 // Package dsim is the deterministic simulation of what ships: the
 // aggregator's machine with every strategy (FedAvg with its staleness
 // policies and FedBuff, CE-FedGNN with boundary embeddings, LPSFed with
-// its reference kernel, ρ, margins and personalized models) and one agent
-// machine per client, on a seeded network and clock, without NATS.
+// its reference kernel, ρ, margins and personalized models, FedGSP with
+// descriptors released once per client and collaboration graphs) and one
+// agent machine per client, on a seeded network and clock, without NATS.
 //
 // Every message is envelope bytes: the sender seals it through its
 // bus.Endpoint, the receiver opens it through its own, with its

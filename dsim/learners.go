@@ -3,6 +3,7 @@ package dsim
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 
 	"graphfed/agent"
@@ -13,7 +14,7 @@ import (
 // a pure function of its seeds) with the capabilities each strategy's
 // learners have, so that the machine drives every channel: CE-FedGNN's
 // gradient estimator and boundary embeddings, LPSFed's counts, reference
-// kernel, ρ, margin and personalized margin.
+// kernel, ρ, margin and personalized margin, FedGSP's descriptors.
 
 // nodesPerAgent is how many graph nodes each agent owns; agent i owns the
 // global ids i*100 .. i*100+nodesPerAgent-1.
@@ -256,3 +257,74 @@ func referenceKernel(s aggregator.ReferenceStats, phi int, seed uint64) ([]float
 	}
 	return kernel(s.Users, s.Items, s.Edges, phi, 1+float64(seed%5)/10), nil
 }
+
+// fedgspLearner is a FedGSP-shaped learner (the capabilities of
+// fedgsp.Learner): it releases its spectral descriptors once, with the
+// first update it sends (agent.DescriptorReleaser), and trains on the
+// personalized model the aggregator mixes for it. Its descriptors are a
+// function of its data seed, in two groups of clients (by index parity)
+// whose directions are alike, so that the aggregator learns graphs that
+// are not uniform.
+type fedgspLearner struct {
+	*agent.LogisticLearner
+	desc     agent.Descriptor
+	released bool
+}
+
+var (
+	_ agent.DescriptorReleaser = (*fedgspLearner)(nil)
+	_ agent.AlgoReceiver       = (*fedgspLearner)(nil)
+	_ restartable              = (*fedgspLearner)(nil)
+)
+
+func newFedGSPLearner(l *agent.LogisticLearner, self int, cfg *Config) *fedgspLearner {
+	d := agent.Descriptor{Orders: cfg.DescOrders, Principal: cfg.DescPrincipal, Dim: cfg.DescDim}
+	group := rand.New(rand.NewPCG(cfg.Seed, 0x65b+uint64(self%2)))
+	own := rand.New(rand.NewPCG(cfg.Seed, 0x65c0+uint64(self)))
+	d.Rows = make([]float32, 4*d.Orders*d.Principal*d.Dim)
+	for at := 0; at < len(d.Rows); at += d.Dim {
+		row := d.Rows[at : at+d.Dim]
+		var n float64
+		for i := range row {
+			row[i] = float32(group.NormFloat64() + 0.3*own.NormFloat64())
+			n += float64(row[i]) * float64(row[i])
+		}
+		for i := range row {
+			row[i] /= float32(math.Sqrt(n) + 1e-12) // unit directions, as the contract's
+		}
+	}
+	return &fedgspLearner{LogisticLearner: l, desc: d}
+}
+
+// SetAlgo implements agent.AlgoReceiver.
+func (f *fedgspLearner) SetAlgo(algo string) error {
+	if algo != aggregator.AlgoFedGSP {
+		return fmt.Errorf("dsim: fedgsp learner in a %s job", algo)
+	}
+	return nil
+}
+
+// Descriptors implements agent.DescriptorReleaser: the same rows every
+// time until they went out.
+func (f *fedgspLearner) Descriptors() (agent.Descriptor, bool) {
+	if f.released {
+		return agent.Descriptor{}, false
+	}
+	d := f.desc
+	d.Rows = slices.Clone(d.Rows)
+	return d, true
+}
+
+// DescriptorsReleased implements agent.DescriptorReleaser.
+func (f *fedgspLearner) DescriptorsReleased() { f.released = true }
+
+// restart implements restartable: a rebuilt FedGSP process computes its
+// descriptors afresh and knows nothing of their release but what its
+// agent finds in the ledger.
+func (f *fedgspLearner) restart() { f.released = false }
+
+// restartable is a simulator learner that outlives its agent's crashes
+// (the simulator keeps one learner per agent) but holds state a restarted
+// process would not have: the simulator calls restart at every crash, so
+// that the next life starts from what a rebuilt process knows.
+type restartable interface{ restart() }

@@ -55,6 +55,11 @@ func (t *tracer) header(c Config) {
 	if c.Phi > 0 {
 		fmt.Fprintf(t.b, "# phi %d, reference every %d rounds, %d frozen rounds\n", c.Phi, c.RefEvery, c.FreezeRounds)
 	}
+	if c.DescOrders > 0 {
+		g := c.FedGSP
+		fmt.Fprintf(t.b, "# descriptors K %d kpr %d d %d sigma %.4g; graphs gamma %.3f alpha %.3f beta %.3f for %d rounds, layout %d×%d\n",
+			c.DescOrders, c.DescPrincipal, c.DescDim, c.DescSigma, g.Gamma, g.Alpha, g.Beta, g.GraphRounds, g.Orders, g.Dim)
+	}
 }
 
 // msg describes a message on the wire.
@@ -94,7 +99,10 @@ func aggActs(acts []aggregator.Action) string {
 			if x.Frozen {
 				s += " frozen"
 			}
-			if x.Mix != nil {
+			switch {
+			case x.Mix != nil && x.Mix.Collab != nil:
+				s += " collab " + sortedRows(x.Mix.Collab)
+			case x.Mix != nil:
 				s += " rho_bar " + sortedFloats(x.Mix.RhoBar)
 			}
 			parts = append(parts, s)
@@ -134,6 +142,9 @@ func agentActs(acts []agent.MachineAction) string {
 			}
 			if u.Margin.Len() > 0 {
 				s += " margin " + floats(u.Margin.Floats())
+			}
+			if u.Descriptors.Len() > 0 {
+				s += fmt.Sprintf(" desc %d·%d·4x%d %s", u.DescOrders, u.DescPrincipal, u.DescDim, floats(u.Descriptors.Floats()))
 			}
 			parts = append(parts, s)
 		case agent.BudgetSpent:
@@ -181,6 +192,30 @@ func sortedFloats(m map[string]float64) string {
 			v = 0 // no "-0"
 		}
 		fmt.Fprintf(&b, "%s:%.4g", k, v)
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+// sortedRows prints a graph's rows by client in id order.
+func sortedRows(m map[string][]float64) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, k := range sortedKeys(m) {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(k + ":[")
+		for j, v := range m[k] {
+			if j > 0 {
+				b.WriteByte(' ')
+			}
+			if math.Abs(v) < 1e-12 {
+				v = 0 // no "-0"
+			}
+			fmt.Fprintf(&b, "%.4g", v)
+		}
+		b.WriteByte(']')
 	}
 	b.WriteByte('}')
 	return b.String()

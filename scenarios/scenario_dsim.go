@@ -82,6 +82,10 @@ func sweep(ctx context.Context, name string, o ScenarioOptions, config func(uint
 	out.Metrics["scalars_sent"] = float64(c.ScalarsSent)
 	out.Metrics["personal_models"] = float64(c.Personal)
 	out.Metrics["final_reports"] = float64(c.Finals)
+	out.Metrics["descriptors_sent"] = float64(c.DescSent)
+	out.Metrics["descriptors_refused"] = float64(c.DescRefused)
+	out.Metrics["descriptors_kept"] = float64(c.DescKept)
+	out.Metrics["graph_closes"] = float64(c.GraphCloses)
 	if len(sum.Failures) > 0 {
 		v := sum.Failures[0]
 		out.FailedInvariant, out.Detail, out.Repro = v.Invariant, v.Error(), dsimRepro(name, v.Seed)
@@ -95,7 +99,7 @@ func sweep(ctx context.Context, name string, o ScenarioOptions, config func(uint
 func dsimScenario() Scenario {
 	return Scenario{
 		Name:         "dsim",
-		Doc:          "deterministic simulation: every fault mixed, every invariant after every step, many seeds",
+		Doc:          "deterministic simulation: every strategy (fedavg, cefedgnn, lpsfed, fedgsp), every fault mixed, every invariant after every step, many seeds",
 		DefaultSeeds: 1000,
 		Run: func(ctx context.Context, o ScenarioOptions) (Outcome, error) {
 			out, _, err := sweep(ctx, "dsim", o, func(seed uint64) (dsim.Config, error) { return dsim.RandomConfig(seed), nil })
