@@ -19,9 +19,9 @@ import (
 func newDataCmd(g *globalFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "data",
-		Short: "Inspect datasets",
+		Short: "Fetch and inspect datasets",
 	}
-	cmd.AddCommand(newDataStatsCmd(g))
+	cmd.AddCommand(newDataStatsCmd(g), newDataGetCmd(g))
 	return cmd
 }
 
