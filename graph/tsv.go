@@ -14,7 +14,7 @@ import (
 	"strings"
 )
 
-// The TSV dataset layout (see shared/datasets/README.md): one directory with
+// The TSV dataset layout (see examples/data/README.md): one directory with
 // meta.json, edges.tsv, features.tsv, labels.tsv and split.tsv. It is plain
 // text so that a dataset converted by any tool can be diffed and audited.
 const (

@@ -97,8 +97,8 @@ Lanczos steps), matvecs, and load_seconds and solve_seconds.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&lightgcn, "lightgcn", "", "LightGCN-format dataset directory (e.g. ../shared/datasets/gowalla)")
-	f.StringVar(&dataset, "dataset", "", "node-classification dataset directory in the TSV layout (e.g. ../shared/datasets/cora)")
+	f.StringVar(&lightgcn, "lightgcn", "", "LightGCN-format dataset directory (e.g. data/lastfm from graphfed data get lastfm)")
+	f.StringVar(&dataset, "dataset", "", "node-classification dataset directory in the TSV layout (e.g. examples/data/cora)")
 	f.IntVar(&phi, "phi", 0, "number of lowest eigenpairs (LPSFed's cut-off Φ, 128 in the paper)")
 	f.Float64Var(&opt.Tol, "tol", 1e-10, "bound on every residual ‖L·v − λ·v‖")
 	f.Uint64Var(&seed, "seed", 1, "random seed of the Lanczos start blocks")

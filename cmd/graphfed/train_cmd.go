@@ -57,7 +57,7 @@ func newTrainCmd(g *globalFlags) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&dir, "dataset", "", "dataset directory in the TSV layout (e.g. ../shared/datasets/cora)")
+	f.StringVar(&dir, "dataset", "", "dataset directory in the TSV layout (e.g. examples/data/cora)")
 	f.StringVar(&scenario, "scenario", "", "generate a dataset instead: csbm")
 	f.StringVar(&cfg.Model, "model", cfg.Model, "gcn or sage")
 	f.IntVar(&cfg.Epochs, "epochs", cfg.Epochs, "training epochs")
