@@ -112,7 +112,7 @@ func PooledOperatingPoint(final map[string]map[string]float64) (op OperatingPoin
 	tfn, _ := sum("test", "fn")
 	op = OperatingPoint{Threshold: grid[j], ValF1: vf1}
 	if tp := ttp[j]; tp > 0 {
-		op.TestF1 = 2 * tp / (2*tp + tfp[j] + tfn[j])
+		op.TestF1 = gnn.F1(tp, tfp[j], tfn[j])
 		op.TestPrecision, op.TestRecall = tp/(tp+tfp[j]), tp/(tp+tfn[j])
 	}
 	return op, true, nil

@@ -43,9 +43,5 @@ func SampleEval(g *graph.AMLGraph, s []int32, limit int, rng *rand.Rand) EvalSam
 // weighed by negScale: the full split's F1 as estimated from an
 // EvalSample.
 func WeightedF1(s EdgeScores, negScale float64) float64 {
-	tp, fp, fn := float64(s.TP), float64(s.FP)*negScale, float64(s.FN)
-	if tp == 0 {
-		return 0
-	}
-	return 2 * tp / (2*tp + fp + fn)
+	return F1(float64(s.TP), float64(s.FP)*negScale, float64(s.FN))
 }

@@ -84,10 +84,7 @@ func PooledThreshold(grid []float32, tp, fp, fn []float64) (int, float64, error)
 	}
 	best, bestF1 := 0, -1.0
 	for j := range grid {
-		f1 := 0.0
-		if tp[j] > 0 {
-			f1 = 2 * tp[j] / (2*tp[j] + fp[j] + fn[j])
-		}
+		f1 := F1(tp[j], fp[j], fn[j])
 		if f1 > bestF1 || f1 == bestF1 && abs32(grid[j]) < abs32(grid[best]) {
 			best, bestF1 = j, f1
 		}

@@ -80,7 +80,7 @@ func BestThreshold(margins []float32, labels []int32) (float32, float64, error) 
 		if i+1 < len(s) && s[i+1].m == s[i].m {
 			continue
 		}
-		f1 := 2 * float64(tp) / float64(2*tp+fp+(positives-tp))
+		f1 := F1(float64(tp), float64(fp), float64(positives-tp))
 		thr := s[i].m - 1
 		if i+1 < len(s) {
 			thr = (s[i].m + s[i+1].m) / 2

@@ -59,11 +59,21 @@ func Score(logits *Tensor, labels []int32, mask []bool) Scores {
 	var f1 float64
 	classes := 0
 	for k := 0; k < c; k++ {
-		if d := 2*tp[k] + fp[k] + fn[k]; d > 0 {
-			f1 += 2 * float64(tp[k]) / float64(d)
+		if 2*tp[k]+fp[k]+fn[k] > 0 {
+			f1 += F1(float64(tp[k]), float64(fp[k]), float64(fn[k]))
 			classes++
 		}
 	}
 	s.MacroF1 = f1 / float64(classes)
 	return s
+}
+
+// F1 is the F1 score of counts of true positives, false positives and
+// false negatives, 2tp / (2tp + fp + fn), and 0 when tp is 0: the one F1
+// formula of graphfed, for every model, threshold and pooling.
+func F1(tp, fp, fn float64) float64 {
+	if tp == 0 {
+		return 0
+	}
+	return 2 * tp / (2*tp + fp + fn)
 }

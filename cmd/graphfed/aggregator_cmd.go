@@ -14,6 +14,7 @@ import (
 	"graphfed/aggregator"
 	"graphfed/bus"
 	"graphfed/deploy"
+	joblib "graphfed/job"
 )
 
 // aggregatorFile is the --config file: JSON with the same names as the flags.
@@ -153,10 +154,11 @@ func newAggregatorCmd(g *globalFlags) *cobra.Command {
 				}
 			}
 			if task == deploy.TaskAML {
-				metrics["test_f1_illicit"], metrics["test_precision_illicit"], metrics["test_recall_illicit"] = pooledF1(res.Final, "test_")
-				if err := putOperatingPoint(metrics, res.Final); err != nil {
+				sc, err := joblib.ScoreAML(res.Final)
+				if err != nil {
 					return err
 				}
+				putAMLScores(metrics, sc)
 			}
 			// test_acc and test_macro_f1 stay in the report for every task
 			// (scripts read them; NaN when no client scores them).

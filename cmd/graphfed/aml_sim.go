@@ -1,27 +1,23 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
 	"graphfed/agent"
 	"graphfed/aggregator"
 	"graphfed/deploy"
-	"graphfed/gnn"
-	"graphfed/graph"
+	"graphfed/job"
 	"graphfed/privacy"
 	"graphfed/runreport"
 	"graphfed/scenarios"
-	"graphfed/workload/aml"
 )
 
 // amlFlags are sim's settings for --scenario aml.
@@ -60,8 +56,8 @@ const (
 
 func (a *amlFlags) register(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.IntVar(&a.banks, "banks", 24, "AML world: banks (one client each). With many banks a bank sees little of a foreign account's activity, which is what CE-FedGNN's exchange adds")
-	f.StringVar(&a.size, "size", "demo", "AML world size: demo (30k accounts, 300k rows, 1 in 100 laundering), tiny, small or medium")
+	f.IntVar(&a.banks, "banks", 0, fmt.Sprintf("AML world: banks (one client each; 0: %d). With many banks a bank sees little of a foreign account's activity, which is what CE-FedGNN's exchange adds", job.DefaultAMLBanks))
+	f.StringVar(&a.size, "size", "", "AML world size: demo (the default: 30k accounts, 300k rows, 1 in 100 laundering), tiny, small or medium")
 	f.IntVar(&a.worldRows, "world-rows", 0, "AML world: transactions (0: the size's default)")
 	f.StringVar(&a.kind, "gnn", "gin", "AML message passing: gin, sage or gcn")
 	f.IntVar(&a.batch, "batch", 512, "AML: seed transactions per local step")
@@ -83,243 +79,107 @@ func (a *amlFlags) register(cmd *cobra.Command) {
 	f.IntVar(&a.evalEvery, "eval-every", 1, "AML: banks score the model every this many rounds (the final model always)")
 }
 
-// runAMLSim generates an AML world (or loads --trans), splits it into bank
-// views on the generated worlds' temporal split, gives each bank an agent
-// and runs the job: the main job of `make demo`.
+// runAMLSim binds the flags into a job.AMLSpec, runs it (job.RunAML: the
+// main job of `make demo`) and reports it.
 func runAMLSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Time) error {
 	log := g.logger()
-	fl := cmd.Flags()
-	if !fl.Changed("algo") {
-		s.algo = amlDefaultAlgo
-	}
-	if !fl.Changed("rounds") {
-		s.rounds = amlDefaultRounds
-	}
-	priv, err := s.priv.sim(cmd, s.seed, s.out)
+	spec, err := s.amlSpec(cmd, log)
 	if err != nil {
 		return fmt.Errorf("sim: %w", err)
 	}
-	w, accts, dataset, transPath, cleanup, err := s.aml.world(cmd, g, s.seed, s.out)
-	if err != nil {
-		return fmt.Errorf("sim: %w", err)
-	}
-	defer cleanup()
-	// Typologies are evaluation labels, like the laundering flag: banks
-	// count recall by typology, the simulation pools it.
-	attempts, err := aml.LoadPatternsBeside(transPath)
-	if err != nil {
-		return fmt.Errorf("sim: %w", err)
-	}
-	views, err := aml.SplitBanks(w, accts)
-	if err != nil {
-		return fmt.Errorf("sim: %w", err)
-	}
-	worldRows, worldAccounts := w.NumEdges(), w.NumAccounts()
-	w = nil // from here on only the banks' views are used (and kept in memory)
-	fp := newFinalProgress(views)
-	// The banks share GOMAXPROCS sets of model work buffers: they train in
-	// parallel on every core without holding a set each.
-	work := gnn.NewEdgeWorkers(0)
-	learners := make([]agent.Learner, len(views))
-	ids := make([]string, len(views))
-	trainSizes := make([]int, len(views))
-	if s.aml.embEvery == 0 {
-		s.aml.embEvery = agent.DefaultExchangeEvery(s.aml.embRelease, s.rounds)
-	}
-	for i, v := range views {
-		d, err := scenarios.AMLData(v)
-		if err != nil {
-			return fmt.Errorf("sim: %w", err)
+	var p *progress
+	var planned scenarios.SimPrivacy
+	spec.OnPlan = func(plan job.AMLPlan) {
+		planned = plan.Privacy
+		s.algo, s.rounds, s.localEpochs = plan.Algo, plan.Rounds, plan.LocalSteps
+		setEffective(cmd.Flags(), "local-epochs", plan.LocalSteps)
+		if plan.Privacy.NodeTarget > 0 {
+			if err := printNodeTarget(g.humanOut(), plan.Privacy); err != nil {
+				log.Warn().Err(err).Msg("sim: the node target's plan")
+			}
 		}
-		if attempts != nil {
-			d.Typology, _ = aml.MatchTypologies(v.Graph, attempts)
-		}
-		v.Graph.Compact() // built: trim its arrays, drop its account lookup
-		l, err := agent.NewAMLLearner(d, deploy.AMLConfigFor(s.algo, agent.AMLConfig{Kind: s.aml.kind, Opt: s.aml.opt, BatchSize: s.aml.batch,
-			Gamma: s.cefed.Gamma, Hidden: s.aml.hidden, LR: s.aml.lr, FanOut: s.aml.fanOut, ExchangeEvery: s.aml.embEvery, PoolWeight: s.aml.poolWeight, ReleaseDims: s.aml.embDims, Release: s.aml.embRelease,
-			EvalSample: s.aml.evalSample, PosFraction: s.aml.posFrac, OnFinalScore: fp.bank(i),
-			Ports: s.aml.multi.ports(), TimeDeltas: s.aml.multi.timeDeltas(), EgoIDs: s.aml.multi.egoIDs(), Work: work, Seed: s.seed*7919 + uint64(i) + 1}))
-		if err != nil {
-			return fmt.Errorf("sim: bank %s: %w", v.ID, err)
-		}
-		learners[i], ids[i] = l, v.ID
-		trainSizes[i] = l.TrainSize()
+		p = newProgress("sim aml "+plan.Algo, plan.Rounds)
 	}
-	if !fl.Changed("local-epochs") {
-		// Rounds that fit the work: K grows with the banks' data.
-		s.localEpochs = deploy.AMLLocalSteps(trainSizes, s.aml.batch, s.rounds)
-		setEffective(fl, "local-epochs", s.localEpochs)
-		log.Info().Int("k", s.localEpochs).Ints("train_rows", trainSizes).Int("batch", s.aml.batch).Int("rounds", s.rounds).
-			Msg("sim: local steps per round from the banks' training transactions")
-	}
-	priv.EmbSigma = s.embSigma
-	if s.priv.target > 0 {
-		priv.NodeTarget, priv.EmbReleases = s.priv.target, privacy.PlannedReleases(s.rounds, s.aml.embEvery)
-		if err := printNodeTarget(g.humanOut(), priv); err != nil {
-			return fmt.Errorf("sim: %w", err)
-		}
-	}
-	slow, err := s.async.slowFactors(len(views))
-	if err != nil {
-		return fmt.Errorf("sim: %w", err)
-	}
-	log.Info().Int("banks", len(views)).Int("rows", worldRows).Int("accounts", worldAccounts).Msg("AML world ready")
 	var rows []roundRow
-	p := newProgress("sim aml "+s.algo, s.rounds)
-	sc := s.simConfig(deploy.TaskAML, log, priv)
-	sc.Learners, sc.IDs, sc.EvalEvery, sc.SlowFactor = learners, ids, s.aml.evalEvery, slow
-	if sc.InProcess, err = inProcessConns(s.conns, s.natsURL, len(learners)+2, log); err != nil {
-		return err
+	res, err := job.RunAML(cmd.Context(), spec, func(r job.AMLRound) {
+		rows = append(rows, roundRow{rc: r.Close, acc: r.ValF1, prog: r.Progress})
+		p.update(int(r.Close.Round), fmt.Sprintf("%s in=%d late=%d val_f1(start)=%.4f %s %s",
+			r.Close.Reason, len(r.Close.In), len(r.Close.Late), r.ValF1, humanBytes(r.Progress.Bytes),
+			progressClaims(r.Progress.NodeEpsilonP90, r.Progress.ClientEpsilon, planned)))
+	})
+	if p != nil {
+		p.finish()
 	}
-	sc.OnRound = func(rc aggregator.RoundClosed, scores map[string]map[string]float64) {
-		f1 := math.NaN() // not scored this round (--eval-every)
-		if len(scores) > 0 {
-			f1, _, _ = pooledF1(scores, "val_")
-		}
-		rows = append(rows, roundRow{rc: rc, acc: f1})
-	}
-	sc.OnProgress = func(rc aggregator.RoundClosed, pr scenarios.Progress) {
-		r := &rows[len(rows)-1]
-		r.prog = pr
-		p.update(int(rc.Round), fmt.Sprintf("%s in=%d late=%d val_f1(start)=%.4f %s %s",
-			rc.Reason, len(rc.In), len(rc.Late), r.acc, humanBytes(pr.Bytes), progressClaims(pr.NodeEpsilonP90, pr.ClientEpsilon, priv)))
-	}
-	res, err := scenarios.RunSim(cmd.Context(), sc)
-	p.finish()
-	fp.finish()
 	if err != nil {
 		return fmt.Errorf("sim: %w", err)
 	}
-	f1, prec, rec := pooledF1(res.Agg.Final, "test_")
-	vf1, _, _ := pooledF1(res.Agg.Final, "val_")
-	tf1, _, _ := pooledF1(res.Agg.Final, "test_tuned_")
-	byTyp := typologyRecall(res.Agg.Final)
+	sc, priv := res.Scores, res.Plan.Privacy
 	rep := Report{
-		Command: "sim", Algo: s.algo, Dataset: dataset, Clients: len(views), Rounds: int(res.Agg.Rounds), Seed: int64(s.seed),
-		Metrics: map[string]any{"test_f1_illicit": f1, "test_precision_illicit": prec, "test_recall_illicit": rec,
-			"val_f1_illicit": vf1, "test_f1_illicit_tuned": tf1, "rows": worldRows, "gnn": s.aml.kind, "k": s.localEpochs, "rejects": res.Agg.Rejects,
-			"peak_rss_mib": peakRSSMiB()},
-		Comm:    &CommReport{Bytes: res.Bytes, Messages: res.Messages},
-		Privacy: privacyReport(res.Agg.Final, res.Ledger, priv),
+		Command: "sim", Algo: res.Plan.Algo, Dataset: res.Dataset, Clients: res.Plan.Banks, Rounds: int(res.Sim.Agg.Rounds), Seed: int64(s.seed),
+		Metrics: map[string]any{"test_f1_illicit": sc.TestF1, "test_precision_illicit": sc.TestPrecision, "test_recall_illicit": sc.TestRecall,
+			"val_f1_illicit": sc.ValF1, "test_f1_illicit_tuned": sc.TunedF1, "rows": res.Plan.Rows, "gnn": res.Plan.Learner.Kind,
+			"k": res.Plan.LocalSteps, "rejects": res.Sim.Agg.Rejects, "peak_rss_mib": peakRSSMiB()},
+		Comm:    &CommReport{Bytes: res.Sim.Bytes, Messages: res.Sim.Messages},
+		Privacy: privacyReport(res.Sim.Agg.Final, res.Sim.Ledger, priv),
 	}
-	putRobust(rep.Metrics, sc.Robust, res.Agg)
-	if err := putOperatingPoint(rep.Metrics, res.Agg.Final); err != nil {
-		return fmt.Errorf("sim: %w", err)
-	}
-	if byTyp != nil {
-		rep.Metrics["test_recall_by_typology"] = byTyp
-		if err := writeTypologyTable(g.humanOut(), byTyp); err != nil {
+	putRobust(rep.Metrics, spec.Sim.Robust, res.Sim.Agg)
+	putPooled(rep.Metrics, sc)
+	if sc.Typology != nil {
+		rep.Metrics["test_recall_by_typology"] = sc.Typology
+		if err := job.WriteTypologyTable(g.humanOut(), sc.Typology); err != nil {
 			return fmt.Errorf("sim: %w", err)
 		}
 	}
 	if s.out != "" {
-		if err := writeAMLRun(cmd, s.out, simRun{rep: rep, rows: rows, res: res, priv: priv, start: start}); err != nil {
+		run := simRun{rep: rep, rows: rows, res: res.Sim, priv: priv, start: start}
+		if err := writeAMLRun(cmd, s.out, run); err != nil {
 			return fmt.Errorf("sim: %w", err)
 		}
 	}
 	return g.emit(rep, start)
 }
 
-// world returns the transactions the job runs on, the world's accounts
-// (nil when there is no accounts file), the report's dataset name and a
-// cleanup: the --trans file with its accounts, or else a world generated
-// from the flags into out/world (a temporary directory without --out).
-func (a *amlFlags) world(cmd *cobra.Command, g *globalFlags, seed uint64, out string) (w *graph.AMLGraph, accts []graph.AMLAccount, dataset, trans string, cleanup func(), err error) {
-	nop := func() {}
-	if a.trans != "" {
-		w, accts, err := a.load(cmd, g)
-		return w, accts, a.trans, a.trans, nop, err
+// amlSpec binds sim's flags into the AML job's spec. Unset fields (the
+// algorithm and rounds when not given, K when --local-epochs is not
+// given) are left for the library to resolve.
+func (s simFlags) amlSpec(cmd *cobra.Command, log zerolog.Logger) (job.AMLSpec, error) {
+	fl := cmd.Flags()
+	sc := s.simConfig(deploy.TaskAML, log, scenarios.SimPrivacy{})
+	if !fl.Changed("algo") {
+		sc.Algo = ""
 	}
-	if cmd.Flags().Changed("accounts") {
-		return nil, nil, "", "", nop, fmt.Errorf("--accounts needs --trans")
+	if !fl.Changed("rounds") {
+		sc.Rounds = 0
 	}
-	size, err := aml.ParseSize(a.size)
+	if !fl.Changed("local-epochs") {
+		sc.LocalEpochs = 0
+	}
+	a := s.aml
+	spec := job.AMLSpec{Sim: sc, Conns: s.conns, Out: s.out, EvalEvery: a.evalEvery, Progress: cmdProgress{},
+		World: job.AMLWorld{Trans: a.trans, Accounts: a.acctFile, Size: a.size, Banks: a.banks, Rows: a.worldRows,
+			NumAccounts: a.accounts, IllicitRatio: a.ratio},
+		Learner: agent.AMLConfig{Kind: a.kind, Opt: a.opt, BatchSize: a.batch, Gamma: s.cefed.Gamma, Hidden: a.hidden, LR: a.lr,
+			FanOut: a.fanOut, ExchangeEvery: a.embEvery, PoolWeight: a.poolWeight, ReleaseDims: a.embDims, Release: a.embRelease,
+			EvalSample: a.evalSample, PosFraction: a.posFrac,
+			Ports: a.multi.ports(), TimeDeltas: a.multi.timeDeltas(), EgoIDs: a.multi.egoIDs()}}
+	// The node target as the flags decided it (privacyFlags.resolve): a
+	// fixed σ0 only without one.
+	target := s.priv.target
+	spec.Privacy = job.Privacy{Delta: s.priv.delta, BudgetEpsilon: s.priv.budgetEps, Accountant: s.priv.accountant,
+		NodeTarget: &target, ModelSigma: s.priv.modelSigma, ModelClip: s.priv.modelClip}
+	if target <= 0 {
+		spec.Privacy.EmbSigma = s.embSigma
+	}
+	if fl.Changed("seed") {
+		seed := s.seed
+		spec.Privacy.NoiseSeed = &seed
+	}
+	slow, err := s.async.slowFactors(math.MaxInt) // the library checks them against the banks
 	if err != nil {
-		return nil, nil, "", "", nop, err
+		return spec, err
 	}
-	wcfg, err := aml.Preset(size, aml.HI, seed)
-	if err != nil {
-		return nil, nil, "", "", nop, err
-	}
-	wcfg.Banks = a.banks
-	if a.worldRows > 0 {
-		wcfg.Transactions = int64(a.worldRows)
-	}
-	if a.accounts > 0 {
-		wcfg.Accounts = a.accounts
-	}
-	if a.ratio > 0 {
-		wcfg.IllicitRatio = a.ratio
-	}
-	dir := filepath.Join(out, "world")
-	cleanup = nop
-	if out == "" {
-		if dir, err = os.MkdirTemp("", "graphfed-aml-"); err != nil {
-			return nil, nil, "", "", nop, err
-		}
-		cleanup = func() { os.RemoveAll(dir) }
-	}
-	gp := newProgress("gen aml", int(wcfg.Transactions))
-	sum, err := aml.Generate(wcfg, dir, func(done, total int64) { gp.update(int(done), "rows") })
-	gp.finish()
-	if err != nil {
-		cleanup()
-		return nil, nil, "", "", nop, err
-	}
-	if w, _, err = graph.LoadAMLTrans(sum.TransPath, graph.AMLOptions{}); err != nil {
-		cleanup()
-		return nil, nil, "", "", nop, err
-	}
-	return w, nil, "aml-" + a.size, sum.TransPath, cleanup, nil
-}
-
-// load reads the --trans file and its accounts. The world's shape comes
-// from the file, so the flags that shape a generated world are refused
-// rather than silently ignored. Malformed rows fail the run with their line
-// (graph's strict policy): a model trained on a silently thinned file would
-// not be the file's.
-func (a *amlFlags) load(cmd *cobra.Command, g *globalFlags) (*graph.AMLGraph, []graph.AMLAccount, error) {
-	for _, name := range []string{"banks", "size", "world-rows", "world-accounts", "illicit-ratio"} {
-		if cmd.Flags().Changed(name) {
-			return nil, nil, fmt.Errorf("--%s shapes a generated world; with --trans the world is the file's", name)
-		}
-	}
-	st, err := os.Stat(a.trans)
-	if err != nil {
-		return nil, nil, fmt.Errorf("--trans: %w", err)
-	}
-	lp := newProgress("load "+filepath.Base(a.trans), int(st.Size()))
-	w, iss, err := graph.LoadAMLTrans(a.trans, graph.AMLOptions{Progress: func(done, _ int64) { lp.update(int(done), "bytes") }})
-	lp.finish()
-	if err != nil {
-		return nil, nil, fmt.Errorf("--trans: %w", err)
-	}
-	logIssues(g, iss)
-	if w.NumEdges() == 0 {
-		return nil, nil, fmt.Errorf("--trans %s: no transactions", a.trans)
-	}
-	if w.NumBanks() < 2 {
-		return nil, nil, fmt.Errorf("--trans %s: %d bank, a federated job needs at least 2", a.trans, w.NumBanks())
-	}
-	path := a.acctFile
-	if path == "" {
-		sib, err := graph.AMLSiblingPath(a.trans, "accounts")
-		if err != nil {
-			return w, nil, nil // a file named otherwise has no siblings
-		}
-		if _, err := os.Stat(sib); errors.Is(err, fs.ErrNotExist) {
-			return w, nil, nil
-		} else if err != nil {
-			return nil, nil, fmt.Errorf("--accounts: %w", err)
-		}
-		path = sib
-	}
-	accts, iss, err := graph.LoadAMLAccounts(path, graph.AMLOptions{})
-	if err != nil {
-		return nil, nil, fmt.Errorf("--accounts: %w", err)
-	}
-	logIssues(g, iss)
-	return w, accts, nil
+	spec.SlowFactor = slow
+	return spec, nil
 }
 
 // writeAMLRun writes the run directory (writeSimRun) and the F1 plot.
@@ -329,7 +189,7 @@ func writeAMLRun(cmd *cobra.Command, dir string, r simRun) error {
 		if sc == nil || sc["val_tp"]+sc["val_fp"]+sc["val_fn"] == 0 {
 			return math.NaN()
 		}
-		f1, _, _ := pooledF1(map[string]map[string]float64{"": sc}, "val_")
+		f1, _, _ := job.PooledF1(map[string]map[string]float64{"": sc}, "val_")
 		return f1
 	}
 	if err := writeSimRun(cmd, dir, r); err != nil {

@@ -11,6 +11,7 @@ import (
 	"graphfed/aggregator"
 	"graphfed/deploy"
 	"graphfed/graph"
+	"graphfed/job"
 	"graphfed/lpsfed"
 	"graphfed/scenarios"
 	"graphfed/spectral"
@@ -115,7 +116,7 @@ func runLPSFedSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Tim
 	}
 	sc := s.simConfig(deploy.TaskRec, log, priv)
 	sc.Learners, sc.IDs, sc.EvalEvery, sc.FreezeRounds = learners, ids, evalEvery, l.ref.freeze
-	if sc.InProcess, err = inProcessConns(s.conns, s.natsURL, len(learners)+2, log); err != nil {
+	if sc.InProcess, err = job.InProcessConns(s.conns, s.natsURL, len(learners)+2, log); err != nil {
 		return err
 	}
 	l.ref.phi = l.phi

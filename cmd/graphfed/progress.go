@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/mattn/go-isatty"
+
+	"graphfed/job"
 )
 
 // progress draws a one-line bar on a terminal, redrawn in place, and falls
@@ -72,3 +74,16 @@ func humanBytes(n int64) string {
 	}
 	return fmt.Sprintf("%d B", n)
 }
+
+// cmdProgress draws the job library's stages as terminal bars.
+type cmdProgress struct{}
+
+func (cmdProgress) Stage(name string, total int) job.Bar {
+	return progressBar{newProgress(name, total)}
+}
+
+// progressBar is a progress as a job.Bar.
+type progressBar struct{ p *progress }
+
+func (b progressBar) Update(done int, note string) { b.p.update(done, note) }
+func (b progressBar) Finish()                      { b.p.finish() }

@@ -13,6 +13,7 @@ import (
 	"graphfed/aggregator"
 	"graphfed/deploy"
 	"graphfed/graph"
+	"graphfed/job"
 	"graphfed/scenarios"
 	"graphfed/telemetry"
 )
@@ -75,12 +76,12 @@ func newSimCmd(g *globalFlags) *cobra.Command {
 	f.IntVar(&s.localEpochs, "local-epochs", 5, "local steps per round (CE-FedGNN's K; full-batch epochs for node datasets, fedgsp by default 1 as its authors; aml: by default 32, or enough for the job to go twice over the median bank's training transactions)")
 	f.Uint64Var(&s.seed, "seed", 1, "seed for data generation, partitioning and model init (simulation only)")
 	f.StringVar(&s.natsURL, "nats", "", "external NATS server or cluster URL; default: an embedded server")
-	f.StringVar(&s.conns, "conns", "auto", connsHelp)
+	f.StringVar(&s.conns, "conns", "auto", job.ConnsHelp)
 	f.BoolVar(&s.durable, "durable", false, "durable aggregator: checkpoints in JetStream KV and object store, updates through the job's update stream")
 	f.BoolVar(&s.secure, "secure", false, "fresh keys, keyring and per-party permissions for the job in a temporary directory; every party signs and verifies (not with --nats)")
 	f.StringVar(&s.out, "out", "", "run directory for the JSON summary and per-round CSV")
-	f.StringVar(&s.job, "job", "sim", "job id")
-	f.DurationVar(&s.roundTimeout, "round-timeout", 30*time.Second, "round deadline; with --deadline-factor, its floor")
+	f.StringVar(&s.job, "job", job.DefaultJobID, "job id")
+	f.DurationVar(&s.roundTimeout, "round-timeout", job.DefaultRoundTimeout, "round deadline; with --deadline-factor, its floor")
 	registerDeadlineFlags(cmd, &s.deadlineFactor, &s.deadlineCap)
 	f.IntVar(&s.quorum, "quorum", 0, "updates that close a round; 0: every live client")
 	f.StringVar(&s.staleness, "staleness", "drop", "late updates: drop, constant or polynomial")
@@ -207,7 +208,7 @@ func runSim(cmd *cobra.Command, g *globalFlags, s simFlags) error {
 	p := newProgress("sim "+s.algo, s.rounds)
 	sc := s.simConfig(deploy.TaskNode, log, priv)
 	sc.Clients, sc.Node, sc.Learners, sc.IDs, sc.SlowFactor = clients, s.node, learners, ids, slow
-	if sc.InProcess, err = inProcessConns(s.conns, s.natsURL, len(clients)+2, log); err != nil {
+	if sc.InProcess, err = job.InProcessConns(s.conns, s.natsURL, len(clients)+2, log); err != nil {
 		return err
 	}
 	sc.FedGSP = gspServer

@@ -1,4 +1,4 @@
-package main
+package job
 
 import (
 	"math"
@@ -23,9 +23,9 @@ func TestInProcessConns(t *testing.T) {
 		{"auto", "nats://x:4222", math.MaxInt32, false, false},
 		{"pipes", "", 3, false, true},
 	} {
-		got, err := inProcessConns(tt.mode, tt.url, tt.parties, zerolog.Nop())
+		got, err := InProcessConns(tt.mode, tt.url, tt.parties, zerolog.Nop())
 		if got != tt.want || (err != nil) != tt.fails {
-			t.Errorf("inProcessConns(%q, %q, %d) = %v, %v; want %v, error %v", tt.mode, tt.url, tt.parties, got, err, tt.want, tt.fails)
+			t.Errorf("InProcessConns(%q, %q, %d) = %v, %v; want %v, error %v", tt.mode, tt.url, tt.parties, got, err, tt.want, tt.fails)
 		}
 	}
 }

@@ -1,0 +1,204 @@
+package job
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"path/filepath"
+	"sync"
+
+	"graphfed/agent"
+	"graphfed/aggregator"
+	"graphfed/deploy"
+	"graphfed/gnn"
+	"graphfed/graph"
+	"graphfed/privacy"
+	"graphfed/scenarios"
+	"graphfed/workload/aml"
+)
+
+// AMLRound is one closed round of an AML job: the close, the banks' pooled
+// validation F1 of the model they started it with (NaN when not scored
+// that round), and the job's traffic and spending so far.
+type AMLRound struct {
+	Close    aggregator.RoundClosed
+	ValF1    float64
+	Progress scenarios.Progress
+}
+
+// AMLResult is a finished AML job.
+type AMLResult struct {
+	Plan    AMLPlan
+	Dataset string // the world's name: aml-<size>, or the --trans file
+	Sim     scenarios.SimResult
+	Rounds  []AMLRound
+	Scores  AMLScores
+}
+
+// RunAML runs the AML job of spec: it generates the world (or loads
+// World.Trans), splits it into bank views on the generated worlds'
+// temporal split, gives each bank an agent and an AML learner, and runs
+// the job on an embedded server (or Sim.NATSURL). OnRound, if set, hears
+// each round as it closes.
+func RunAML(ctx context.Context, spec AMLSpec, onRound func(AMLRound)) (AMLResult, error) {
+	fail := func(err error) (AMLResult, error) { return AMLResult{}, fmt.Errorf("job: aml: %w", err) }
+	sc := spec.Sim
+	log, p := sc.Log, progressOr(spec.Progress)
+	sc = resolveSim(sc)
+	if sc.Algo == "" {
+		sc.Algo = DefaultAMLAlgo
+	}
+	if sc.Rounds == 0 {
+		sc.Rounds = DefaultAMLRounds
+	}
+	if err := deploy.CheckTaskAlgo(deploy.TaskAML, sc.Algo); err != nil {
+		return fail(err)
+	}
+	sc.Task = deploy.TaskAML
+	if spec.World.Dir == "" && spec.Out != "" {
+		spec.World.Dir = filepath.Join(spec.Out, "world")
+	}
+	w, err := spec.World.world(sc.Seed, p, log)
+	if err != nil {
+		return fail(err)
+	}
+	defer w.cleanup()
+	// Typologies are evaluation labels, like the laundering flag: banks
+	// count recall by typology, the job pools it.
+	attempts, err := aml.LoadPatternsBeside(w.trans)
+	if err != nil {
+		return fail(err)
+	}
+	views, err := aml.SplitBanks(w.graph, w.accounts)
+	if err != nil {
+		return fail(err)
+	}
+	for i := range spec.SlowFactor {
+		if i < 0 || i >= len(views) {
+			return fail(fmt.Errorf("a slow factor for bank index %d; the job has banks 0..%d", i, len(views)-1))
+		}
+	}
+	plan := AMLPlan{Algo: sc.Algo, Rounds: sc.Rounds, Banks: len(views), Rows: w.graph.NumEdges(), Accounts: w.graph.NumAccounts()}
+	w.graph = nil // from here on only the banks' views are used (and kept in memory)
+	final := newFinalBar(views, p)
+	// The banks share GOMAXPROCS sets of model work buffers: they train in
+	// parallel on every core without holding a set each.
+	work := gnn.NewEdgeWorkers(0)
+	lc := resolveLearner(spec.Learner, sc.Rounds)
+	plan.Learner = lc
+	learners := make([]agent.Learner, len(views))
+	ids := make([]string, len(views))
+	for i, v := range views {
+		d, err := deploy.AMLData(v)
+		if err != nil {
+			return fail(err)
+		}
+		if attempts != nil {
+			d.Typology, _ = aml.MatchTypologies(v.Graph, attempts)
+		}
+		v.Graph.Compact() // built: trim its arrays, drop its account lookup
+		c := lc
+		c.OnFinalScore, c.Work, c.Seed = final.bank(i), work, sc.Seed*7919+uint64(i)+1
+		l, err := agent.NewAMLLearner(d, deploy.AMLConfigFor(sc.Algo, c))
+		if err != nil {
+			return fail(fmt.Errorf("bank %s: %w", v.ID, err))
+		}
+		learners[i], ids[i] = l, v.ID
+		plan.TrainRows = append(plan.TrainRows, l.TrainSize())
+	}
+	if sc.LocalEpochs == 0 {
+		// Rounds that fit the work: K grows with the banks' data.
+		sc.LocalEpochs = deploy.AMLLocalSteps(plan.TrainRows, lc.BatchSize, sc.Rounds)
+		log.Info().Int("k", sc.LocalEpochs).Ints("train_rows", plan.TrainRows).Int("batch", lc.BatchSize).Int("rounds", sc.Rounds).
+			Msg("aml: local steps per round from the banks' training transactions")
+	}
+	plan.LocalSteps = sc.LocalEpochs
+	if plan.Privacy, err = spec.Privacy.resolveAML(sc.Algo, privacy.PlannedReleases(sc.Rounds, lc.ExchangeEvery)); err != nil {
+		return fail(err)
+	}
+	if spec.Out != "" {
+		plan.Privacy.ExportLedger = filepath.Join(spec.Out, "ledger.jsonl")
+	}
+	if spec.OnPlan != nil {
+		spec.OnPlan(plan)
+	}
+	log.Info().Int("banks", len(views)).Int("rows", plan.Rows).Int("accounts", plan.Accounts).Msg("AML world ready")
+	sc.Learners, sc.IDs, sc.EvalEvery, sc.SlowFactor, sc.Privacy = learners, ids, spec.EvalEvery, spec.SlowFactor, plan.Privacy
+	if sc.InProcess, err = InProcessConns(spec.Conns, sc.NATSURL, len(learners)+2, log); err != nil {
+		return fail(err)
+	}
+	var rounds []AMLRound
+	sc.OnRound = func(rc aggregator.RoundClosed, scores map[string]map[string]float64) {
+		f1 := math.NaN() // not scored this round (EvalEvery)
+		if len(scores) > 0 {
+			f1, _, _ = PooledF1(scores, "val_")
+		}
+		rounds = append(rounds, AMLRound{Close: rc, ValF1: f1})
+	}
+	sc.OnProgress = func(_ aggregator.RoundClosed, pr scenarios.Progress) {
+		r := &rounds[len(rounds)-1]
+		r.Progress = pr
+		if onRound != nil {
+			onRound(*r)
+		}
+	}
+	res, err := scenarios.RunSim(ctx, sc)
+	final.finish()
+	out := AMLResult{Plan: plan, Dataset: w.dataset, Sim: res, Rounds: rounds}
+	if err != nil {
+		return out, fmt.Errorf("job: aml: %w", err)
+	}
+	if out.Scores, err = ScoreAML(res.Agg.Final); err != nil {
+		return out, err
+	}
+	return out, nil
+}
+
+// finalBar shows the banks' final evaluation, which at AMLworld scale
+// takes a while after the last round, as one bar: seeds scored by every
+// bank of those they score in all.
+type finalBar struct {
+	p     Progress
+	done  []int
+	total int
+	mu    sync.Mutex // banks report from their own goroutines
+	bar   Bar
+}
+
+func newFinalBar(views []*aml.BankView, p Progress) *finalBar {
+	f := &finalBar{p: p, done: make([]int, len(views))}
+	for _, v := range views {
+		for e, home := range v.Home {
+			if home && v.Split[e] != graph.SplitTrain {
+				f.total++
+			}
+		}
+	}
+	return f
+}
+
+// bank returns bank i's AMLConfig.OnFinalScore.
+func (f *finalBar) bank(i int) func(done, total int) {
+	return func(done, _ int) {
+		f.mu.Lock()
+		f.done[i] = done
+		sum := 0
+		for _, d := range f.done {
+			sum += d
+		}
+		if f.bar == nil {
+			f.bar = f.p.Stage("final evaluation", f.total)
+		}
+		bar := f.bar
+		f.mu.Unlock()
+		bar.Update(sum, "seeds scored (every home validation and test transaction)")
+	}
+}
+
+func (f *finalBar) finish() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.bar != nil {
+		f.bar.Finish()
+	}
+}
