@@ -11,6 +11,7 @@ import (
 
 	"graphfed/bus"
 	"graphfed/inbox"
+	"graphfed/learner"
 	"graphfed/privacy"
 )
 
@@ -99,7 +100,7 @@ type Agent struct {
 // derives from its data passes through gate, which must be built over the
 // agent's durable ledger: the machine recovers the rounds it released from
 // it.
-func New(cfg Config, tr bus.Transport, l Learner, gate *privacy.Gate) (*Agent, error) {
+func New(cfg Config, tr bus.Transport, l learner.Learner, gate *privacy.Gate) (*Agent, error) {
 	if gate == nil {
 		return nil, fmt.Errorf("agent %s: no privacy gate", cfg.Client)
 	}
@@ -364,7 +365,10 @@ func (a *Agent) unanswered(ctx, rctx context.Context) (MachineEvent, error) {
 func (a *Agent) finish(ctx context.Context, f Finished) (Result, bool, error) {
 	c := a.cfg.Client
 	err := errors.Join(a.send(ctx, f), a.ep.Transport().Flush(ctx))
-	shown, grid := withoutGridCounts(f.Scores)
+	shown, grid := f.Scores, 0
+	if sl, ok := a.m.learner.(learner.ScoreLogger); ok {
+		shown, grid = sl.LogScores(f.Scores)
+	}
 	a.cfg.Log.Info().Str("client", c).Int("rounds", a.m.Rounds()).Interface("scores", shown).Int("grid_counts", grid).Msg("finished")
 	return a.result(f.Scores), true, err
 }

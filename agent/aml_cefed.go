@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"graphfed/gnn"
+	"graphfed/learner"
 )
 
 // CE-FedGNN's estimators (Algorithm 1) in the AML learner.
@@ -74,7 +75,7 @@ const (
 	DefaultAMLPoolWeight = 0.25
 )
 
-var _ GradSharer = (*AMLLearner)(nil)
+var _ learner.GradSharer = (*AMLLearner)(nil)
 
 // estimate is a boundary account's H̃^l for l = 1..L, packed (layer l at
 // [(l−1)·H, l·H)), and which layers hold a value yet (bit l−1).

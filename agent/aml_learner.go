@@ -8,6 +8,7 @@ import (
 
 	"graphfed/gnn"
 	"graphfed/graph"
+	"graphfed/learner"
 )
 
 // AMLData is one bank's share of an AML world, and nothing more: a graph
@@ -143,7 +144,7 @@ type AMLLearner struct {
 	est     []float32            // G (OptCEFed)
 }
 
-var _ ExchangeScheduler = (*AMLLearner)(nil)
+var _ learner.ExchangeScheduler = (*AMLLearner)(nil)
 
 // ExchangeDue implements ExchangeScheduler.
 func (l *AMLLearner) ExchangeDue(round uint64) bool {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"graphfed/gnn"
+	"graphfed/learner"
 )
 
 // The operating point a federated AML job reports beside the arg-max one.
@@ -18,6 +19,14 @@ import (
 // ("val" or "test") at grid point j: "val_g12_tp".
 func gridKey(split string, j int, c string) string {
 	return fmt.Sprintf("%s_g%d_%s", split, j, c)
+}
+
+var _ learner.ScoreLogger = (*AMLLearner)(nil)
+
+// LogScores leaves the grid counts out of the scores the agent logs
+// (learner.ScoreLogger).
+func (l *AMLLearner) LogScores(scores map[string]float64) (map[string]float64, int) {
+	return withoutGridCounts(scores)
 }
 
 // withoutGridCounts returns scores without the grid counts, which are

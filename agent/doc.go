@@ -5,8 +5,11 @@
 //
 // Machine is the one core, a pure state machine over every channel; Agent
 // drives it over a bus.Transport, and the deterministic simulator drives
-// it next to aggregator.Machine. What is learned is behind the Learner
-// interface, with optional capabilities (exchange.go, capabilities.go):
-// node classification (FedAvg, Local), CE-FedGNN and the AML learners
-// here, and LPSFed's recommender (lpsfed.Learner) from its own package.
+// it next to aggregator.Machine; wire.go converts between the machine's
+// events and actions and the bus messages. What is learned is behind the
+// learner.Learner interface, with the optional capabilities of package
+// learner found by type assertion; the learners live beside their
+// algorithms (learner/node, cefedgnn, lpsfed, fedgsp, the AML learner).
+// LogisticLearner, logistic regression on seeded synthetic data, is the
+// machine's test double and the deterministic simulator's model.
 package agent

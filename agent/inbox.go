@@ -5,6 +5,7 @@ import (
 
 	"graphfed/bus"
 	"graphfed/inbox"
+	"graphfed/learner"
 )
 
 // The agent's inbox is the aggregator's bounded, per-sender queue
@@ -194,7 +195,7 @@ func (a *Agent) InboxStats() map[string]inbox.Stats {
 // transport's payload limit (bus.DefaultMaxPayload when it has none, as
 // an in-memory transport), and its neighbours: those of a learner that
 // exchanges embeddings, when the exchange is on.
-func inboxFor(cfg Config, tr bus.Transport, l Learner) (InboxLimits, []string) {
+func inboxFor(cfg Config, tr bus.Transport, l learner.Learner) (InboxLimits, []string) {
 	lim := cfg.Inbox
 	if !lim.complete() {
 		payload := int64(bus.DefaultMaxPayload)
@@ -204,7 +205,7 @@ func inboxFor(cfg Config, tr bus.Transport, l Learner) (InboxLimits, []string) {
 		lim = InboxLimitsFor(int(payload))
 	}
 	var neighbours []string
-	if ex, ok := l.(Exchanger); ok && cfg.EmbSigma >= 0 {
+	if ex, ok := l.(learner.Exchanger); ok && cfg.EmbSigma >= 0 {
 		for _, n := range ex.Neighbours() {
 			if bus.ValidID(n) && n != bus.AggregatorID && n != cfg.Client {
 				neighbours = append(neighbours, n)

@@ -10,6 +10,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"graphfed/bus"
+	"graphfed/learner"
 	"graphfed/privacy"
 )
 
@@ -64,7 +65,7 @@ type MachineConfig struct {
 // It is not safe for concurrent use.
 type Machine struct {
 	cfg     MachineConfig
-	learner Learner
+	learner learner.Learner
 	gate    *privacy.Gate // nil while down
 	now     time.Time
 
@@ -101,7 +102,7 @@ type Machine struct {
 }
 
 // NewMachine returns a machine that is down; Step(Start{...}) boots it.
-func NewMachine(cfg MachineConfig, l Learner) (*Machine, error) {
+func NewMachine(cfg MachineConfig, l learner.Learner) (*Machine, error) {
 	if !bus.ValidID(cfg.Job) || !bus.ValidID(cfg.Client) || cfg.Client == bus.AggregatorID || cfg.Client == "all" {
 		return nil, fmt.Errorf("agent: new machine: job %q or client %q is not a valid id", cfg.Job, cfg.Client)
 	}
@@ -250,7 +251,7 @@ func (m *Machine) start(ctx context.Context, s Start) ([]MachineAction, error) {
 	if _, ok := m.released[privacy.ChannelDescriptor]; ok {
 		// Released in an earlier life (and sent, or lost with that life's
 		// update): never again.
-		if dr, ok := m.learner.(DescriptorReleaser); ok {
+		if dr, ok := m.learner.(learner.DescriptorReleaser); ok {
 			dr.DescriptorsReleased()
 		}
 	}
@@ -268,7 +269,7 @@ func (m *Machine) hello() []MachineAction {
 	m.helloTry++
 	m.helloDue = m.now.Add(m.helloWait)
 	h := bus.Hello{SchemaHash: m.learner.SchemaHash(), NumParams: m.learner.NumParams(), TrainSize: m.learner.TrainSize()}
-	if hc, ok := m.learner.(HelloCounter); ok {
+	if hc, ok := m.learner.(learner.HelloCounter); ok {
 		h.Users, h.Items, h.Edges = hc.HelloCounts()
 	}
 	return []MachineAction{SendHello{Hello: h}}
@@ -296,7 +297,7 @@ func (m *Machine) joinReply(ctx context.Context, r JoinReply) ([]MachineAction, 
 		m.done = true
 		return []MachineAction{Refused{Reason: fmt.Sprintf("the job runs %s, this agent was built for %s", r.Algo, m.cfg.Algo)}}, nil
 	}
-	if ar, ok := m.learner.(AlgoReceiver); ok {
+	if ar, ok := m.learner.(learner.AlgoReceiver); ok {
 		if err := ar.SetAlgo(r.Algo); err != nil {
 			return nil, fmt.Errorf("agent %s: join: %w", m.cfg.Client, err)
 		}
@@ -313,7 +314,7 @@ func (m *Machine) joinReply(ctx context.Context, r JoinReply) ([]MachineAction, 
 func (m *Machine) roundOpened(ctx context.Context, e RoundOpened) ([]MachineAction, error) {
 	var out []MachineAction
 	if len(e.Payload) > 0 {
-		if pr, ok := m.learner.(RoundPayloadReceiver); ok {
+		if pr, ok := m.learner.(learner.RoundPayloadReceiver); ok {
 			var lr bus.LPSFedRound
 			if err := msgpack.Unmarshal(e.Payload, &lr); err != nil {
 				out = append(out, Note{Warn: true, Round: e.Round, Msg: "unreadable round payload ignored", Err: err})
@@ -366,12 +367,12 @@ func (m *Machine) load() error {
 	if err := m.learner.SetParams(m.model); err != nil {
 		return fmt.Errorf("agent %s: load model of round %d: %w", m.cfg.Client, m.modelRound, err)
 	}
-	if gs, ok := m.learner.(GradSharer); ok && len(m.grad) > 0 {
+	if gs, ok := m.learner.(learner.GradSharer); ok && len(m.grad) > 0 {
 		if err := gs.SetGrad(m.grad); err != nil {
 			return fmt.Errorf("agent %s: load gradient estimator of round %d: %w", m.cfg.Client, m.modelRound, err)
 		}
 	}
-	if mr, ok := m.learner.(MarginReceiver); ok && m.hasMargin {
+	if mr, ok := m.learner.(learner.MarginReceiver); ok && m.hasMargin {
 		mr.SetMargin(m.margin)
 	}
 	m.loaded = m.modelRound
@@ -386,7 +387,7 @@ func (m *Machine) finish(ctx context.Context) ([]MachineAction, error) {
 	}
 	out := m.calibrate(ctx, m.trained, privacy.CalibrateOptions{MaxExact: heldCalibrationExact, Samples: heldCalibrationSamples})
 	var scores map[string]float64
-	if fe, ok := m.learner.(FinalEvaluator); ok {
+	if fe, ok := m.learner.(learner.FinalEvaluator); ok {
 		scores = fe.EvaluateFinal()
 	} else {
 		scores = m.learner.Evaluate()

@@ -9,6 +9,7 @@ import (
 
 	"graphfed/agent"
 	"graphfed/bus"
+	"graphfed/learner"
 	"graphfed/privacy"
 )
 
@@ -32,15 +33,15 @@ func (l *scalarLearner) SetReference(v uint64, k []float64) {
 }
 func (l *scalarLearner) SetMargin(m float64)          { l.margin, l.hasMargin = m, true }
 func (l *scalarLearner) HelloCounts() (int, int, int) { return 3, 4, 5 }
-func (l *scalarLearner) Scalars(uint64) []agent.Scalar {
-	var out []agent.Scalar
+func (l *scalarLearner) Scalars(uint64) []learner.Scalar {
+	var out []learner.Scalar
 	if l.version != l.sent {
-		out = append(out, agent.Scalar{Kind: agent.ScalarRho, Value: 0.5, Clip: 10, Version: l.version})
+		out = append(out, learner.Scalar{Kind: learner.ScalarRho, Value: 0.5, Clip: 10, Version: l.version})
 	}
-	return append(out, agent.Scalar{Kind: agent.ScalarMargin, Value: 1, Clip: 3.14})
+	return append(out, learner.Scalar{Kind: learner.ScalarMargin, Value: 1, Clip: 3.14})
 }
-func (l *scalarLearner) ScalarReleased(s agent.Scalar) {
-	if s.Kind == agent.ScalarRho {
+func (l *scalarLearner) ScalarReleased(s learner.Scalar) {
+	if s.Kind == learner.ScalarRho {
 		l.sent = s.Version
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"graphfed/agent"
+	"graphfed/learner"
 	"graphfed/privacy"
 )
 
@@ -18,21 +19,21 @@ type descLearner struct {
 	offered   int
 }
 
-func (l *descLearner) Descriptors() (agent.Descriptor, bool) {
+func (l *descLearner) Descriptors() (learner.Descriptor, bool) {
 	if l.released {
-		return agent.Descriptor{}, false
+		return learner.Descriptor{}, false
 	}
 	l.offered++
 	rows := make([]float32, 4*1*2*3)
 	for r := 0; r < len(rows); r += 3 {
 		rows[r], rows[r+1] = 3, 4
 	}
-	return agent.Descriptor{Orders: 1, Principal: 2, Dim: 3, Rows: rows}, true
+	return learner.Descriptor{Orders: 1, Principal: 2, Dim: 3, Rows: rows}, true
 }
 
 func (l *descLearner) DescriptorsReleased() { l.released = true; l.confirmed++ }
 
-var _ agent.DescriptorReleaser = (*descLearner)(nil)
+var _ learner.DescriptorReleaser = (*descLearner)(nil)
 
 func descriptorEntries(t *testing.T, l privacy.Ledger) []privacy.Entry {
 	t.Helper()
@@ -49,7 +50,7 @@ func descriptorEntries(t *testing.T, l privacy.Ledger) []privacy.Entry {
 	return out
 }
 
-func newDescMachine(t *testing.T, l agent.Learner, ledger privacy.Ledger, cfg agent.MachineConfig) *agent.Machine {
+func newDescMachine(t *testing.T, l learner.Learner, ledger privacy.Ledger, cfg agent.MachineConfig) *agent.Machine {
 	t.Helper()
 	seed := uint64(1)
 	cfg.Job, cfg.Client, cfg.EvalEvery, cfg.Ledger = "j", "lab-1", -1, ledger

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"graphfed/bus"
+	"graphfed/learner"
 	"graphfed/privacy"
 )
 
@@ -30,11 +31,11 @@ type exchangeState struct {
 // banks is charged one release, not five.
 func (m *Machine) exchange(ctx context.Context, up *PublishUpdate, out []MachineAction) ([]MachineAction, error) {
 	round := up.Update.Round
-	ex, ok := m.learner.(Exchanger)
+	ex, ok := m.learner.(learner.Exchanger)
 	if !ok || m.cfg.EmbSigma < 0 {
 		return out, nil
 	}
-	if sch, ok := ex.(ExchangeScheduler); ok && !sch.ExchangeDue(round) {
+	if sch, ok := ex.(learner.ExchangeScheduler); ok && !sch.ExchangeDue(round) {
 		return out, nil
 	}
 	type share struct {
@@ -133,7 +134,7 @@ const (
 
 // receive hands a neighbour's released embeddings to the learner.
 func (m *Machine) receive(e EmbeddingsIn) []MachineAction {
-	ex, ok := m.learner.(Exchanger)
+	ex, ok := m.learner.(learner.Exchanger)
 	if !ok {
 		return nil
 	}

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"fmt"
+	"graphfed/learner"
 	"math"
 	"math/rand/v2"
 )
@@ -31,7 +32,7 @@ type LogisticLearner struct {
 	w      []float64 // Dim weights, then the bias
 }
 
-var _ Learner = (*LogisticLearner)(nil)
+var _ learner.Learner = (*LogisticLearner)(nil)
 
 // NewLogisticLearner draws the data and initialises the model from seed 0.
 func NewLogisticLearner(cfg LogisticConfig) (*LogisticLearner, error) {

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"graphfed/bus"
+	"graphfed/learner"
 	"graphfed/privacy"
 )
 
@@ -101,7 +102,7 @@ func (m *Machine) release(ctx context.Context, req privacy.Request, out []Machin
 		return privacy.Released{}, append(out, BudgetSpent{Round: req.Round, Channel: req.Channel, Err: err}), false, nil
 	case errors.Is(err, privacy.ErrAlreadyReleased):
 		m.released[req.Channel] = max(m.released[req.Channel], req.Round)
-		if dr, ok := m.learner.(DescriptorReleaser); ok && req.Channel == privacy.ChannelDescriptor {
+		if dr, ok := m.learner.(learner.DescriptorReleaser); ok && req.Channel == privacy.ChannelDescriptor {
 			dr.DescriptorsReleased() // as Start does for one found in the ledger
 		}
 		return privacy.Released{}, out, false, fmt.Errorf("agent %s: release %s of round %d: %w", m.cfg.Client, req.Channel, req.Round, err)
@@ -136,7 +137,7 @@ func (m *Machine) releaseModel(ctx context.Context, up *PublishUpdate, out []Mac
 // shares one (a non-empty Grad). A refusal withholds the parameters too, so that W and G stay
 // a consistent pair at the aggregator.
 func (m *Machine) releaseGrad(ctx context.Context, up *PublishUpdate, out []MachineAction) ([]MachineAction, error) {
-	gs, ok := m.learner.(GradSharer)
+	gs, ok := m.learner.(learner.GradSharer)
 	if !ok || m.withheld[privacy.ChannelModel] {
 		return out, nil
 	}
@@ -162,7 +163,7 @@ func (m *Machine) releaseGrad(ctx context.Context, up *PublishUpdate, out []Mach
 // releaseScalars attaches a ScalarReleaser's scalars (LPSFed's ρ_c and
 // M^c), released on the margin channel only with parameters that went out.
 func (m *Machine) releaseScalars(ctx context.Context, up *PublishUpdate, out []MachineAction) ([]MachineAction, error) {
-	sr, ok := m.learner.(ScalarReleaser)
+	sr, ok := m.learner.(learner.ScalarReleaser)
 	if !ok || m.withheld[privacy.ChannelModel] {
 		return out, nil
 	}
@@ -177,9 +178,9 @@ func (m *Machine) releaseScalars(ctx context.Context, up *PublishUpdate, out []M
 			break
 		}
 		switch s.Kind {
-		case ScalarRho:
+		case learner.ScalarRho:
 			up.Update.Rho, up.Update.RhoVersion = bus.FromReleased(rel), s.Version
-		case ScalarMargin:
+		case learner.ScalarMargin:
 			up.Update.Margin = bus.FromReleased(rel)
 		default:
 			return nil, fmt.Errorf("agent %s: release scalar: unknown kind %q", m.cfg.Client, s.Kind)
@@ -196,7 +197,7 @@ func (m *Machine) releaseScalars(ctx context.Context, up *PublishUpdate, out []M
 // of their own). A release found in the ledger at Start is never made
 // again; a budget refusal closes the channel and the update goes without.
 func (m *Machine) releaseDescriptors(ctx context.Context, up *PublishUpdate, out []MachineAction) ([]MachineAction, error) {
-	dr, ok := m.learner.(DescriptorReleaser)
+	dr, ok := m.learner.(learner.DescriptorReleaser)
 	if !ok {
 		return out, nil
 	}

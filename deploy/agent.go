@@ -11,6 +11,7 @@ import (
 
 	"graphfed/agent"
 	"graphfed/bus"
+	"graphfed/learner"
 	"graphfed/privacy"
 	"graphfed/telemetry"
 )
@@ -31,7 +32,7 @@ type AgentOptions struct {
 	// Learner is the agent's learner when the caller built it (the
 	// simulation hands in learners over data split in memory); nil builds
 	// it from Data with NewLearner.
-	Learner agent.Learner
+	Learner learner.Learner
 	// Data is the organisation's data directory and learner settings, read
 	// when Learner is nil. An AML bank directory names its bank: ID may
 	// then be empty and is taken from it, and must otherwise match it.
@@ -103,7 +104,7 @@ type Agent struct {
 	events      *bus.ConnEvents
 	// learner and privacy are what the job's contract is read off in a
 	// job built on one machine (StartJob).
-	learner agent.Learner
+	learner learner.Learner
 	privacy PrivacyOptions
 }
 

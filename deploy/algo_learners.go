@@ -3,6 +3,8 @@ package deploy
 import (
 	"graphfed/agent"
 	"graphfed/aggregator"
+	"graphfed/cefedgnn"
+	"graphfed/learner/node"
 )
 
 // The algorithm, not its caller, decides how a learner trains: FedGNN-ST
@@ -12,10 +14,10 @@ import (
 
 // CEFedConfigFor returns c as algo trains it: FedGNN-ST's variant for
 // fedgnn-st, CE-FedGNN's otherwise.
-func CEFedConfigFor(algo string, c agent.CEFedConfig) agent.CEFedConfig {
-	c.Variant = agent.VariantCEFedGNN
+func CEFedConfigFor(algo string, c cefedgnn.Config) cefedgnn.Config {
+	c.Variant = cefedgnn.VariantCEFedGNN
 	if algo == aggregator.AlgoFedGNNST {
-		c.Variant = agent.VariantFedGNNST
+		c.Variant = cefedgnn.VariantFedGNNST
 	}
 	return c
 }
@@ -53,7 +55,7 @@ const DefaultProx = 0.01
 // NodeConfigFor returns c as algo trains a node classifier: FedProx adds
 // its proximal term (μ = c.Prox, or DefaultProx), FedPer keeps the last
 // layer personal, and every other algorithm trains plainly.
-func NodeConfigFor(algo string, c agent.NodeConfig) agent.NodeConfig {
+func NodeConfigFor(algo string, c node.Config) node.Config {
 	prox := c.Prox
 	c.Prox, c.PersonalHead = 0, false
 	switch algo {

@@ -62,7 +62,7 @@ type countingAML struct {
 	msgs, rows map[string]int // by neighbour: messages and embeddings taken
 }
 
-// Receive implements agent.Exchanger, counting what the learner accepted.
+// Receive implements learner.Exchanger, counting what the learner accepted.
 func (c *countingAML) Receive(from string, ids []int64, rows []float32, dim int) error {
 	if err := c.AMLLearner.Receive(from, ids, rows, dim); err != nil {
 		return err

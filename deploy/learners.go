@@ -10,8 +10,11 @@ import (
 	"graphfed/agent"
 	"graphfed/aggregator"
 	"graphfed/bus"
+	"graphfed/cefedgnn"
 	"graphfed/fedgsp"
 	"graphfed/graph"
+	"graphfed/learner"
+	"graphfed/learner/node"
 )
 
 // LearnerOptions say how an agent's learner is built from the one data
@@ -26,8 +29,8 @@ type LearnerOptions struct {
 	// Seed is the learner's local randomness (dropout, sampling, local
 	// tables); the parties of a job must not share one.
 	Seed uint64
-	Node agent.NodeConfig // task node; its Seed is Seed
-	AML  agent.AMLConfig  // task aml; its Seed is Seed, and γ is 1 under fedgnn-st
+	Node node.Config     // task node; its Seed is Seed
+	AML  agent.AMLConfig // task aml; its Seed is Seed, and γ is 1 under fedgnn-st
 	// FedGSPPreset names task node's FedGSP settings (fedgsp.Preset), or
 	// "auto" or "": fedgsp.PresetFor the data's name and homophily.
 	FedGSPPreset string
@@ -38,7 +41,7 @@ type LearnerOptions struct {
 // the node learner's, the AML learner's as `graphfed sim --scenario aml`
 // runs it, and LPSFed's paper setting.
 func DefaultLearnerOptions() LearnerOptions {
-	return LearnerOptions{Seed: 1, Node: agent.DefaultNodeConfig(), AML: DefaultAMLConfig(), Rec: DefaultRecOptions()}
+	return LearnerOptions{Seed: 1, Node: node.DefaultConfig(), AML: DefaultAMLConfig(), Rec: DefaultRecOptions()}
 }
 
 // DefaultAMLConfig is the AML learner `graphfed sim --scenario aml` runs:
@@ -46,7 +49,7 @@ func DefaultLearnerOptions() LearnerOptions {
 // fan-out 5×5, CE-FedGNN's γ, an exchange every round.
 func DefaultAMLConfig() agent.AMLConfig {
 	return agent.AMLConfig{Kind: "gin", Hidden: 32, LR: 5e-3, BatchSize: 512, FanOut: []int{5, 5},
-		Gamma: agent.DefaultCEFedConfig().Gamma}
+		Gamma: cefedgnn.DefaultConfig().Gamma}
 }
 
 // DefaultAlgo is the algorithm a task runs unless told otherwise: FedAvg
@@ -63,7 +66,7 @@ func DefaultAlgo(task string) string {
 
 // Learned is a learner built from a data directory.
 type Learned struct {
-	Learner agent.Learner
+	Learner learner.Learner
 	// ID is the client id the data names (an AML bank directory is one
 	// bank's), empty when it names none.
 	ID string
@@ -119,7 +122,7 @@ func nodeLearner(algo string, o LearnerOptions) (Learned, error) {
 	}
 	cfg := NodeConfigFor(algo, o.Node)
 	cfg.Seed = o.Seed
-	nl, err := agent.NewNodeLearner(d, cfg)
+	nl, err := node.New(d, cfg)
 	if err != nil {
 		return Learned{}, err
 	}

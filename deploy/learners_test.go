@@ -11,10 +11,11 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"graphfed/agent"
 	"graphfed/aggregator"
 	"graphfed/fedgsp"
 	"graphfed/graph"
+	"graphfed/learner"
+	"graphfed/learner/node"
 	"graphfed/lpsfed"
 	"graphfed/workload/aml"
 	"graphfed/workload/rec"
@@ -64,7 +65,7 @@ func recClientDirs(t *testing.T, clients int) string {
 func TestNewLearner(t *testing.T) {
 	banks, files := amlBankDirs(t)
 	recDir := recClientDirs(t, 2)
-	node := filepath.Join("..", "graph", "testdata", "tsv", "tiny")
+	nodeDir := filepath.Join("..", "graph", "testdata", "tsv", "tiny")
 	bank := files[0]
 	bankDir := filepath.Join(banks, aml.ClientID(bank.Bank))
 	small := DefaultLearnerOptions()
@@ -77,21 +78,21 @@ func TestNewLearner(t *testing.T) {
 		{"aml cefedgnn", TaskAML, aggregator.AlgoCEFedGNN, bankDir, "", aml.ClientID(bank.Bank)},
 		{"aml fedgnn-st", TaskAML, aggregator.AlgoFedGNNST, bankDir, "", aml.ClientID(bank.Bank)},
 		{"aml fedavg", TaskAML, aggregator.AlgoFedAvg, bankDir, "", aml.ClientID(bank.Bank)},
-		{"aml from a node directory", TaskAML, aggregator.AlgoCEFedGNN, node, "split.json", ""},
-		{"node fedavg", TaskNode, aggregator.AlgoFedAvg, node, "", ""},
-		{"node local", TaskNode, aggregator.AlgoLocal, node, "", ""},
-		{"node fedprox", TaskNode, aggregator.AlgoFedProx, node, "", ""},
-		{"node fedper", TaskNode, aggregator.AlgoFedPer, node, "", ""},
-		{"node fedgsp", TaskNode, aggregator.AlgoFedGSP, node, "", ""},
+		{"aml from a node directory", TaskAML, aggregator.AlgoCEFedGNN, nodeDir, "split.json", ""},
+		{"node fedavg", TaskNode, aggregator.AlgoFedAvg, nodeDir, "", ""},
+		{"node local", TaskNode, aggregator.AlgoLocal, nodeDir, "", ""},
+		{"node fedprox", TaskNode, aggregator.AlgoFedProx, nodeDir, "", ""},
+		{"node fedper", TaskNode, aggregator.AlgoFedPer, nodeDir, "", ""},
+		{"node fedgsp", TaskNode, aggregator.AlgoFedGSP, nodeDir, "", ""},
 		{"aml fedgsp refused", TaskAML, aggregator.AlgoFedGSP, bankDir, `task aml has no algorithm "fedgsp"`, ""},
-		{"node cefedgnn refused", TaskNode, aggregator.AlgoCEFedGNN, node, "records no cross-client edges", ""},
-		{"node fedgnn-st refused", TaskNode, aggregator.AlgoFedGNNST, node, "records no cross-client edges", ""},
+		{"node cefedgnn refused", TaskNode, aggregator.AlgoCEFedGNN, nodeDir, "records no cross-client edges", ""},
+		{"node fedgnn-st refused", TaskNode, aggregator.AlgoFedGNNST, nodeDir, "records no cross-client edges", ""},
 		{"rec lpsfed", TaskRec, aggregator.AlgoLPSFed, filepath.Join(recDir, "client-0"), "", ""},
 		{"rec lpsfed-bpr", TaskRec, aggregator.AlgoLPSFedBPR, filepath.Join(recDir, "client-1"), "", ""},
 		{"rec fedavg", TaskRec, aggregator.AlgoFedAvg, filepath.Join(recDir, "client-1"), "", ""},
 		{"rec from a bank directory", TaskRec, aggregator.AlgoLPSFed, bankDir, "train.txt", ""},
 		{"task without the algorithm", TaskRec, aggregator.AlgoCEFedGNN, recDir, `task rec has no algorithm "cefedgnn"`, ""},
-		{"unknown task", "graph", aggregator.AlgoFedAvg, node, `unknown task "graph"`, ""},
+		{"unknown task", "graph", aggregator.AlgoFedAvg, nodeDir, `unknown task "graph"`, ""},
 		{"no directory", TaskNode, aggregator.AlgoFedAvg, "", "no data directory", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -116,10 +117,10 @@ func TestNewLearner(t *testing.T) {
 			// client has the algorithm's loss.
 			switch lr := l.Learner.(type) {
 			case *fedgsp.Learner:
-				if _, ok := l.Learner.(agent.DescriptorReleaser); !ok || tc.algo != aggregator.AlgoFedGSP {
+				if _, ok := l.Learner.(learner.DescriptorReleaser); !ok || tc.algo != aggregator.AlgoFedGSP {
 					t.Fatalf("FedGSP learner for %s, or one that releases no descriptors", tc.algo)
 				}
-			case *agent.NodeLearner:
+			case *node.Learner:
 				if tc.algo == aggregator.AlgoFedGSP {
 					t.Fatal("fedgsp built a GCN learner")
 				}
@@ -127,7 +128,7 @@ func TestNewLearner(t *testing.T) {
 				if err := lr.SetAlgo(tc.algo); err != nil {
 					t.Fatalf("learner built for %s refuses it: %v", tc.algo, err)
 				}
-			case agent.ExchangeScheduler: // an AML bank, counting what it receives
+			case learner.ExchangeScheduler: // an AML bank, counting what it receives
 				if got := lr.Neighbours(); len(got) != 2 || slices.Contains(got, tc.id) {
 					t.Fatalf("bank %s exchanges with %v, want the two other banks", tc.id, got)
 				}

@@ -8,6 +8,7 @@ import (
 
 	"graphfed/agent"
 	"graphfed/bus"
+	"graphfed/learner"
 	"graphfed/privacy"
 )
 
@@ -21,7 +22,7 @@ type simAgent struct {
 	id          string
 	acfg        agent.Config // the driver's configuration: job, client, clock
 	numParams   int
-	learner     agent.Learner // outlives crashes; a restartable one forgets what a rebuilt process would
+	learner     learner.Learner // outlives crashes; a restartable one forgets what a rebuilt process would
 	m           *agent.Machine
 	ep          *bus.Endpoint      // a new one per life, as a restarted process builds
 	ledger      *privacy.MemLedger // survives crashes, as a durable ledger does
@@ -39,7 +40,7 @@ func (s *sim) addAgent(i int) error {
 	if err != nil {
 		return fmt.Errorf("dsim: %w", err)
 	}
-	var l agent.Learner = base
+	var l learner.Learner = base
 	switch s.cfg.Strategy() {
 	case StrategyCEFedGNN:
 		l = newExchangeLearner(base, i, s.neighbours[id], s.cfg.EmbDim)
@@ -80,7 +81,7 @@ func (s *sim) startAgent(a *simAgent) *Violation {
 	inc := a.incarnation
 	a.incarnation++
 	s.tr.line(s.now, "start  %s (life %d)", a.id, inc)
-	if _, ok := a.learner.(agent.DescriptorReleaser); ok && inc > 0 {
+	if _, ok := a.learner.(learner.DescriptorReleaser); ok && inc > 0 {
 		entries, ok := s.ledgerEntries(a)
 		if !ok {
 			return nil

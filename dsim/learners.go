@@ -8,6 +8,7 @@ import (
 
 	"graphfed/agent"
 	"graphfed/aggregator"
+	"graphfed/learner"
 )
 
 // The simulator's learners: agent.LogisticLearner (a real model, cheap and
@@ -20,8 +21,8 @@ import (
 // global ids i*100 .. i*100+nodesPerAgent-1.
 const nodesPerAgent = 8
 
-// exchangeLearner is a CE-FedGNN-shaped learner (agent.Exchanger and
-// agent.GradSharer): it releases an embedding of each boundary node, a
+// exchangeLearner is a CE-FedGNN-shaped learner (learner.Exchanger and
+// learner.GradSharer): it releases an embedding of each boundary node, a
 // function of its parameters, to each neighbour, and lets the embeddings
 // it receives nudge its parameters after training.
 type exchangeLearner struct {
@@ -36,8 +37,8 @@ type exchangeLearner struct {
 }
 
 var (
-	_ agent.Exchanger  = (*exchangeLearner)(nil)
-	_ agent.GradSharer = (*exchangeLearner)(nil)
+	_ learner.Exchanger  = (*exchangeLearner)(nil)
+	_ learner.GradSharer = (*exchangeLearner)(nil)
 )
 
 func newExchangeLearner(l *agent.LogisticLearner, self int, neighbours map[string]int, dim int) *exchangeLearner {
@@ -51,17 +52,17 @@ func newExchangeLearner(l *agent.LogisticLearner, self int, neighbours map[strin
 	return x
 }
 
-// Init implements agent.Learner: a fresh model forgets what it received.
+// Init implements learner.Learner: a fresh model forgets what it received.
 func (x *exchangeLearner) Init(seed uint64) {
 	x.LogisticLearner.Init(seed)
 	x.recv, x.nrecv = make([]float64, x.dim), 0
 	x.grad = make([]float32, x.NumParams())
 }
 
-// Neighbours implements agent.Exchanger.
+// Neighbours implements learner.Exchanger.
 func (x *exchangeLearner) Neighbours() []string { return slices.Clone(x.neighbours) }
 
-// Boundary implements agent.Exchanger: the nodes adjacent to neighbour
+// Boundary implements learner.Exchanger: the nodes adjacent to neighbour
 // to's (every other one of ours, by its index's parity), and their
 // embeddings.
 func (x *exchangeLearner) Boundary(to string) ([]int64, []float32, int) {
@@ -84,7 +85,7 @@ func (x *exchangeLearner) Boundary(to string) ([]int64, []float32, int) {
 	return ids, rows, x.dim
 }
 
-// Receive implements agent.Exchanger.
+// Receive implements learner.Exchanger.
 func (x *exchangeLearner) Receive(from string, ids []int64, rows []float32, dim int) error {
 	if _, ok := x.index[from]; !ok {
 		return fmt.Errorf("dsim: embeddings from %s, not a neighbour", from)
@@ -99,7 +100,7 @@ func (x *exchangeLearner) Receive(from string, ids []int64, rows []float32, dim 
 	return nil
 }
 
-// Train implements agent.Learner: logistic training, then the received
+// Train implements learner.Learner: logistic training, then the received
 // embeddings' mean nudges the parameters; the gradient estimator is a
 // moving average of the steps taken.
 func (x *exchangeLearner) Train(epochs int) float64 {
@@ -120,10 +121,10 @@ func (x *exchangeLearner) Train(epochs int) float64 {
 	return loss
 }
 
-// Grad implements agent.GradSharer.
+// Grad implements learner.GradSharer.
 func (x *exchangeLearner) Grad() []float32 { return slices.Clone(x.grad) }
 
-// SetGrad implements agent.GradSharer.
+// SetGrad implements learner.GradSharer.
 func (x *exchangeLearner) SetGrad(g []float32) error {
 	if len(g) != len(x.grad) {
 		return fmt.Errorf("dsim: gradient estimator of %d values, want %d", len(g), len(x.grad))
@@ -147,25 +148,25 @@ type lpsfedLearner struct {
 }
 
 var (
-	_ agent.AlgoReceiver         = (*lpsfedLearner)(nil)
-	_ agent.HelloCounter         = (*lpsfedLearner)(nil)
-	_ agent.RoundPayloadReceiver = (*lpsfedLearner)(nil)
-	_ agent.ScalarReleaser       = (*lpsfedLearner)(nil)
-	_ agent.MarginReceiver       = (*lpsfedLearner)(nil)
+	_ learner.AlgoReceiver         = (*lpsfedLearner)(nil)
+	_ learner.HelloCounter         = (*lpsfedLearner)(nil)
+	_ learner.RoundPayloadReceiver = (*lpsfedLearner)(nil)
+	_ learner.ScalarReleaser       = (*lpsfedLearner)(nil)
+	_ learner.MarginReceiver       = (*lpsfedLearner)(nil)
 )
 
 func newLPSFedLearner(l *agent.LogisticLearner, users, items, edges int) *lpsfedLearner {
 	return &lpsfedLearner{LogisticLearner: l, users: users, items: items, edges: edges}
 }
 
-// Init implements agent.Learner: a restarted client knows no kernel and
+// Init implements learner.Learner: a restarted client knows no kernel and
 // no margin, as a rebuilt process would not.
 func (p *lpsfedLearner) Init(seed uint64) {
 	p.LogisticLearner.Init(seed)
 	p.kernel, p.version, p.sent, p.margin = nil, 0, 0, 0
 }
 
-// SetAlgo implements agent.AlgoReceiver.
+// SetAlgo implements learner.AlgoReceiver.
 func (p *lpsfedLearner) SetAlgo(algo string) error {
 	if algo != aggregator.AlgoLPSFed && algo != aggregator.AlgoLPSFedBPR {
 		return fmt.Errorf("dsim: lpsfed learner in a %s job", algo)
@@ -174,18 +175,18 @@ func (p *lpsfedLearner) SetAlgo(algo string) error {
 	return nil
 }
 
-// HelloCounts implements agent.HelloCounter.
+// HelloCounts implements learner.HelloCounter.
 func (p *lpsfedLearner) HelloCounts() (int, int, int) { return p.users, p.items, p.edges }
 
-// SetReference implements agent.RoundPayloadReceiver.
+// SetReference implements learner.RoundPayloadReceiver.
 func (p *lpsfedLearner) SetReference(version uint64, kernel []float64) {
 	p.kernel, p.version = slices.Clone(kernel), version
 }
 
-// SetMargin implements agent.MarginReceiver.
+// SetMargin implements learner.MarginReceiver.
 func (p *lpsfedLearner) SetMargin(m float64) { p.margin = m }
 
-// Train implements agent.Learner: the personalized margin shifts the bias.
+// Train implements learner.Learner: the personalized margin shifts the bias.
 func (p *lpsfedLearner) Train(epochs int) float64 {
 	loss := p.LogisticLearner.Train(epochs)
 	w := p.Params()
@@ -194,11 +195,11 @@ func (p *lpsfedLearner) Train(epochs int) float64 {
 	return loss
 }
 
-// Scalars implements agent.ScalarReleaser.
-func (p *lpsfedLearner) Scalars(round uint64) []agent.Scalar {
-	var out []agent.Scalar
+// Scalars implements learner.ScalarReleaser.
+func (p *lpsfedLearner) Scalars(round uint64) []learner.Scalar {
+	var out []learner.Scalar
 	if p.kernel != nil && p.version != p.sent {
-		out = append(out, agent.Scalar{Kind: agent.ScalarRho, Value: p.rho(), Clip: 10, Version: p.version})
+		out = append(out, learner.Scalar{Kind: learner.ScalarRho, Value: p.rho(), Clip: 10, Version: p.version})
 	}
 	if p.algo == aggregator.AlgoLPSFed {
 		var m float64
@@ -206,14 +207,14 @@ func (p *lpsfedLearner) Scalars(round uint64) []agent.Scalar {
 		for _, v := range w {
 			m += float64(v)
 		}
-		out = append(out, agent.Scalar{Kind: agent.ScalarMargin, Value: math.Tanh(m / float64(len(w))), Clip: 1})
+		out = append(out, learner.Scalar{Kind: learner.ScalarMargin, Value: math.Tanh(m / float64(len(w))), Clip: 1})
 	}
 	return out
 }
 
-// ScalarReleased implements agent.ScalarReleaser.
-func (p *lpsfedLearner) ScalarReleased(s agent.Scalar) {
-	if s.Kind == agent.ScalarRho {
+// ScalarReleased implements learner.ScalarReleaser.
+func (p *lpsfedLearner) ScalarReleased(s learner.Scalar) {
+	if s.Kind == learner.ScalarRho {
 		p.sent = s.Version
 	}
 }
@@ -260,25 +261,25 @@ func referenceKernel(s aggregator.ReferenceStats, phi int, seed uint64) ([]float
 
 // fedgspLearner is a FedGSP-shaped learner (the capabilities of
 // fedgsp.Learner): it releases its spectral descriptors once, with the
-// first update it sends (agent.DescriptorReleaser), and trains on the
+// first update it sends (learner.DescriptorReleaser), and trains on the
 // personalized model the aggregator mixes for it. Its descriptors are a
 // function of its data seed, in two groups of clients (by index parity)
 // whose directions are alike, so that the aggregator learns graphs that
 // are not uniform.
 type fedgspLearner struct {
 	*agent.LogisticLearner
-	desc     agent.Descriptor
+	desc     learner.Descriptor
 	released bool
 }
 
 var (
-	_ agent.DescriptorReleaser = (*fedgspLearner)(nil)
-	_ agent.AlgoReceiver       = (*fedgspLearner)(nil)
-	_ restartable              = (*fedgspLearner)(nil)
+	_ learner.DescriptorReleaser = (*fedgspLearner)(nil)
+	_ learner.AlgoReceiver       = (*fedgspLearner)(nil)
+	_ restartable                = (*fedgspLearner)(nil)
 )
 
 func newFedGSPLearner(l *agent.LogisticLearner, self int, cfg *Config) *fedgspLearner {
-	d := agent.Descriptor{Orders: cfg.DescOrders, Principal: cfg.DescPrincipal, Dim: cfg.DescDim}
+	d := learner.Descriptor{Orders: cfg.DescOrders, Principal: cfg.DescPrincipal, Dim: cfg.DescDim}
 	group := rand.New(rand.NewPCG(cfg.Seed, 0x65b+uint64(self%2)))
 	own := rand.New(rand.NewPCG(cfg.Seed, 0x65c0+uint64(self)))
 	d.Rows = make([]float32, 4*d.Orders*d.Principal*d.Dim)
@@ -296,7 +297,7 @@ func newFedGSPLearner(l *agent.LogisticLearner, self int, cfg *Config) *fedgspLe
 	return &fedgspLearner{LogisticLearner: l, desc: d}
 }
 
-// SetAlgo implements agent.AlgoReceiver.
+// SetAlgo implements learner.AlgoReceiver.
 func (f *fedgspLearner) SetAlgo(algo string) error {
 	if algo != aggregator.AlgoFedGSP {
 		return fmt.Errorf("dsim: fedgsp learner in a %s job", algo)
@@ -304,18 +305,18 @@ func (f *fedgspLearner) SetAlgo(algo string) error {
 	return nil
 }
 
-// Descriptors implements agent.DescriptorReleaser: the same rows every
+// Descriptors implements learner.DescriptorReleaser: the same rows every
 // time until they went out.
-func (f *fedgspLearner) Descriptors() (agent.Descriptor, bool) {
+func (f *fedgspLearner) Descriptors() (learner.Descriptor, bool) {
 	if f.released {
-		return agent.Descriptor{}, false
+		return learner.Descriptor{}, false
 	}
 	d := f.desc
 	d.Rows = slices.Clone(d.Rows)
 	return d, true
 }
 
-// DescriptorsReleased implements agent.DescriptorReleaser.
+// DescriptorsReleased implements learner.DescriptorReleaser.
 func (f *fedgspLearner) DescriptorsReleased() { f.released = true }
 
 // restart implements restartable: a rebuilt FedGSP process computes its

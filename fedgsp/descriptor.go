@@ -4,12 +4,14 @@ import (
 	"fmt"
 
 	"gonum.org/v1/gonum/mat"
+
+	"graphfed/learner"
 )
 
-// Descriptor is a client's spectral descriptors, the one data-derived
-// release besides the model (contract: docs of issue 15): Orders = K,
-// Principal = kpr, Dim = d, and Rows holds 4·K·kpr rows of length Dim,
-// row-major, each of L2 norm 1 or 0 (padding):
+// A client's spectral descriptors (learner.Descriptor) are the one
+// data-derived release besides the model (contract: docs of issue 15):
+// Orders = K, Principal = kpr, Dim = d, and Rows holds 4·K·kpr rows of
+// length Dim, row-major, each of L2 norm 1 or 0 (padding):
 //
 //	block A (K·kpr rows): for k = 1..K, for a = 1..kpr: direction a of HM_k = P^k X
 //	block B (K·kpr rows): for k = 1..K, for a = 1..kpr: direction a of U_k
@@ -17,12 +19,6 @@ import (
 //	block D (K·kpr rows): the same for [U_1 … U_K]
 //
 // Chunks of C and D are unit norm over the whole K·Dim direction, not each.
-// It is an alias of an unnamed struct type, as agent.Descriptor is, so that
-// Learner satisfies agent.DescriptorReleaser without importing agent.
-type Descriptor = struct {
-	Orders, Principal, Dim int
-	Rows                   []float32
-}
 
 // DescriptorRows is the number of rows of a descriptor: 4·K·kpr.
 func DescriptorRows(orders, principal int) int { return 4 * orders * principal }
@@ -30,7 +26,7 @@ func DescriptorRows(orders, principal int) int { return 4 * orders * principal }
 // computeDescriptors builds the descriptors of the bases of (p, x): HM_k and
 // U_k for k = 1..K are materialised once as the n×K·d concatenations, which
 // also hold the per-order blocks.
-func computeDescriptors(p propagator, x []float64, d, K int, theta float64, kpr int) (Descriptor, error) {
+func computeDescriptors(p propagator, x []float64, d, K int, theta float64, kpr int) (learner.Descriptor, error) {
 	n := p.n
 	hmCat := mat.NewDense(max(n, 1), K*d, nil)
 	uCat := mat.NewDense(max(n, 1), K*d, nil)
@@ -40,7 +36,7 @@ func computeDescriptors(p propagator, x []float64, d, K int, theta float64, kpr 
 			copy(uCat.RawRowView(i)[(k-1)*d:k*d], u[i*d:(i+1)*d])
 		}
 	})
-	desc := Descriptor{Orders: K, Principal: kpr, Dim: d, Rows: make([]float32, DescriptorRows(K, kpr)*d)}
+	desc := learner.Descriptor{Orders: K, Principal: kpr, Dim: d, Rows: make([]float32, DescriptorRows(K, kpr)*d)}
 	row := func(block, r int) []float32 {
 		off := (block*K*kpr + r) * d
 		return desc.Rows[off : off+d]
@@ -48,7 +44,7 @@ func computeDescriptors(p propagator, x []float64, d, K int, theta float64, kpr 
 	for fam, cat := range []*mat.Dense{hmCat, uCat} {
 		perOrder, whole, err := familyDirections(cat, n, d, K, kpr)
 		if err != nil {
-			return Descriptor{}, fmt.Errorf("fedgsp: descriptors: %w", err)
+			return learner.Descriptor{}, fmt.Errorf("fedgsp: descriptors: %w", err)
 		}
 		for k := 0; k < K; k++ {
 			for a := 0; a < kpr; a++ {

@@ -36,7 +36,7 @@
 // V_k = 0 (both exact-arithmetic no-ops, needed for the θ property in
 // float64); ROC-AUC over a single-class split is NaN (undefined).
 //
-// The package satisfies agent.Learner and agent.DescriptorReleaser
-// structurally; it imports neither agent nor bus. All backward passes are
+// The package satisfies learner.Learner and learner.DescriptorReleaser;
+// it imports neither agent nor bus. All backward passes are
 // hand-written and checked against finite differences in the tests.
 package fedgsp

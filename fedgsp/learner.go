@@ -7,13 +7,14 @@ import (
 
 	"graphfed/gnn"
 	"graphfed/graph"
+	"graphfed/learner"
 )
 
 // Learner is one FedGSP client: its fixed mixed inputs B_0..B_K, the
 // spectral model, two Adam groups, FedGSP's best-validation tracking, and
-// its descriptors until they are released. It implements agent.Learner and
-// agent.DescriptorReleaser structurally (this package imports neither agent
-// nor bus).
+// its descriptors until they are released. It implements learner.Learner
+// and learner.DescriptorReleaser (this package imports neither agent nor
+// bus).
 type Learner struct {
 	cfg     Config
 	classes int
@@ -44,7 +45,7 @@ type Learner struct {
 	// Descriptor sources, dropped once the descriptors went out.
 	prop     propagator
 	x        []float64
-	desc     *Descriptor
+	desc     *learner.Descriptor
 	released bool
 }
 

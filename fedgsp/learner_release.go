@@ -1,18 +1,22 @@
 package fedgsp
 
-// Descriptors returns the client's spectral descriptors (see Descriptor),
+import "graphfed/learner"
+
+var _ learner.DescriptorReleaser = (*Learner)(nil)
+
+// Descriptors returns the client's spectral descriptors (see DescriptorRows),
 // computing them on first use, or ok = false once they were released: they
 // never change (the bases are fixed), so they go out once (summary decision
 // 7). A failure to compute them (an eigendecomposition that does not
 // converge) also returns ok = false: there is nothing to release.
-func (l *Learner) Descriptors() (Descriptor, bool) {
+func (l *Learner) Descriptors() (learner.Descriptor, bool) {
 	if l.released {
-		return Descriptor{}, false
+		return learner.Descriptor{}, false
 	}
 	if l.desc == nil {
 		d, err := computeDescriptors(l.prop, l.x, l.dim, l.cfg.Orders, Angle(l.homophily), l.cfg.Principal)
 		if err != nil {
-			return Descriptor{}, false
+			return learner.Descriptor{}, false
 		}
 		l.desc = &d
 	}

@@ -277,30 +277,6 @@ func cut(t testing.TB, d *graph.Dataset, n int) *graph.Dataset {
 	return out
 }
 
-// The capabilities as the contract declares them in package agent (which
-// this package must not import): Learner satisfies both structurally.
-type agentLearner interface {
-	SchemaHash() string
-	NumParams() int
-	TrainSize() int
-	Init(seed uint64)
-	Params() []float32
-	SetParams(p []float32) error
-	Train(epochs int) float64
-	Evaluate() map[string]float64
-}
-
-type agentDescriptorReleaser interface {
-	agentLearner
-	Descriptors() (d struct {
-		Orders, Principal, Dim int
-		Rows                   []float32
-	}, ok bool)
-	DescriptorsReleased()
-}
-
-var _ agentDescriptorReleaser = (*Learner)(nil)
-
 // TestRawFeaturesAndNoBias: RawFeatures keeps B_0 = X as given (rows not
 // normalised), and NoBias drops the Dense biases from the parameters.
 func TestRawFeaturesAndNoBias(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"graphfed/deploy"
 	"graphfed/gnn"
 	"graphfed/graph"
+	"graphfed/learner"
 	"graphfed/privacy"
 	"graphfed/scenarios"
 	"graphfed/workload/aml"
@@ -86,7 +87,7 @@ func RunAML(ctx context.Context, spec AMLSpec, onRound func(AMLRound)) (AMLResul
 	work := gnn.NewEdgeWorkers(0)
 	lc := resolveLearner(spec.Learner, sc.Rounds)
 	plan.Learner = lc
-	learners := make([]agent.Learner, len(views))
+	learners := make([]learner.Learner, len(views))
 	ids := make([]string, len(views))
 	for i, v := range views {
 		d, err := deploy.AMLData(v)

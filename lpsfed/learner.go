@@ -5,6 +5,8 @@ import (
 	"math"
 
 	"github.com/rs/zerolog"
+
+	"graphfed/learner"
 )
 
 // Algorithms a client can be asked to run (the aggregator's names).
@@ -42,9 +44,9 @@ type LearnerConfig struct {
 // learner: the agent runtime trains it, releases its MLPs on the model
 // channel and its scalars (ρ_c, M^c) on the margin channel, and loads the
 // personalized model and margin the aggregator sends back. It implements
-// agent.Learner and the optional capabilities agent.AlgoReceiver,
-// HelloCounter, RoundPayloadReceiver, MarginReceiver and ScalarReleaser —
-// structurally: this package imports neither agent nor bus.
+// learner.Learner and the optional capabilities learner.AlgoReceiver,
+// HelloCounter, RoundPayloadReceiver, MarginReceiver and ScalarReleaser;
+// this package imports neither agent nor bus.
 type Learner struct {
 	cfg    LearnerConfig
 	model  *Model
@@ -136,18 +138,10 @@ func (l *Learner) SetReference(version uint64, kernel []float64) {
 // SetMargin loads the personalized margin (Eq. 14).
 func (l *Learner) SetMargin(m float64) { l.model.SetGlobalMargin(m) }
 
-// Scalar is one value to release on the margin channel, clipped to Clip.
-// It is the unnamed struct type agent.Scalar aliases too, so that Learner
-// satisfies agent.ScalarReleaser without importing agent.
-type Scalar = struct {
-	Kind    string
-	Value   float64
-	Clip    float64
-	Version uint64
-}
-
-// The kinds of released scalars.
-const (
-	ScalarRho    = "rho"
-	ScalarMargin = "margin"
+var (
+	_ learner.AlgoReceiver         = (*Learner)(nil)
+	_ learner.HelloCounter         = (*Learner)(nil)
+	_ learner.RoundPayloadReceiver = (*Learner)(nil)
+	_ learner.MarginReceiver       = (*Learner)(nil)
+	_ learner.ScalarReleaser       = (*Learner)(nil)
 )

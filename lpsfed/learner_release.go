@@ -3,17 +3,18 @@ package lpsfed
 import (
 	"fmt"
 
+	"graphfed/learner"
 	"graphfed/spectral"
 )
 
 // Scalars lists what round releases besides the MLPs: nothing under
 // FedAvg; ρ_c = KL(K^R ‖ K^c) when the reference kernel changed since the
 // last ρ_c released (lpsfed-bpr and lpsfed); M^c every round (lpsfed).
-func (l *Learner) Scalars(round uint64) []Scalar {
+func (l *Learner) Scalars(round uint64) []learner.Scalar {
 	if l.algo == AlgoFedAvg || l.algo == "" {
 		return nil
 	}
-	var out []Scalar
+	var out []learner.Scalar
 	if l.ref != nil && l.refVersion != l.rhoSent {
 		rho, err := divergence(l.ref, l.kernel)
 		if err != nil {
@@ -21,20 +22,20 @@ func (l *Learner) Scalars(round uint64) []Scalar {
 			// without ρ_c the server mixes this client as ρ̄ = 1.
 			l.cfg.Log.Warn().Err(err).Uint64("round", round).Msg("no structural similarity released")
 		} else {
-			out = append(out, Scalar{Kind: ScalarRho, Value: rho, Clip: l.cfg.RhoClip, Version: l.refVersion})
+			out = append(out, learner.Scalar{Kind: learner.ScalarRho, Value: rho, Clip: l.cfg.RhoClip, Version: l.refVersion})
 		}
 	}
 	if l.algo == AlgoLPSFed {
 		if m, ok := l.model.MeanMargin(); ok {
-			out = append(out, Scalar{Kind: ScalarMargin, Value: m, Clip: l.cfg.MarginClip})
+			out = append(out, learner.Scalar{Kind: learner.ScalarMargin, Value: m, Clip: l.cfg.MarginClip})
 		}
 	}
 	return out
 }
 
 // ScalarReleased records that s passed the gate and went out.
-func (l *Learner) ScalarReleased(s Scalar) {
-	if s.Kind == ScalarRho {
+func (l *Learner) ScalarReleased(s learner.Scalar) {
+	if s.Kind == learner.ScalarRho {
 		l.rhoSent = s.Version
 	}
 }

@@ -2,6 +2,8 @@ package lpsfed
 
 import (
 	"testing"
+
+	"graphfed/learner"
 )
 
 func newTestLearner(t *testing.T, loss string, strict bool) *Learner {
@@ -56,12 +58,12 @@ func TestLearnerScalars(t *testing.T) {
 				var rho, margin int
 				for _, s := range l.Scalars(r) {
 					switch s.Kind {
-					case ScalarRho:
+					case learner.ScalarRho:
 						rho++
 						if s.Version != version[r] || s.Clip != DefaultRhoClip || !(s.Value >= 0) {
 							t.Fatalf("round %d: ρ %+v", r, s)
 						}
-					case ScalarMargin:
+					case learner.ScalarMargin:
 						margin++
 						if s.Clip != DefaultMarginClip {
 							t.Fatalf("round %d: margin %+v", r, s)

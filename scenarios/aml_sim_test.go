@@ -9,6 +9,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"graphfed/agent"
+	"graphfed/learner"
 	"graphfed/privacy"
 	"graphfed/workload/aml"
 )
@@ -42,7 +43,7 @@ func testAMLSimExchange(t *testing.T, release string, releaseDims, wantDim int) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	var learners []agent.Learner
+	var learners []learner.Learner
 	var ids []string
 	for i, v := range views {
 		d, err := AMLData(v)

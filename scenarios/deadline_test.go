@@ -8,8 +8,8 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"graphfed/agent"
 	"graphfed/aggregator"
+	"graphfed/learner"
 )
 
 // Banks whose local work takes three times the configured round timeout,
@@ -27,7 +27,7 @@ func TestAdaptiveDeadlineFitsSlowTraining(t *testing.T) {
 		step   = 150 * time.Millisecond // two local steps: 300 ms a round
 	)
 	run := func(t *testing.T, factor float64) ([]aggregator.RoundClosed, aggregator.Result) {
-		learners := make([]agent.Learner, banks)
+		learners := make([]learner.Learner, banks)
 		for i := range learners {
 			learners[i] = &paceLearner{target: []float32{float32(i), 1}, step: step}
 		}

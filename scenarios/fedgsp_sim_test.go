@@ -13,18 +13,18 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"graphfed/agent"
 	"graphfed/aggregator"
 	"graphfed/bus"
 	"graphfed/fedgsp"
 	"graphfed/graph"
+	"graphfed/learner"
 	"graphfed/privacy"
 )
 
 // fedgspClients are three METIS clients of a small heterophilous CSBM
 // graph, and FedGSP learners on them in a configuration small enough for
 // make test.
-func fedgspClients(t *testing.T) ([]*graph.ClientGraph, []agent.Learner, []string, fedgsp.Config) {
+func fedgspClients(t *testing.T) ([]*graph.ClientGraph, []learner.Learner, []string, fedgsp.Config) {
 	t.Helper()
 	gc := graph.DefaultCSBM()
 	gc.Nodes, gc.Classes, gc.Features, gc.Homophily = 600, 3, 48, 0.2
@@ -42,7 +42,7 @@ func fedgspClients(t *testing.T) ([]*graph.ClientGraph, []agent.Learner, []strin
 	}
 	cfg := fedgsp.HeterophilicConfig()
 	cfg.Orders, cfg.Hidden, cfg.Layers, cfg.Principal = 3, 32, 2, 2
-	var ls []agent.Learner
+	var ls []learner.Learner
 	var ids []string
 	for i, cg := range clients {
 		c := cfg

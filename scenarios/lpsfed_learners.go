@@ -6,8 +6,8 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"graphfed/agent"
 	"graphfed/gnn"
+	"graphfed/learner"
 	"graphfed/lpsfed"
 )
 
@@ -26,11 +26,11 @@ type LPSFedClient struct {
 // model takes model's configuration; its loss follows the algorithm and
 // its seed is its own. Run by RunSim with Task deploy.TaskRec they are a
 // recommendation job: there is no second simulation path for LPSFed.
-func LPSFedLearners(clients []LPSFedClient, algo string, model lpsfed.Config, strict bool, seed uint64, log zerolog.Logger) ([]agent.Learner, []string, error) {
+func LPSFedLearners(clients []LPSFedClient, algo string, model lpsfed.Config, strict bool, seed uint64, log zerolog.Logger) ([]learner.Learner, []string, error) {
 	if len(clients) == 0 {
 		return nil, nil, errors.New("scenarios: lpsfed learners: no clients")
 	}
-	learners := make([]agent.Learner, len(clients))
+	learners := make([]learner.Learner, len(clients))
 	ids := make([]string, len(clients))
 	for i, pc := range clients {
 		mc := model

@@ -10,6 +10,7 @@ import (
 	"graphfed/agent"
 	"graphfed/aggregator"
 	"graphfed/deploy"
+	"graphfed/learner"
 )
 
 // The robust-aggregation scenario (issue 29, item 2): five banks on a
@@ -137,7 +138,7 @@ func runRobustJob(ctx context.Context, job string, o ScenarioOptions, rule aggre
 // target it releases them scaled to that norm instead, what a bank that
 // tampers with its own agent can do with a valid key.
 type scalingLearner struct {
-	agent.Learner
+	learner.Learner
 	target float64
 
 	mu     sync.Mutex

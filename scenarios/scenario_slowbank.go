@@ -7,6 +7,7 @@ import (
 
 	"graphfed/agent"
 	"graphfed/aggregator"
+	"graphfed/learner"
 )
 
 // slowBankScenario runs a real job (RunSim: embedded NATS, the aggregator's
@@ -27,7 +28,7 @@ func slowBankScenario() Scenario {
 				rounds = 6
 				pace   = 20 * time.Millisecond
 			)
-			learners := make([]agent.Learner, banks)
+			learners := make([]learner.Learner, banks)
 			slowdown := map[int]time.Duration{}
 			for i := range learners {
 				l, err := agent.NewLogisticLearner(agent.LogisticConfig{Dim: 4, Samples: 64, TaskSeed: o.Seed, DataSeed: o.Seed*31 + uint64(i)})

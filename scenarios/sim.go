@@ -13,6 +13,8 @@ import (
 	"graphfed/bus"
 	"graphfed/deploy"
 	"graphfed/graph"
+	"graphfed/learner"
+	"graphfed/learner/node"
 	"graphfed/privacy"
 	"graphfed/telemetry"
 )
@@ -27,10 +29,10 @@ type SimConfig struct {
 	Task    string
 	Algo    string
 	Clients []*graph.ClientGraph
-	Node    agent.NodeConfig
+	Node    node.Config
 	// Learners, when set, are the clients' learners (one per client, ids
 	// from IDs or ClientID(i)); Clients and Node are then ignored.
-	Learners    []agent.Learner
+	Learners    []learner.Learner
 	IDs         []string
 	Rounds      int
 	LocalEpochs int
@@ -165,7 +167,7 @@ func RunSim(ctx context.Context, cfg SimConfig) (SimResult, error) {
 // simJobOptions maps the simulation onto deploy's options: the round
 // configuration, and per client its learner, privacy (its own noise seed)
 // and pace.
-func simJobOptions(cfg SimConfig, learners []agent.Learner, ids []string) (deploy.JobOptions, error) {
+func simJobOptions(cfg SimConfig, learners []learner.Learner, ids []string) (deploy.JobOptions, error) {
 	task := cfg.Task
 	if task == "" {
 		task = deploy.TaskNode
@@ -195,8 +197,8 @@ func simJobOptions(cfg SimConfig, learners []agent.Learner, ids []string) (deplo
 }
 
 // simLearners returns the clients' learners and ids: the given ones, or a
-// NodeLearner per client graph.
-func simLearners(cfg SimConfig) ([]agent.Learner, []string, error) {
+// node.Learner per client graph.
+func simLearners(cfg SimConfig) ([]learner.Learner, []string, error) {
 	if len(cfg.Learners) > 0 {
 		ids := cfg.IDs
 		if ids == nil {
@@ -212,12 +214,12 @@ func simLearners(cfg SimConfig) ([]agent.Learner, []string, error) {
 	if len(cfg.Clients) == 0 {
 		return nil, nil, errors.New("no clients")
 	}
-	learners := make([]agent.Learner, len(cfg.Clients))
+	learners := make([]learner.Learner, len(cfg.Clients))
 	ids := make([]string, len(cfg.Clients))
 	for i, cg := range cfg.Clients {
 		nc := deploy.NodeConfigFor(cfg.Algo, cfg.Node)
 		nc.Seed = cfg.Seed*1000003 + uint64(i) + 1
-		l, err := agent.NewNodeLearner(cg.Data, nc)
+		l, err := node.New(cg.Data, nc)
 		if err != nil {
 			return nil, nil, fmt.Errorf("client %d: %w", i, err)
 		}

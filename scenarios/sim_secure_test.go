@@ -12,6 +12,7 @@ import (
 	"graphfed/aggregator"
 	"graphfed/bus"
 	"graphfed/deploy"
+	"graphfed/learner"
 )
 
 // TestSecureSimRejectsForgery builds a secure simulation's parties exactly
@@ -21,7 +22,7 @@ import (
 // bank's is rejected by the aggregator as "signature" and never counted.
 func TestSecureSimRejectsForgery(t *testing.T) {
 	const job, banks, rounds = "forged", 3, 3
-	learners := make([]agent.Learner, banks)
+	learners := make([]learner.Learner, banks)
 	for i := range learners {
 		l, err := agent.NewLogisticLearner(agent.LogisticConfig{Dim: 4, Samples: 64, TaskSeed: 1, DataSeed: 31 + uint64(i)})
 		if err != nil {

@@ -11,9 +11,9 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"graphfed/agent"
 	"graphfed/bus"
 	"graphfed/graph"
+	"graphfed/learner/node"
 	"graphfed/privacy"
 )
 
@@ -131,7 +131,7 @@ func runTapped(t *testing.T, job string, p SimPrivacy, rounds int) (SimResult, t
 	tp := startTap(t, srv.ClientURL(), job)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	res, err := RunSim(ctx, SimConfig{Job: job, Algo: "fedavg", Clients: smallClients(t, 3), Node: agent.DefaultNodeConfig(),
+	res, err := RunSim(ctx, SimConfig{Job: job, Algo: "fedavg", Clients: smallClients(t, 3), Node: node.DefaultConfig(),
 		Rounds: rounds, LocalEpochs: 2, RoundTimeout: 20 * time.Second, Seed: 1, NATSURL: srv.ClientURL(), Privacy: p, Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)

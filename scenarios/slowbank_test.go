@@ -12,9 +12,9 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
 
-	"graphfed/agent"
 	"graphfed/aggregator"
 	"graphfed/bus"
+	"graphfed/learner"
 )
 
 // paceLearner pulls its parameters towards a target and spends a fixed wall
@@ -171,7 +171,7 @@ func TestSlowBankEachPolicy(t *testing.T) {
 			if err := watch.Flush(); err != nil {
 				t.Fatal(err)
 			}
-			learners := make([]agent.Learner, banks)
+			learners := make([]learner.Learner, banks)
 			for i := range learners {
 				pl := &paceLearner{target: []float32{float32(i), 1}, step: 60 * time.Millisecond,
 					gate: func() { events.fastGate(gateRound) }}

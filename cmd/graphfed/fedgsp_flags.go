@@ -11,6 +11,7 @@ import (
 	"graphfed/deploy"
 	"graphfed/fedgsp"
 	"graphfed/graph"
+	"graphfed/learner"
 	"graphfed/scenarios"
 )
 
@@ -139,8 +140,8 @@ func (f *fedgspFlags) resolve(cmd *cobra.Command, d *graph.Dataset) (string, fed
 
 // fedgspLearners builds one FedGSP learner per client, each with its own
 // local seed.
-func fedgspLearners(clients []*graph.ClientGraph, c fedgsp.Config, seed uint64) ([]agent.Learner, []string, error) {
-	ls := make([]agent.Learner, len(clients))
+func fedgspLearners(clients []*graph.ClientGraph, c fedgsp.Config, seed uint64) ([]learner.Learner, []string, error) {
+	ls := make([]learner.Learner, len(clients))
 	ids := make([]string, len(clients))
 	for i, cg := range clients {
 		cfg := c

@@ -11,9 +11,12 @@ import (
 
 	"graphfed/agent"
 	"graphfed/aggregator"
+	"graphfed/cefedgnn"
 	"graphfed/deploy"
 	"graphfed/graph"
 	"graphfed/job"
+	"graphfed/learner"
+	"graphfed/learner/node"
 	"graphfed/scenarios"
 	"graphfed/telemetry"
 )
@@ -30,11 +33,11 @@ type simFlags struct {
 	staleness                                         string
 	staleFactor, staleA                               float64
 	robust                                            robustFlags
-	node                                              agent.NodeConfig
+	node                                              node.Config
 	priv                                              privacyFlags
 	learner                                           string
 	embSigma                                          float64
-	cefed                                             agent.CEFedConfig
+	cefed                                             cefedgnn.Config
 	aml                                               amlFlags
 	async                                             asyncFlags
 	lpsfed                                            lpsfedFlags
@@ -45,7 +48,7 @@ type simFlags struct {
 }
 
 func newSimCmd(g *globalFlags) *cobra.Command {
-	s := simFlags{node: agent.DefaultNodeConfig()}
+	s := simFlags{node: node.DefaultConfig()}
 	var mem *memoryLimit
 	cmd := &cobra.Command{
 		Use:   "sim (--dataset DIR | --scenario csbm) --algo ALGO --clients N --partition louvain|random|metis|metis-overlap --rounds R",
@@ -101,7 +104,7 @@ func newSimCmd(g *globalFlags) *cobra.Command {
 	s.fedgsp.register(cmd)
 	s.async.register(cmd)
 	s.metrics.register(cmd)
-	s.cefed = agent.DefaultCEFedConfig()
+	s.cefed = cefedgnn.DefaultConfig()
 	f.StringVar(&s.learner, "learner", "", "node learner: adam (GCN/SAGE with Adam) or cefed (CE-FedGNN's SAGE-mean with moving averages and Eq. 9 updates); default: cefed for cefedgnn and fedgnn-st, adam otherwise")
 	f.Float64Var(&s.embSigma, "emb-sigma", agent.DefaultEmbSigma, "σ0 on normalized boundary embeddings (cefedgnn, fedgnn-st)")
 	f.Float64Var(&s.cefed.Gamma, "gamma", s.cefed.Gamma, "CE-FedGNN moving-average rate γ of node embeddings")
@@ -114,15 +117,15 @@ func newSimCmd(g *globalFlags) *cobra.Command {
 // --learner cefed: the four algorithms then share one code path and differ
 // only in what is exchanged (local: nothing; fedavg: W and G; fedgnn-st and
 // cefedgnn: W, G and boundary embeddings).
-func nodeLearners(s simFlags, clients []*graph.ClientGraph) ([]agent.Learner, []string, error) {
-	learner := s.learner
-	if learner == "" {
-		learner = "adam"
+func nodeLearners(s simFlags, clients []*graph.ClientGraph) ([]learner.Learner, []string, error) {
+	kind := s.learner
+	if kind == "" {
+		kind = "adam"
 		if deploy.ExchangesEmbeddings(s.algo) {
-			learner = "cefed"
+			kind = "cefed"
 		}
 	}
-	switch learner {
+	switch kind {
 	case "adam":
 		if deploy.ExchangesEmbeddings(s.algo) {
 			return nil, nil, fmt.Errorf("--algo %s needs --learner cefed", s.algo)
@@ -130,17 +133,17 @@ func nodeLearners(s simFlags, clients []*graph.ClientGraph) ([]agent.Learner, []
 		return nil, nil, nil
 	case "cefed":
 	default:
-		return nil, nil, fmt.Errorf("unknown --learner %q (want adam or cefed)", learner)
+		return nil, nil, fmt.Errorf("unknown --learner %q (want adam or cefed)", kind)
 	}
 	ids := make([]string, len(clients))
 	for i := range clients {
 		ids[i] = scenarios.ClientID(i)
 	}
-	ls := make([]agent.Learner, len(clients))
+	ls := make([]learner.Learner, len(clients))
 	for i, cg := range clients {
 		cfg := deploy.CEFedConfigFor(s.algo, s.cefed)
 		cfg.Seed = s.seed*1000003 + uint64(i) + 1
-		l, err := agent.NewCEFedNodeLearner(cg, ids, cfg)
+		l, err := cefedgnn.New(cg, ids, cfg)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -1,4 +1,4 @@
-package agent
+package learner
 
 // Exchanger is a Learner that exchanges boundary-node embeddings with the
 // clients hosting its cross-client neighbours (CE-FedGNN). After every

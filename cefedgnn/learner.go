@@ -1,4 +1,4 @@
-package agent
+package cefedgnn
 
 import (
 	"fmt"
@@ -7,9 +7,10 @@ import (
 
 	"graphfed/gnn"
 	"graphfed/graph"
+	"graphfed/learner"
 )
 
-// CE-FedGNN variants (CEFedConfig.Variant).
+// CE-FedGNN variants (Config.Variant).
 const (
 	// VariantCEFedGNN keeps the moving-average embedding (γ) and gradient
 	// (β) estimators of seed §3.2.
@@ -23,14 +24,14 @@ const (
 // The CE-FedGNN learner is a Learner that also exchanges embeddings and
 // shares its gradient estimator.
 var (
-	_ Exchanger  = (*CEFedNodeLearner)(nil)
-	_ GradSharer = (*CEFedNodeLearner)(nil)
+	_ learner.Exchanger  = (*Learner)(nil)
+	_ learner.GradSharer = (*Learner)(nil)
 )
 
-// CEFedConfig configures a CE-FedGNN node-classification learner. Zero
-// fields take the defaults of DefaultCEFedConfig, except WeightDecay and
+// Config configures a CE-FedGNN node-classification learner. Zero
+// fields take the defaults of DefaultConfig, except WeightDecay and
 // Dropout, for which zero means none.
-type CEFedConfig struct {
+type Config struct {
 	Hidden      int     // hidden width H, also the width of exchanged embeddings
 	LR          float64 // η in W ← W − η·G
 	Gamma       float64 // γ ∈ (0, 1], embedding moving average (Eq. 5)
@@ -41,7 +42,7 @@ type CEFedConfig struct {
 	Seed        uint64  // local randomness (dropout); distinct per client
 }
 
-// DefaultCEFedConfig is the configuration the tests validate on Cora.
+// DefaultConfig is the configuration the tests validate on Cora.
 // The optimizer is the paper's plain W ← W − η·G (no Adam), with weight
 // decay inside ∇. On Cora (one client, γ = β = 1, full batch, 200 steps)
 // η = 0.2, 0.5 and 1 reached 0.765, 0.776 and 0.782 test accuracy; 0.5
@@ -49,14 +50,14 @@ type CEFedConfig struct {
 // local steps already move a client far. Hidden 64 beat 16 (0.67–0.71
 // with dropout 0.5). γ = 0.5 is the middle of the paper's search range
 // [0.1, 0.9] and β = 0.9 its fixed value.
-func DefaultCEFedConfig() CEFedConfig {
-	return CEFedConfig{Hidden: 64, LR: 0.5, Gamma: 0.5, Beta: 0.9, WeightDecay: 5e-4, Dropout: 0.5, Variant: VariantCEFedGNN}
+func DefaultConfig() Config {
+	return Config{Hidden: 64, LR: 0.5, Gamma: 0.5, Beta: 0.9, WeightDecay: 5e-4, Dropout: 0.5, Variant: VariantCEFedGNN}
 }
 
 // withDefaults fills zero fields, applies the variant and validates.
-func (c CEFedConfig) withDefaults() (CEFedConfig, error) {
+func (c Config) withDefaults() (Config, error) {
 	const op = "agent: cefedgnn: config"
-	d := DefaultCEFedConfig()
+	d := DefaultConfig()
 	if c.Hidden == 0 {
 		c.Hidden = d.Hidden
 	}
@@ -97,7 +98,7 @@ func (c CEFedConfig) withDefaults() (CEFedConfig, error) {
 	return c, nil
 }
 
-// CEFedNodeLearner is the CE-FedGNN client (seed §3.2, Algorithm 1) for
+// Learner is the CE-FedGNN client (seed §3.2, Algorithm 1) for
 // node classification on one client's share of a graph. It trains the
 // network of cefedNet full-batch on its local nodes, exchanges hidden
 // embeddings of boundary nodes with the clients hosting their cross-client
@@ -114,8 +115,8 @@ func (c CEFedConfig) withDefaults() (CEFedConfig, error) {
 // received embeddings as they are, so that the scores depend on the
 // parameters and the cache only, not on the estimator's history.
 // A learner is not safe for concurrent use.
-type CEFedNodeLearner struct {
-	cfg   CEFedConfig
+type Learner struct {
+	cfg   Config
 	data  *graph.Dataset
 	x     *gnn.Sparse // N×F features, as given
 	local *gnn.Sparse // N×N mean over local neighbours (layer 1)
@@ -133,17 +134,17 @@ type CEFedNodeLearner struct {
 	test  []bool
 }
 
-// NewCEFedNodeLearner builds a learner over cg. peers[i] is the client id
+// New builds a learner over cg. peers[i] is the client id
 // of client index i (the CrossEdge.RemoteOwner numbering); it may be nil
 // when cg has no cross edges. Features are used as given, unlike
-// NodeLearner's row normalization: the hidden layer is L2-normalized, and
+// node.Learner's row normalization: the hidden layer is L2-normalized, and
 // on bag-of-words rows divided by their length (~18 words on Cora) Z1 is
 // so small that the normalization's 1/‖relu(Z1)‖ factor and the bias
 // dominate and plain SGD stalls near chance (on Cora, after 400 steps at
 // η from 0.1 to 2, the loss stayed above 1.8, near ln 7 ≈ 1.95, and test
 // accuracy at 0.32 or less); on raw features it trains (see the Cora
 // tests). Parameters start from Init(0).
-func NewCEFedNodeLearner(cg *graph.ClientGraph, peers []string, cfg CEFedConfig) (*CEFedNodeLearner, error) {
+func New(cg *graph.ClientGraph, peers []string, cfg Config) (*Learner, error) {
 	const op = "agent: cefedgnn: new learner"
 	if cg == nil || cg.Data == nil {
 		return nil, fmt.Errorf("%s: nil client graph", op)
@@ -167,7 +168,7 @@ func NewCEFedNodeLearner(cg *graph.ClientGraph, peers []string, cfg CEFedConfig)
 	if err != nil {
 		return nil, err
 	}
-	l := &CEFedNodeLearner{
+	l := &Learner{
 		cfg: cfg, data: d, x: in.X, local: in.Prop, halo: halo,
 		dLog:  gnn.New(d.N(), d.Classes),
 		rng:   rand.New(rand.NewPCG(cfg.Seed, 0x9e3779b97f4a7c15)),
@@ -182,22 +183,22 @@ func NewCEFedNodeLearner(cg *graph.ClientGraph, peers []string, cfg CEFedConfig)
 
 // Config returns the effective configuration (defaults and variant
 // applied).
-func (l *CEFedNodeLearner) Config() CEFedConfig { return l.cfg }
+func (l *Learner) Config() Config { return l.cfg }
 
 // SchemaHash implements Learner. Clients agree when their configurations
 // have the same Hidden and their data the same feature and class counts.
-func (l *CEFedNodeLearner) SchemaHash() string { return gnn.SchemaHash(l.ps) }
+func (l *Learner) SchemaHash() string { return gnn.SchemaHash(l.ps) }
 
 // NumParams implements Learner.
-func (l *CEFedNodeLearner) NumParams() int { return gnn.NumParams(l.ps) }
+func (l *Learner) NumParams() int { return gnn.NumParams(l.ps) }
 
 // TrainSize implements Learner: the local training nodes.
-func (l *CEFedNodeLearner) TrainSize() int { return l.nTr }
+func (l *Learner) TrainSize() int { return l.nTr }
 
 // Init implements Learner: Glorot weights and zero biases from seed (equal
 // on every client with the same seed), G = 0, and no embedding history.
 // Received embeddings are kept.
-func (l *CEFedNodeLearner) Init(seed uint64) {
+func (l *Learner) Init(seed uint64) {
 	l.net = newCEFedNet(l.data.NumFeatures(), l.cfg.Hidden, l.data.Classes, l.cfg.Dropout, rand.New(rand.NewPCG(seed, 0x5eed)))
 	l.ps = l.net.params()
 	l.est = make([]float32, gnn.NumParams(l.ps))
@@ -205,11 +206,11 @@ func (l *CEFedNodeLearner) Init(seed uint64) {
 }
 
 // Params implements Learner.
-func (l *CEFedNodeLearner) Params() []float32 { return gnn.Flatten(l.ps) }
+func (l *Learner) Params() []float32 { return gnn.Flatten(l.ps) }
 
 // SetParams implements Learner. The embedding history and G are kept
 // (Algorithm 1 continues them across rounds).
-func (l *CEFedNodeLearner) SetParams(p []float32) error {
+func (l *Learner) SetParams(p []float32) error {
 	if err := gnn.Unflatten(l.ps, p); err != nil {
 		return fmt.Errorf("agent: cefedgnn: set params: %w", err)
 	}
@@ -217,11 +218,11 @@ func (l *CEFedNodeLearner) SetParams(p []float32) error {
 }
 
 // Grad implements GradSharer: a copy of the gradient estimator G.
-func (l *CEFedNodeLearner) Grad() []float32 { return append([]float32(nil), l.est...) }
+func (l *Learner) Grad() []float32 { return append([]float32(nil), l.est...) }
 
 // SetGrad implements GradSharer. A length other than NumParams or a
 // non-finite value is an error and changes nothing.
-func (l *CEFedNodeLearner) SetGrad(g []float32) error {
+func (l *Learner) SetGrad(g []float32) error {
 	const op = "agent: cefedgnn: set grad"
 	if len(g) != len(l.est) {
 		return fmt.Errorf("%s: vector has %d values, model has %d", op, len(g), len(l.est))
@@ -238,7 +239,7 @@ func (l *CEFedNodeLearner) SetGrad(g []float32) error {
 // Train implements Learner: steps full-batch local steps; it returns the
 // training cross-entropy of the last one (0 without steps). A client
 // without training nodes only advances its embedding estimator.
-func (l *CEFedNodeLearner) Train(steps int) float64 {
+func (l *Learner) Train(steps int) float64 {
 	var loss float64
 	for range steps {
 		loss = l.step()
@@ -247,7 +248,7 @@ func (l *CEFedNodeLearner) Train(steps int) float64 {
 }
 
 // step runs one local step and returns its training loss.
-func (l *CEFedNodeLearner) step() float64 {
+func (l *Learner) step() float64 {
 	loss := l.lossGrad(l.ht, true)
 	l.ht = cloneInto(l.ht, l.net.ht)
 	l.h1 = cloneInto(l.h1, l.net.h1)
@@ -272,7 +273,7 @@ func (l *CEFedNodeLearner) step() float64 {
 // and leaves ∇ (cross-entropy gradient plus wd·W) in every Param.G. It
 // returns the cross-entropy over the training nodes. The committed state
 // is not touched; the pass's H̃1 and H1 stay in l.net.
-func (l *CEFedNodeLearner) lossGrad(prev *gnn.Tensor, train bool) float64 {
+func (l *Learner) lossGrad(prev *gnn.Tensor, train bool) float64 {
 	logits := l.net.forward(l.x, l.local, l.halo.propagation(), l.halo.cache, prev, l.cfg.Gamma, train, l.rng)
 	loss := gnn.SoftmaxCrossEntropy(logits, l.data.Labels, l.train, nil, l.dLog)
 	gnn.ZeroGrad(l.ps)
@@ -283,12 +284,12 @@ func (l *CEFedNodeLearner) lossGrad(prev *gnn.Tensor, train bool) float64 {
 
 // logits is the evaluation forward pass: fresh H̃1 = Z1(W), no dropout
 // (N×C, owned by the network).
-func (l *CEFedNodeLearner) logits() *gnn.Tensor {
+func (l *Learner) logits() *gnn.Tensor {
 	return l.net.forward(l.x, l.local, l.halo.propagation(), l.halo.cache, nil, 1, false, l.rng)
 }
 
 // currentH1 is the committed H1, or a fresh one before the first step.
-func (l *CEFedNodeLearner) currentH1() *gnn.Tensor {
+func (l *Learner) currentH1() *gnn.Tensor {
 	if l.h1 != nil {
 		return l.h1
 	}
@@ -296,10 +297,10 @@ func (l *CEFedNodeLearner) currentH1() *gnn.Tensor {
 	return l.net.h1
 }
 
-// Evaluate implements Learner with the keys of NodeLearner.Evaluate,
+// Evaluate implements Learner with the keys of node.Learner.Evaluate,
 // scoring a fresh deterministic forward pass over the current parameters
 // and received embeddings.
-func (l *CEFedNodeLearner) Evaluate() map[string]float64 {
+func (l *Learner) Evaluate() map[string]float64 {
 	logits := l.logits()
 	te := gnn.Score(logits, l.data.Labels, l.test)
 	va := gnn.Score(logits, l.data.Labels, l.val)

@@ -1,4 +1,4 @@
-package agent
+package node
 
 import (
 	"math"
@@ -16,7 +16,7 @@ type nodeScores struct {
 	valN, testN     int
 }
 
-func (l *NodeLearner) scores() nodeScores {
+func (l *Learner) scores() nodeScores {
 	logits := l.model.Forward(l.in, false, nil)
 	te := gnn.Score(logits, l.data.Labels, l.test)
 	va := gnn.Score(logits, l.data.Labels, l.val)

@@ -1,4 +1,4 @@
-package agent
+package learner
 
 // Learner is a client's local model and data.
 type Learner interface {

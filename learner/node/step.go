@@ -1,4 +1,4 @@
-package agent
+package node
 
 import "graphfed/gnn"
 
@@ -11,7 +11,7 @@ import "graphfed/gnn"
 // step. Averaged over clients that each see a few of the features, the
 // first layer collapses (Cora, 10 METIS clients, one local step a round:
 // the global model fell to a constant class, test accuracy 0.30).
-func (l *NodeLearner) step() float64 {
+func (l *Learner) step() float64 {
 	params := l.model.Params()
 	gnn.ZeroGrad(params)
 	logits := l.model.Forward(l.in, true, l.rng)

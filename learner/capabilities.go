@@ -1,10 +1,10 @@
-package agent
+package learner
 
 // Optional learner capabilities beyond Exchanger, ExchangeScheduler and
-// GradSharer (exchange.go). The machine checks for each with a type
-// assertion, so a learner implements only what its algorithm needs; LPSFed's
-// learner (package lpsfed, which imports neither agent nor bus: Go
-// interfaces are structural) implements all of them.
+// GradSharer (exchange.go). The agent's machine checks for each with a
+// type assertion, so a learner implements only what its algorithm needs;
+// LPSFed's learner implements AlgoReceiver to ScalarReleaser, FedGSP's
+// DescriptorReleaser, the AML learner FinalEvaluator and ScoreLogger.
 
 // AlgoReceiver is a learner that must know the job's algorithm (LPSFed:
 // the loss and the scalars to release follow it). An error refuses the
@@ -45,10 +45,8 @@ const (
 
 // Scalar is one value a ScalarReleaser wants released after a round, on
 // privacy.ChannelMargin, clipped to Clip; Version is, for ScalarRho, the
-// reference kernel version it was computed against. It is an alias of an
-// unnamed struct type so that a learner package can declare the identical
-// type and satisfy ScalarReleaser without importing agent.
-type Scalar = struct {
+// reference kernel version it was computed against.
+type Scalar struct {
 	Kind    string
 	Value   float64
 	Clip    float64
@@ -74,11 +72,20 @@ type FinalEvaluator interface {
 	EvaluateFinal() map[string]float64
 }
 
-// Descriptor is FedGSP's spectral descriptors (the FedGSP contract):
-// 4·Orders·Principal rows of Dim values, row-major, each row of norm at
-// most 1. Like Scalar it is an alias of an unnamed struct type, so that
-// package fedgsp satisfies DescriptorReleaser without importing agent.
-type Descriptor = struct {
+// ScoreLogger is a learner whose final scores hold keys meant for pooling
+// rather than for reading (the AML learner's confusion counts at every
+// threshold of its decision grid: hundreds of keys). The agent's
+// "finished" log line shows LogScores(scores), and how many keys it left
+// out, instead of every score; Result.Final keeps them all.
+type ScoreLogger interface {
+	Learner
+	LogScores(scores map[string]float64) (shown map[string]float64, omitted int)
+}
+
+// Descriptor is FedGSP's spectral descriptors (the FedGSP contract, laid
+// out as package fedgsp documents at DescriptorRows): 4·Orders·Principal
+// rows of Dim values, row-major, each row of norm at most 1.
+type Descriptor struct {
 	Orders, Principal, Dim int
 	Rows                   []float32
 }

@@ -1,4 +1,4 @@
-package agent
+package node
 
 import (
 	"fmt"
@@ -7,10 +7,11 @@ import (
 
 	"graphfed/gnn"
 	"graphfed/graph"
+	"graphfed/learner"
 )
 
-// NodeConfig configures a node-classification learner.
-type NodeConfig struct {
+// Config configures a node-classification learner.
+type Config struct {
 	Model       string // gnn.KindGCN or gnn.KindSAGE
 	Hidden      int
 	Dropout     float64
@@ -28,15 +29,17 @@ type NodeConfig struct {
 	PersonalHead bool
 }
 
-// DefaultNodeConfig is Kipf & Welling's GCN setup.
-func DefaultNodeConfig() NodeConfig {
-	return NodeConfig{Model: gnn.KindGCN, Hidden: 16, Dropout: 0.5, LR: 0.01, WeightDecay: 5e-4}
+// DefaultConfig is Kipf & Welling's GCN setup.
+func DefaultConfig() Config {
+	return Config{Model: gnn.KindGCN, Hidden: 16, Dropout: 0.5, LR: 0.01, WeightDecay: 5e-4}
 }
 
-// NodeLearner trains a GNN on one client's subgraph (internal edges only:
+var _ learner.Learner = (*Learner)(nil)
+
+// Learner trains a GNN on one client's subgraph (internal edges only:
 // FedAvg and Local do not use cross-client edges).
-type NodeLearner struct {
-	cfg     NodeConfig
+type Learner struct {
+	cfg     Config
 	data    *graph.Dataset
 	in      *gnn.Input
 	model   gnn.Model
@@ -52,9 +55,9 @@ type NodeLearner struct {
 	best    bestVal
 }
 
-// NewNodeLearner builds a learner over d. Non-negative (bag-of-words)
+// New builds a learner over d. Non-negative (bag-of-words)
 // features are row-normalized here, once, as the GCN reference does.
-func NewNodeLearner(d *graph.Dataset, cfg NodeConfig) (*NodeLearner, error) {
+func New(d *graph.Dataset, cfg Config) (*Learner, error) {
 	if err := d.Validate(); err != nil {
 		return nil, fmt.Errorf("agent: node learner: %w", err)
 	}
@@ -62,7 +65,7 @@ func NewNodeLearner(d *graph.Dataset, cfg NodeConfig) (*NodeLearner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("agent: node learner: %w", err)
 	}
-	l := &NodeLearner{
+	l := &Learner{
 		cfg: cfg, data: d, in: in,
 		rng:   rand.New(rand.NewPCG(cfg.Seed, 0x9e3779b97f4a7c15)),
 		train: gnn.SplitMask(d.Split, graph.SplitTrain),
@@ -89,7 +92,7 @@ func NewNodeLearner(d *graph.Dataset, cfg NodeConfig) (*NodeLearner, error) {
 	return l, nil
 }
 
-func (l *NodeLearner) build(seed uint64) error {
+func (l *Learner) build(seed uint64) error {
 	m, err := gnn.NewModel(gnn.ModelConfig{Kind: l.cfg.Model, In: l.data.NumFeatures(), Hidden: l.cfg.Hidden,
 		Classes: l.data.Classes, Dropout: l.cfg.Dropout}, rand.New(rand.NewPCG(seed, 0x5eed)))
 	if err != nil {
@@ -107,24 +110,24 @@ func (l *NodeLearner) build(seed uint64) error {
 }
 
 // SchemaHash implements Learner.
-func (l *NodeLearner) SchemaHash() string { return gnn.SchemaHash(l.model.Params()) }
+func (l *Learner) SchemaHash() string { return gnn.SchemaHash(l.model.Params()) }
 
 // NumParams implements Learner.
-func (l *NodeLearner) NumParams() int { return gnn.NumParams(l.model.Params()) }
+func (l *Learner) NumParams() int { return gnn.NumParams(l.model.Params()) }
 
 // TrainSize implements Learner.
-func (l *NodeLearner) TrainSize() int { return l.data.Count(graph.SplitTrain) }
+func (l *Learner) TrainSize() int { return l.data.Count(graph.SplitTrain) }
 
 // Init implements Learner: every client built from the same seed starts from
 // the same parameters.
-func (l *NodeLearner) Init(seed uint64) {
-	// build cannot fail here: the configuration was validated in NewNodeLearner.
+func (l *Learner) Init(seed uint64) {
+	// build cannot fail here: the configuration was validated in New.
 	_ = l.build(seed)
 }
 
 // Params implements Learner. Under FedPer the personal head goes out as
 // zeros: it never leaves the client.
-func (l *NodeLearner) Params() []float32 {
+func (l *Learner) Params() []float32 {
 	p := gnn.Flatten(l.model.Params())
 	clear(p[len(p)-l.head:])
 	return p
@@ -133,7 +136,7 @@ func (l *NodeLearner) Params() []float32 {
 // SetParams implements Learner. Under FedPer the received head is ignored
 // and the client's own is kept; under FedProx p becomes the anchor of the
 // proximal term.
-func (l *NodeLearner) SetParams(p []float32) error {
+func (l *Learner) SetParams(p []float32) error {
 	if l.head > 0 && len(p) == l.NumParams() {
 		own := gnn.Flatten(l.model.Params())
 		p = append(p[:len(p)-l.head:len(p)-l.head], own[len(own)-l.head:]...)
@@ -148,7 +151,7 @@ func (l *NodeLearner) SetParams(p []float32) error {
 }
 
 // Train implements Learner: full-batch epochs on the local training nodes.
-func (l *NodeLearner) Train(epochs int) float64 {
+func (l *Learner) Train(epochs int) float64 {
 	var loss float64
 	if l.TrainSize() == 0 {
 		return 0
@@ -163,7 +166,7 @@ func (l *NodeLearner) Train(epochs int) float64 {
 // Evaluate implements Learner: the current parameters' scores, and the
 // test score at the best validation score seen right after local training
 // (FedGSP's protocol, which scores each client's locally updated model).
-func (l *NodeLearner) Evaluate() map[string]float64 {
+func (l *Learner) Evaluate() map[string]float64 {
 	sc := l.scores()
 	out := map[string]float64{
 		"test_acc": sc.testAcc, "test_macro_f1": sc.testF1, "test_n": float64(sc.testN),

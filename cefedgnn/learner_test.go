@@ -1,4 +1,4 @@
-package agent
+package cefedgnn
 
 import (
 	"fmt"
@@ -49,7 +49,7 @@ func smallCSBM() graph.CSBMConfig {
 
 // fillCache receives a random unit-norm embedding for every cross-client
 // neighbour of l, as the gate would release them.
-func fillCache(t *testing.T, l *CEFedNodeLearner, rng *rand.Rand) {
+func fillCache(t *testing.T, l *Learner, rng *rand.Rand) {
 	t.Helper()
 	h := l.halo
 	byOwner := make([][]int64, len(h.peers))
@@ -153,7 +153,7 @@ func TestCEFedGradient(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			const wd = 0.01
-			l, err := NewCEFedNodeLearner(cgs[0], peers, CEFedConfig{Hidden: 5, LR: 0.1, Gamma: tc.gamma, Beta: 1, WeightDecay: wd})
+			l, err := New(cgs[0], peers, Config{Hidden: 5, LR: 0.1, Gamma: tc.gamma, Beta: 1, WeightDecay: wd})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -196,7 +196,7 @@ func TestCEFedGradient(t *testing.T) {
 func TestCEFedGradientGammaScaling(t *testing.T) {
 	cgs, peers := cefedSplit(t, smallCSBM(), 2, "random", 4)
 	grads := func(gamma float64) (l1, l2 []float32) {
-		l, err := NewCEFedNodeLearner(cgs[1], peers, CEFedConfig{Hidden: 5, Gamma: gamma, WeightDecay: 0})
+		l, err := New(cgs[1], peers, Config{Hidden: 5, Gamma: gamma, WeightDecay: 0})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -229,7 +229,7 @@ func TestCEFedGradientGammaScaling(t *testing.T) {
 type fedResult struct {
 	meanAcc, pooledAcc, meanF1 float64
 	perClient                  []float64
-	learners                   []*CEFedNodeLearner
+	learners                   []*Learner
 }
 
 // cefedSimulate runs Algorithm 1 in memory, without a bus: every round each
@@ -238,14 +238,14 @@ type fedResult struct {
 // exchange set, every client releases its boundary embeddings to each
 // neighbour (no noise: the gate's normalization is the identity on the
 // already normalized rows). It returns the final scores.
-func cefedSimulate(t *testing.T, cgs []*graph.ClientGraph, peers []string, cfg CEFedConfig, rounds, k int, exchange bool) fedResult {
+func cefedSimulate(t *testing.T, cgs []*graph.ClientGraph, peers []string, cfg Config, rounds, k int, exchange bool) fedResult {
 	t.Helper()
-	ls := make([]*CEFedNodeLearner, len(cgs))
+	ls := make([]*Learner, len(cgs))
 	index := map[string]int{}
 	for i, cg := range cgs {
 		c := cfg
 		c.Seed = cfg.Seed + uint64(i)
-		l, err := NewCEFedNodeLearner(cg, peers, c)
+		l, err := New(cg, peers, c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -308,7 +308,7 @@ func cefedSimulate(t *testing.T, cgs []*graph.ClientGraph, peers []string, cfg C
 // generator before every pass.
 func TestCEFedGradientDropout(t *testing.T) {
 	cgs, peers := cefedSplit(t, smallCSBM(), 2, "random", 5)
-	l, err := NewCEFedNodeLearner(cgs[0], peers, CEFedConfig{Hidden: 6, Gamma: 1, Beta: 1, Dropout: 0.4})
+	l, err := New(cgs[0], peers, Config{Hidden: 6, Gamma: 1, Beta: 1, Dropout: 0.4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -341,7 +341,7 @@ func TestCEFedStep(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			const eta = 0.3
-			l, err := NewCEFedNodeLearner(cgs[0], peers, CEFedConfig{Hidden: 4, LR: eta, Gamma: 0.5, Beta: tc.beta, WeightDecay: tc.wd})
+			l, err := New(cgs[0], peers, Config{Hidden: 4, LR: eta, Gamma: 0.5, Beta: tc.beta, WeightDecay: tc.wd})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -381,8 +381,8 @@ func TestCEFedExchange(t *testing.T) {
 	cfg := smallCSBM()
 	cfg.Nodes = 120
 	cgs, peers := cefedSplit(t, cfg, 2, "louvain", 7)
-	mk := func(i int) *CEFedNodeLearner {
-		l, err := NewCEFedNodeLearner(cgs[i], peers, CEFedConfig{Hidden: 8, Dropout: 0.5, Seed: uint64(i)})
+	mk := func(i int) *Learner {
+		l, err := New(cgs[i], peers, Config{Hidden: 8, Dropout: 0.5, Seed: uint64(i)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -452,7 +452,7 @@ func TestCEFedExchange(t *testing.T) {
 // TestCEFedReceive covers what Receive rejects and what it ignores.
 func TestCEFedReceive(t *testing.T) {
 	cgs, peers := cefedSplit(t, smallCSBM(), 3, "random", 8)
-	l, err := NewCEFedNodeLearner(cgs[0], peers, CEFedConfig{Hidden: 3})
+	l, err := New(cgs[0], peers, Config{Hidden: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -509,15 +509,15 @@ func TestCEFedReceive(t *testing.T) {
 // initial parameters across clients, round trips, and rejected lengths.
 func TestCEFedParams(t *testing.T) {
 	cgs, peers := cefedSplit(t, smallCSBM(), 2, "random", 9)
-	a, err := NewCEFedNodeLearner(cgs[0], peers, CEFedConfig{Hidden: 7, Seed: 1})
+	a, err := New(cgs[0], peers, Config{Hidden: 7, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := NewCEFedNodeLearner(cgs[1], peers, CEFedConfig{Hidden: 7, Seed: 2})
+	b, err := New(cgs[1], peers, Config{Hidden: 7, Seed: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := NewCEFedNodeLearner(cgs[1], peers, CEFedConfig{Hidden: 8})
+	c, err := New(cgs[1], peers, Config{Hidden: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -584,16 +584,16 @@ func TestCEFedParams(t *testing.T) {
 // TestCEFedConfig covers defaults, the variants and rejected settings.
 func TestCEFedConfig(t *testing.T) {
 	cgs, peers := cefedSplit(t, smallCSBM(), 2, "random", 10)
-	l, err := NewCEFedNodeLearner(cgs[0], peers, CEFedConfig{})
+	l, err := New(cgs[0], peers, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := DefaultCEFedConfig()
+	want := DefaultConfig()
 	want.WeightDecay, want.Dropout = 0, 0 // zero means none for these two
 	if got := l.Config(); got != want {
 		t.Fatalf("defaults %+v, want %+v", got, want)
 	}
-	st, err := NewCEFedNodeLearner(cgs[0], peers, CEFedConfig{Variant: VariantFedGNNST, Gamma: 0.3, Beta: 0.5})
+	st, err := New(cgs[0], peers, Config{Variant: VariantFedGNNST, Gamma: 0.3, Beta: 0.5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -602,21 +602,21 @@ func TestCEFedConfig(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name  string
-		cfg   CEFedConfig
+		cfg   Config
 		peers []string
 	}{
-		{"variant", CEFedConfig{Variant: "fedprox"}, peers},
-		{"gamma", CEFedConfig{Gamma: 1.5}, peers},
-		{"beta", CEFedConfig{Beta: -0.1}, peers},
-		{"lr", CEFedConfig{LR: math.NaN()}, peers},
-		{"dropout", CEFedConfig{Dropout: 1}, peers},
-		{"weight decay", CEFedConfig{WeightDecay: -1}, peers},
-		{"hidden", CEFedConfig{Hidden: -2}, peers},
-		{"missing peer", CEFedConfig{}, peers[:1]},
-		{"duplicate peer", CEFedConfig{}, []string{"bank-0", "bank-0"}},
+		{"variant", Config{Variant: "fedprox"}, peers},
+		{"gamma", Config{Gamma: 1.5}, peers},
+		{"beta", Config{Beta: -0.1}, peers},
+		{"lr", Config{LR: math.NaN()}, peers},
+		{"dropout", Config{Dropout: 1}, peers},
+		{"weight decay", Config{WeightDecay: -1}, peers},
+		{"hidden", Config{Hidden: -2}, peers},
+		{"missing peer", Config{}, peers[:1]},
+		{"duplicate peer", Config{}, []string{"bank-0", "bank-0"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if _, err := NewCEFedNodeLearner(cgs[0], tc.peers, tc.cfg); err == nil {
+			if _, err := New(cgs[0], tc.peers, tc.cfg); err == nil {
 				t.Fatal("accepted")
 			} else {
 				t.Log(err)

@@ -1,4 +1,4 @@
-package agent
+package cefedgnn
 
 import (
 	"fmt"
@@ -34,9 +34,9 @@ func TestCEFedCoraCentralized(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := DefaultCEFedConfig()
+	cfg := DefaultConfig()
 	cfg.Gamma, cfg.Beta, cfg.Seed = 1, 1, 1
-	l, err := NewCEFedNodeLearner(cgs[0], nil, cfg)
+	l, err := New(cgs[0], nil, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestCEFedCoraFederated(t *testing.T) {
 				peers[i] = fmt.Sprintf("bank-%d", i)
 				cross += len(cgs[i].Cross)
 			}
-			cfg := DefaultCEFedConfig()
+			cfg := DefaultConfig()
 			cfg.Seed = 100
 			ex := cefedSimulate(t, cgs, peers, cfg, tc.rounds, k, true)
 			no := cefedSimulate(t, cgs, peers, cfg, tc.rounds, k, false)

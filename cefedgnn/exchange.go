@@ -1,4 +1,4 @@
-package agent
+package cefedgnn
 
 import (
 	"fmt"
@@ -142,7 +142,7 @@ func (h *cefedHalo) propagation() *gnn.Sparse {
 
 // Neighbours implements Exchanger: the ids of the clients hosting a node
 // adjacent to one of ours, sorted.
-func (l *CEFedNodeLearner) Neighbours() []string { return slices.Clone(l.halo.names) }
+func (l *Learner) Neighbours() []string { return slices.Clone(l.halo.names) }
 
 // Boundary implements Exchanger: the global ids (ascending) of our nodes
 // adjacent to a node of client to, and their latest hidden embeddings H1
@@ -150,7 +150,7 @@ func (l *CEFedNodeLearner) Neighbours() []string { return slices.Clone(l.halo.na
 // what the neighbour's second layer aggregates. Before the first training
 // step the embeddings come from a fresh forward pass. An unknown or
 // non-adjacent client gets no rows.
-func (l *CEFedNodeLearner) Boundary(to string) ([]int64, []float32, int) {
+func (l *Learner) Boundary(to string) ([]int64, []float32, int) {
 	dim := l.cfg.Hidden
 	c, ok := l.halo.index[to]
 	if !ok {
@@ -176,7 +176,7 @@ func (l *CEFedNodeLearner) Boundary(to string) ([]int64, []float32, int) {
 // earlier value; other ids are ignored. A dim other than Hidden, a length
 // other than len(ids)·dim or a non-finite value is an error and changes
 // nothing.
-func (l *CEFedNodeLearner) Receive(from string, ids []int64, rows []float32, dim int) error {
+func (l *Learner) Receive(from string, ids []int64, rows []float32, dim int) error {
 	const op = "agent: cefedgnn: receive"
 	h := l.halo
 	if dim != h.hidden {

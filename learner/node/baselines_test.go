@@ -1,4 +1,4 @@
-package agent
+package node
 
 import (
 	"math"
@@ -67,10 +67,10 @@ func TestNodeBaselines(t *testing.T) {
 	tests := []struct {
 		name    string
 		classes int
-		cfg     func(*NodeConfig)
-		check   func(t *testing.T, l *NodeLearner)
+		cfg     func(*Config)
+		check   func(t *testing.T, l *Learner)
 	}{
-		{"fedper sends no head and keeps its own", 3, func(c *NodeConfig) { c.PersonalHead = true }, func(t *testing.T, l *NodeLearner) {
+		{"fedper sends no head and keeps its own", 3, func(c *Config) { c.PersonalHead = true }, func(t *testing.T, l *Learner) {
 			l.Train(5)
 			own := gnn.Flatten(l.model.Params())
 			p := l.Params()
@@ -100,19 +100,19 @@ func TestNodeBaselines(t *testing.T) {
 				}
 			}
 		}},
-		{"fedprox with a strong pull stays near the received model", 3, func(c *NodeConfig) { c.Prox = 1e4 }, func(t *testing.T, l *NodeLearner) {
+		{"fedprox with a strong pull stays near the received model", 3, func(c *Config) { c.Prox = 1e4 }, func(t *testing.T, l *Learner) {
 			start := l.Params()
 			if err := l.SetParams(start); err != nil {
 				t.Fatal(err)
 			}
 			l.Train(20)
-			free := baselineLearner(t, 3, func(*NodeConfig) {})
+			free := baselineLearner(t, 3, func(*Config) {})
 			free.Train(20)
 			if d, f := dist(l.Params(), start), dist(free.Params(), start); d >= f/2 {
 				t.Fatalf("FedProx moved %.4g from the received model, plain training %.4g", d, f)
 			}
 		}},
-		{"roc_auc on two classes, best val tracked", 2, func(c *NodeConfig) { c.Metric = graph.MetricROCAUC }, func(t *testing.T, l *NodeLearner) {
+		{"roc_auc on two classes, best val tracked", 2, func(c *Config) { c.Metric = graph.MetricROCAUC }, func(t *testing.T, l *Learner) {
 			if s := l.Evaluate(); !math.IsNaN(s["test_at_best_val"]) {
 				t.Fatalf("best-val score before any training: %v", s["test_at_best_val"])
 			}
@@ -135,23 +135,23 @@ func TestNodeBaselines(t *testing.T) {
 
 func TestNodeLearnerRefusesBadBaselineConfig(t *testing.T) {
 	d := baselineData(t, 3)
-	for _, c := range []NodeConfig{
+	for _, c := range []Config{
 		{Model: gnn.KindGCN, Hidden: 8, LR: 0.01, Metric: graph.MetricROCAUC},
 		{Model: gnn.KindGCN, Hidden: 8, LR: 0.01, Metric: "f1"},
 		{Model: gnn.KindGCN, Hidden: 8, LR: 0.01, Prox: -1},
 	} {
-		if _, err := NewNodeLearner(d, c); err == nil {
+		if _, err := New(d, c); err == nil {
 			t.Errorf("config %+v accepted", c)
 		}
 	}
 }
 
-func baselineLearner(t *testing.T, classes int, edit func(*NodeConfig)) *NodeLearner {
+func baselineLearner(t *testing.T, classes int, edit func(*Config)) *Learner {
 	t.Helper()
-	cfg := DefaultNodeConfig()
+	cfg := DefaultConfig()
 	cfg.Seed = 7
 	edit(&cfg)
-	l, err := NewNodeLearner(baselineData(t, classes), cfg)
+	l, err := New(baselineData(t, classes), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,9 +187,9 @@ func TestDecoupledDecayLeavesUnseenFeatures(t *testing.T) {
 		ptr = append(ptr, len(cols))
 	}
 	d.Features = &graph.CSR{Rows: f.Rows, Cols: f.Cols, RowPtr: ptr, ColIdx: cols, Val: vals}
-	cfg := DefaultNodeConfig()
+	cfg := DefaultConfig()
 	cfg.Seed, cfg.LR, cfg.WeightDecay = 1, 0.01, 5e-4
-	l, err := NewNodeLearner(d, cfg)
+	l, err := New(d, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
