@@ -8,7 +8,7 @@
 #
 # Usage:
 #   scripts/byhand-issue29.sh [ATTACK ...]
-#   ATTACK: clean 1 2 2g 2w 3 3x 4a 4b 4c 5 6 7a 7b 7c   (default: all, clean first)
+#   ATTACK: clean 1 1x 2 2g 2w 3 3x 4a 4b 4c 5 6 7a 7b 7c   (default: all, clean first)
 #
 # Environment: WORK (default /tmp/byhand29: every deployment is a directory
 # of $WORK/runs), BIN (default $WORK/bin: graphfed and gf-forge are built
@@ -30,7 +30,8 @@
 #
 # What each attack checks, and where it should be counted:
 #   1   signed update, every parameter and gradient value 1e30, each round
-#       -> aggregator rejects.norm, "rejected: outside the job's contract"
+#       -> aggregator rejects.norm, "rejected: outside the job's contract";
+#       1x: the same against the walkthrough's aggregator (no contract flags)
 #   2   signed update of zeros with weight 1e15, each round -> rejects.weight
 #   2g  (beyond the issue) an update within the contract (zeros, weight 1)
 #       that carries a gradient estimator, which the job's learners do not
@@ -76,7 +77,7 @@ PORT0=${PORT0:-14500}
 JOB=aml-1
 JOB_TIMEOUT=${JOB_TIMEOUT:-180}
 NOISE="--noise-seed 7"
-ALL="clean 1 2 2g 2w 3 3x 4a 4b 4c 5 6 7a 7b 7c"
+ALL="clean 1 1x 2 2g 2w 3 3x 4a 4b 4c 5 6 7a 7b 7c"
 
 mkdir -p "$WORK/runs" "$BIN"
 if [ ! -x "$BIN/graphfed" ] || [ ! -x "$BIN/gf-forge" ]; then
@@ -323,6 +324,14 @@ forged_updates() {
 
 attack_1() {
   deploy 1; contract; aggregator "${CONTRACT[@]}"; agents
+  forged_updates --value 1e30 --weight 1
+  finish; teardown
+}
+
+# 1x: attack 1 against the walkthrough's aggregator command as written (no
+# --model-clip: no norm is bounded there; the agents' own check remains).
+attack_1x() {
+  deploy 1x; aggregator; agents
   forged_updates --value 1e30 --weight 1
   finish; teardown
 }
