@@ -29,7 +29,21 @@ type Contract struct {
 	Clip      float64 `json:",omitempty"`
 	Sigma     float64 `json:",omitempty"`
 	GradSigma float64 `json:",omitempty"`
+	// Grad says whether updates carry a gradient estimator: GradNone
+	// refuses one, GradShared takes it, "" decides by the algorithm alone
+	// (only CE-FedGNN and FedGNN-ST average one). A job whose learners
+	// share none must say GradNone: otherwise one signed update carrying
+	// an estimator put one in the global model, and every agent whose
+	// learner has none to load it into stopped (issue 29's by-hand
+	// re-run).
+	Grad string `json:",omitempty"`
 }
+
+// Gradient-estimator policies of a contract (Contract.Grad).
+const (
+	GradNone   = "none"
+	GradShared = "shared"
+)
 
 // Norm headroom. A released vector is x + z with ||x|| ≤ C and z ~
 // N(0, σ²I_d), so ||z|| concentrates at σ·sqrt(d) with a standard deviation
@@ -75,6 +89,9 @@ func (c Contract) validate() error {
 			errs = append(errs, fmt.Errorf("%s %v must be finite and not negative", v.name, v.x))
 		}
 	}
+	if c.Grad != "" && c.Grad != GradNone && c.Grad != GradShared {
+		errs = append(errs, fmt.Errorf("grad %q: want %s or %s", c.Grad, GradNone, GradShared))
+	}
 	if c.MaxTrainSize > MaxWeight {
 		errs = append(errs, fmt.Errorf("max train size %v above %v", c.MaxTrainSize, MaxWeight))
 	}
@@ -116,10 +133,24 @@ func (m *Machine) checkContract(e UpdateIn, c *clientState) (reason, detail stri
 	if n, max := l2(e.Params), k.MaxNorm(k.Sigma, len(e.Params)); len(e.Params) > 0 && !(n <= max) {
 		return bus.ReasonNorm, fmt.Sprintf("parameters of norm %.4g above the job's bound %.4g (clip %g)", n, max, k.Clip)
 	}
+	if len(e.Grad) > 0 && !m.takesGrad() {
+		return bus.ReasonGrad, fmt.Sprintf("a gradient estimator of %d values; the job's learners share none (%s, contract grad %q)",
+			len(e.Grad), m.cfg.Algo, k.Grad)
+	}
 	if n, max := l2(e.Grad), k.MaxNorm(k.GradSigma, len(e.Grad)); len(e.Grad) > 0 && !(n <= max) {
 		return bus.ReasonNorm, fmt.Sprintf("gradient estimator of norm %.4g above the job's bound %.4g (clip %g)", n, max, k.Clip)
 	}
 	return "", ""
+}
+
+// takesGrad reports whether the job averages gradient estimators: only
+// the algorithms that do (CE-FedGNN, FedGNN-ST), unless the contract says
+// the learners share none.
+func (m *Machine) takesGrad() bool {
+	if m.cfg.Contract.Grad == GradNone {
+		return false
+	}
+	return m.cfg.Algo == AlgoCEFedGNN || m.cfg.Algo == AlgoFedGNNST
 }
 
 // Rejected says that a signed message of a party broke the job's contract
@@ -129,7 +160,7 @@ func (m *Machine) checkContract(e UpdateIn, c *clientState) (reason, detail stri
 type Rejected struct {
 	Client string
 	Round  uint64
-	Reason string // bus.ReasonSchema, ReasonWeight, ReasonNorm
+	Reason string // bus.ReasonSchema, ReasonWeight, ReasonNorm, ReasonGrad
 	Detail string
 }
 

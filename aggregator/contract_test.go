@@ -66,29 +66,42 @@ func TestContractJoin(t *testing.T) {
 
 func TestContractUpdate(t *testing.T) {
 	huge := float32(1e30)
+	withGrad := func(algo string, k string) func(*Config) {
+		return func(c *Config) { c.Algo, c.Contract.Grad = algo, k }
+	}
+	grad := func(g ...float32) UpdateIn {
+		u := upd("a", 1, 1, 0, 1, 2)
+		u.Grad = g
+		return u
+	}
 	tests := []struct {
 		name   string
 		upd    UpdateIn
 		reason string
+		cfg    func(*Config)
 	}{
-		{"within the contract", upd("a", 1, 1, 0, 1, 2), ""},
-		{"the declared weight", upd("a", 1, 1, 1000, 1, 2), ""},
-		{"a weight above the declared", upd("a", 1, 1, 1001, 1, 2), bus.ReasonWeight},
-		{"weight 1e15", upd("a", 1, 1, 1e15, 0, 0), bus.ReasonWeight},
-		{"every parameter 1e30", upd("a", 1, 1, 0, huge, huge), bus.ReasonNorm},
-		{"just above the clip and noise", upd("a", 1, 1, 0, 10.2, 0), bus.ReasonNorm},
-		{"at the clip plus noise", upd("a", 1, 1, 0, 10.1, 0), ""},
-		{"a huge gradient estimator", func() UpdateIn {
-			u := upd("a", 1, 1, 0, 1, 2)
-			u.Grad = []float32{huge, 0}
-			return u
-		}(), bus.ReasonNorm},
-		{"a huge late update", upd("a", 0, 1, 0, huge, 0), bus.ReasonNorm},
-		{"a huge future update", upd("a", 3, 1, 0, huge, 0), bus.ReasonNorm},
+		{"within the contract", upd("a", 1, 1, 0, 1, 2), "", nil},
+		{"the declared weight", upd("a", 1, 1, 1000, 1, 2), "", nil},
+		{"a weight above the declared", upd("a", 1, 1, 1001, 1, 2), bus.ReasonWeight, nil},
+		{"weight 1e15", upd("a", 1, 1, 1e15, 0, 0), bus.ReasonWeight, nil},
+		{"every parameter 1e30", upd("a", 1, 1, 0, huge, huge), bus.ReasonNorm, nil},
+		{"just above the clip and noise", upd("a", 1, 1, 0, 10.2, 0), bus.ReasonNorm, nil},
+		{"at the clip plus noise", upd("a", 1, 1, 0, 10.1, 0), "", nil},
+		{"a huge gradient estimator", grad(huge, 0), bus.ReasonNorm, withGrad(AlgoCEFedGNN, "")},
+		{"a gradient estimator under cefedgnn", grad(0.5, 0), "", withGrad(AlgoCEFedGNN, GradShared)},
+		{"a gradient estimator under fedavg", grad(0.5, 0), bus.ReasonGrad, nil},
+		{"a gradient estimator the contract refuses", grad(0.5, 0), bus.ReasonGrad, withGrad(AlgoCEFedGNN, GradNone)},
+		{"no gradient estimator where they are shared", upd("a", 1, 1, 0, 1, 2), "", withGrad(AlgoCEFedGNN, GradShared)},
+		{"a huge late update", upd("a", 0, 1, 0, huge, 0), bus.ReasonNorm, nil},
+		{"a huge future update", upd("a", 3, 1, 0, huge, 0), bus.ReasonNorm, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			m := newTestMachine(t, Config{Contract: testContract, Quorum: 2})
+			cfg := Config{Contract: testContract, Quorum: 2}
+			if tc.cfg != nil {
+				tc.cfg(&cfg)
+			}
+			m := newTestMachine(t, cfg)
 			m.Step(join("a", 0))
 			m.Step(join("b", 0))
 			acts := m.Step(tc.upd)

@@ -23,6 +23,7 @@ const (
 	ReasonSchema = "schema" // a hello of another model schema or a training size above the job's
 	ReasonWeight = "weight" // an update's weight above its sender's declared training size
 	ReasonNorm   = "norm"   // a vector's L2 norm above what the job's clip and noise can give
+	ReasonGrad   = "grad"   // a gradient estimator in a job whose learners share none
 )
 
 // MaxWeight bounds update weights and declared training sizes (sample

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"graphfed/aggregator"
+	"graphfed/learner"
 	"graphfed/privacy"
 )
 
@@ -89,9 +90,10 @@ func StartJob(ctx context.Context, o JobOptions) (_ *Job, err error) {
 	return j, nil
 }
 
-// jobContract is base with the schema the agents' learners agree on and
-// the largest clip and noise of their gates (bounding every update's
-// norm); false when the learners disagree on the schema.
+// jobContract is base with the schema the agents' learners agree on, the
+// largest clip and noise of their gates (bounding every update's norm) and
+// whether they share gradient estimators (unless base says); false when
+// the learners disagree on the schema.
 func jobContract(base aggregator.Contract, agents []*Agent) (aggregator.Contract, bool) {
 	c := base
 	for i, a := range agents {
@@ -104,6 +106,17 @@ func jobContract(base aggregator.Contract, agents []*Agent) (aggregator.Contract
 		}
 		p := a.privacy
 		c.Clip, c.Sigma, c.GradSigma = max(c.Clip, p.ModelClip), max(c.Sigma, p.ModelSigma), max(c.GradSigma, p.GradSigma)
+		grad := aggregator.GradNone
+		if gs, ok := a.learner.(learner.GradSharer); ok && len(gs.Grad()) > 0 {
+			grad = aggregator.GradShared
+		}
+		switch {
+		case base.Grad != "":
+		case i == 0:
+			c.Grad = grad
+		case c.Grad != grad:
+			c.Grad = "" // the learners disagree: the algorithm decides
+		}
 	}
 	return c, true
 }

@@ -42,6 +42,18 @@ type contractAttack struct {
 	early  bool
 	weight float64
 	value  float32 // every parameter of the attacking update
+	// grad: the update also carries a gradient estimator (of grad in
+	// every value), which the job's learners do not share.
+	grad float32
+}
+
+// forgedGradUpdate is an update with a gradient estimator, as CE-FedGNN's
+// carry.
+type forgedGradUpdate struct {
+	Round  uint64     `msgpack:"round"`
+	Weight float64    `msgpack:"weight"`
+	Params bus.Vector `msgpack:"params"`
+	Grad   bus.Vector `msgpack:"grad"`
 }
 
 func contractScenarios() []Scenario {
@@ -50,6 +62,8 @@ func contractScenarios() []Scenario {
 			reason: bus.ReasonNorm, value: 1e30},
 		{name: "weight-hijack", doc: "a bank's signed update claiming weight 1e15: rejected for its weight, counted against the bank, result unchanged",
 			reason: bus.ReasonWeight, weight: 1e15},
+		{name: "grad-hijack", doc: "a bank's signed update within the norm and weight bounds that carries a gradient estimator the job's learners do not share (every agent used to stop loading it): rejected, counted against the bank, result unchanged",
+			reason: bus.ReasonGrad, weight: 1, grad: 0.01},
 		{name: "schema-hijack", doc: "a bank's signed hello of schema evil/1 before any honest bank: refused and counted, never adopted, result unchanged",
 			reason: bus.ReasonSchema, early: true},
 	}
@@ -184,7 +198,15 @@ func (a *contractAttacker) onRounds(at contractAttack) error {
 		for i := range p {
 			p[i] = at.value
 		}
-		data, err := a.seal(bus.KindUpdate, ro.Round, &forgedUpdate{Round: ro.Round, Weight: at.weight, Params: p})
+		var body any = &forgedUpdate{Round: ro.Round, Weight: at.weight, Params: p}
+		if at.grad != 0 {
+			g := make(bus.Vector, a.nparams)
+			for i := range g {
+				g[i] = at.grad
+			}
+			body = &forgedGradUpdate{Round: ro.Round, Weight: at.weight, Params: p, Grad: g}
+		}
+		data, err := a.seal(bus.KindUpdate, ro.Round, body)
 		if err == nil {
 			err = a.nc.Publish(bus.Subject(a.job, bus.KindUpdate, a.id), data)
 		}
