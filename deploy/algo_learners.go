@@ -69,3 +69,19 @@ func NodeConfigFor(algo string, c node.Config) node.Config {
 	}
 	return c
 }
+
+// GradPolicy is the gradient-estimator policy of a job's contract
+// (aggregator.Contract.Grad) for task under algo: given as asked, else
+// what the task's learners do by default. Only CE-FedGNN and FedGNN-ST
+// average an estimator, and of their learners only the node one keeps
+// one by default; an AML bank's Adam shares none (its --aml-opt cefed
+// does: the job then says shared).
+func GradPolicy(task, algo, asked string) string {
+	if asked != "" {
+		return asked
+	}
+	if task == TaskNode && (algo == aggregator.AlgoCEFedGNN || algo == aggregator.AlgoFedGNNST) {
+		return aggregator.GradShared
+	}
+	return aggregator.GradNone
+}

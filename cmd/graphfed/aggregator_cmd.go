@@ -117,7 +117,7 @@ func newAggregatorCmd(g *globalFlags) *cobra.Command {
 				}
 				round.FedGSP = gc
 			}
-			if round.Contract, err = contract.contract(g.logger()); err != nil {
+			if round.Contract, err = contract.contract(g.logger(), task, fc.Algo); err != nil {
 				return err
 			}
 			round.Robust = contract.robustRule()
@@ -172,7 +172,7 @@ func newAggregatorCmd(g *globalFlags) *cobra.Command {
 				}
 			}
 			maps.Copy(metrics, map[string]any{"test_acc": acc, "test_macro_f1": f1, "clients_reporting": n,
-				"rounds_closed_at_deadline": deadline, "rejects": res.Rejects, "dropped": res.Dropped,
+				"rounds_closed_at_deadline": deadline, "rejects": res.Rejects, "rejects_by": res.RejectsBy, "dropped": res.Dropped,
 				"model_sha256": aggregator.ResultDigest(res), "resumed": res.Resumed, "resumed_round": res.ResumedRound, "run": res.Run,
 				"flow": res.Flow})
 			putRobust(metrics, round.Robust, res)

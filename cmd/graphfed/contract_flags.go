@@ -5,6 +5,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"graphfed/aggregator"
+	"graphfed/deploy"
 )
 
 // contractFlags fix the job's contract on the aggregator's command line
@@ -15,6 +16,7 @@ type contractFlags struct {
 	schema                           string
 	maxTrain                         float64
 	modelClip, modelSigma, gradSigma float64
+	grad                             string
 	robust                           robustFlags
 }
 
@@ -24,6 +26,8 @@ func (c *contractFlags) register(f *pflag.FlagSet) {
 	f.Float64Var(&c.modelClip, "model-clip", 0, "the banks' --model-clip: with --model-sigma and --grad-sigma it bounds every update's norm (0: no bound)")
 	f.Float64Var(&c.modelSigma, "model-sigma", 0, "the banks' --model-sigma (σ1), with --model-clip")
 	f.Float64Var(&c.gradSigma, "grad-sigma", 0, "the banks' --grad-sigma (σ2), with --model-clip")
+	f.StringVar(&c.grad, "grad", "", "whether updates carry a gradient estimator: none or shared (an update that disagrees is refused and counted). "+
+		"Default: the task's learners decide: shared for node cefedgnn and fedgnn-st, none for every other job (aml's banks train with Adam, which shares none: give shared with the banks' --aml-opt cefed)")
 	c.robust.register(f)
 }
 
@@ -32,10 +36,11 @@ func (c *contractFlags) robustRule() aggregator.Robust {
 	return c.robust.robust()
 }
 
-// contract is the contract the flags state; what they leave open is
-// logged.
-func (c *contractFlags) contract(log zerolog.Logger) (aggregator.Contract, error) {
-	k := aggregator.Contract{MaxTrainSize: c.maxTrain, Clip: c.modelClip, Sigma: c.modelSigma, GradSigma: c.gradSigma}
+// contract is the contract the flags state for a job of task under algo;
+// what they leave open is logged.
+func (c *contractFlags) contract(log zerolog.Logger, task, algo string) (aggregator.Contract, error) {
+	k := aggregator.Contract{MaxTrainSize: c.maxTrain, Clip: c.modelClip, Sigma: c.modelSigma, GradSigma: c.gradSigma,
+		Grad: deploy.GradPolicy(task, algo, c.grad)}
 	if c.schema != "" {
 		var err error
 		if k.SchemaHash, k.NumParams, err = aggregator.ParseSchema(c.schema); err != nil {
