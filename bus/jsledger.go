@@ -509,17 +509,21 @@ func (l *JetStreamLedger) loadHead(ctx context.Context, client string) (ledgerHe
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return ledgerHead{}, nil
 	}
-	recs, err := l.RecordsFor(ctx, client)
-	if err != nil {
-		return ledgerHead{}, err
-	}
+	// Streamed, as a reader does: junk beside the chain (up to the
+	// stream's limits) costs this read time, not memory. Collecting the
+	// records first held 240 MiB of junk, 595 MB at the junked bank's
+	// restart in the by-hand re-run.
 	var h ledgerHead
 	v := privacy.NewVerifier(privacy.VerifyOptions{Keys: l.keys, Job: l.job})
-	for _, r := range recs {
+	err = l.walk(ctx, ls, "records", LedgerSubject(l.job, client), func(r privacy.Record) error {
 		if out := v.Step(r); out.Entry != nil && out.Entry.Client == client {
 			h.seq, h.entryStreamSeq = out.Entry.Seq, r.Pos
 		}
 		h.lastStreamSeq = r.Pos
+		return nil
+	})
+	if err != nil {
+		return ledgerHead{}, err
 	}
 	return h, nil
 }
