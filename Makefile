@@ -38,7 +38,7 @@ vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { gofmt -l .; echo "gofmt needed"; exit 1; }
 
 bench: deps
-	$(GO) test -run XXX -bench . -benchmem ./gnn/ ./bus/ ./privacy/
+	$(GO) test -run XXX -bench . -benchmem ./gnn/ ./aml/edgegnn/ ./bus/ ./privacy/
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

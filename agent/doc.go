@@ -9,7 +9,7 @@
 // events and actions and the bus messages. What is learned is behind the
 // learner.Learner interface, with the optional capabilities of package
 // learner found by type assertion; the learners live beside their
-// algorithms (learner/node, cefedgnn, lpsfed, fedgsp, the AML learner).
+// algorithms (learner/node, cefedgnn, lpsfed, fedgsp, aml/amllearner).
 // LogisticLearner, logistic regression on seeded synthetic data, is the
 // machine's test double and the deterministic simulator's model.
 package agent

@@ -7,5 +7,5 @@
 // learner.Exchanger) and sharing its gradient estimator with the
 // aggregator (learner.GradSharer). The aggregator's side is FedAvg over
 // parameters and estimators (package aggregator); the AML learner has a
-// CE-FedGNN optimizer of its own.
+// CE-FedGNN optimizer of its own (aml/amllearner).
 package cefedgnn

@@ -1,8 +1,8 @@
 package deploy
 
 import (
-	"graphfed/agent"
 	"graphfed/aggregator"
+	"graphfed/aml/amllearner"
 	"graphfed/cefedgnn"
 	"graphfed/learner/node"
 )
@@ -35,7 +35,7 @@ func CEFedConfigFor(algo string, c cefedgnn.Config) cefedgnn.Config {
 // Algorithm 1's update reached test F1 0.533 ± 0.140 against 0.582 ±
 // 0.187 with Adam (η = 0.2, β = 0.9, ‖∇‖ ≤ 1; a class-weighted loss at 1 in
 // 100 makes plain SGD steps uneven).
-func AMLConfigFor(algo string, c agent.AMLConfig) agent.AMLConfig {
+func AMLConfigFor(algo string, c amllearner.Config) amllearner.Config {
 	switch algo {
 	case aggregator.AlgoCEFedGNN, aggregator.AlgoFedGNNST:
 		c.ShareGrad = true

@@ -3,8 +3,8 @@ package deploy
 import (
 	"testing"
 
-	"graphfed/agent"
 	"graphfed/aggregator"
+	"graphfed/aml/amllearner"
 )
 
 // Only the algorithms whose strategy averages G share it; FedGNN-ST keeps
@@ -19,11 +19,11 @@ func TestAMLConfigFor(t *testing.T) {
 		gamma, beta float64
 	}{
 		{aggregator.AlgoCEFedGNN, "", "", true, base.Gamma, 0},
-		{aggregator.AlgoCEFedGNN, agent.OptCEFed, agent.OptCEFed, true, base.Gamma, 0},
-		{aggregator.AlgoCEFedGNN, agent.OptAdam, agent.OptAdam, true, base.Gamma, 0},
+		{aggregator.AlgoCEFedGNN, amllearner.OptCEFed, amllearner.OptCEFed, true, base.Gamma, 0},
+		{aggregator.AlgoCEFedGNN, amllearner.OptAdam, amllearner.OptAdam, true, base.Gamma, 0},
 		{aggregator.AlgoFedGNNST, "", "", true, 1, 1},
 		{aggregator.AlgoFedAvg, "", "", false, 1, 0},
-		{aggregator.AlgoFedAvg, agent.OptCEFed, agent.OptCEFed, false, 1, 0},
+		{aggregator.AlgoFedAvg, amllearner.OptCEFed, amllearner.OptCEFed, false, 1, 0},
 		{aggregator.AlgoLocal, "", "", false, 1, 0},
 	} {
 		c := base

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"sync"
 
-	"graphfed/agent"
+	"graphfed/aml/amllearner"
+	"graphfed/aml/bank"
 	"graphfed/bus"
-	"graphfed/workload/aml"
 )
 
 // AMLData turns a bank's view into the input of its AML learner: the
@@ -15,17 +15,17 @@ import (
 // world beyond the view reaches the learner. The simulation (which splits a
 // world in memory) and a deployed agent (which loads its bank directory)
 // both convert here.
-func AMLData(v *aml.BankView) (agent.AMLData, error) {
+func AMLData(v *bank.View) (amllearner.Data, error) {
 	if !bus.ValidID(v.ID) {
-		return agent.AMLData{}, fmt.Errorf("deploy: aml data: bank id %q does not make a client id", v.Bank)
+		return amllearner.Data{}, fmt.Errorf("deploy: aml data: bank id %q does not make a client id", v.Bank)
 	}
 	peers := v.Peers()
 	for id := range peers {
 		if !bus.ValidID(id) {
-			return agent.AMLData{}, fmt.Errorf("deploy: aml data: bank %s: neighbour %q is not a client id", v.ID, id)
+			return amllearner.Data{}, fmt.Errorf("deploy: aml data: bank %s: neighbour %q is not a client id", v.ID, id)
 		}
 	}
-	return agent.AMLData{Graph: v.Graph, Split: v.Split, Home: v.Home, Owned: v.Owned, Global: v.Global,
+	return amllearner.Data{Graph: v.Graph, Split: v.Split, Home: v.Home, Owned: v.Owned, Global: v.Global,
 		Remote: v.Remote(), Peers: peers, First: v.Cut.First, Last: v.Cut.Last}, nil
 }
 
@@ -33,7 +33,7 @@ func AMLData(v *aml.BankView) (agent.AMLData, error) {
 // bank's neighbours are the banks its rows name, whom it exchanges
 // embeddings with directly under cefedgnn and fedgnn-st.
 func amlLearner(algo string, o LearnerOptions) (Learned, error) {
-	v, err := aml.LoadBank(o.Dir)
+	v, err := bank.Load(o.Dir)
 	if err != nil {
 		return Learned{}, err
 	}
@@ -43,11 +43,11 @@ func amlLearner(algo string, o LearnerOptions) (Learned, error) {
 	}
 	cfg := AMLConfigFor(algo, o.AML)
 	cfg.Seed = o.Seed
-	l, err := agent.NewAMLLearner(d, cfg)
+	l, err := amllearner.New(d, cfg)
 	if err != nil {
 		return Learned{}, err
 	}
-	c := &countingAML{AMLLearner: l, msgs: map[string]int{}, rows: map[string]int{}}
+	c := &countingAML{Learner: l, msgs: map[string]int{}, rows: map[string]int{}}
 	return Learned{Learner: c, ID: v.ID, Stats: map[string]any{"bank": v.Bank, "rows": v.Graph.NumEdges(),
 		"accounts": v.Graph.NumAccounts(), "neighbours": v.Neighbours()}, Counters: c.counters}, nil
 }
@@ -57,14 +57,14 @@ func amlLearner(algo string, o LearnerOptions) (Learned, error) {
 // exchange happened (the ledger shows only what was sent). Embedding the
 // learner keeps every capability the machine looks for.
 type countingAML struct {
-	*agent.AMLLearner
+	*amllearner.Learner
 	mu         sync.Mutex
 	msgs, rows map[string]int // by neighbour: messages and embeddings taken
 }
 
 // Receive implements learner.Exchanger, counting what the learner accepted.
 func (c *countingAML) Receive(from string, ids []int64, rows []float32, dim int) error {
-	if err := c.AMLLearner.Receive(from, ids, rows, dim); err != nil {
+	if err := c.Learner.Receive(from, ids, rows, dim); err != nil {
 		return err
 	}
 	c.mu.Lock()

@@ -7,8 +7,8 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"graphfed/agent"
 	"graphfed/aggregator"
+	"graphfed/aml/amllearner"
 	"graphfed/bus"
 	"graphfed/cefedgnn"
 	"graphfed/fedgsp"
@@ -29,8 +29,8 @@ type LearnerOptions struct {
 	// Seed is the learner's local randomness (dropout, sampling, local
 	// tables); the parties of a job must not share one.
 	Seed uint64
-	Node node.Config     // task node; its Seed is Seed
-	AML  agent.AMLConfig // task aml; its Seed is Seed, and γ is 1 under fedgnn-st
+	Node node.Config       // task node; its Seed is Seed
+	AML  amllearner.Config // task aml; its Seed is Seed, and γ is 1 under fedgnn-st
 	// FedGSPPreset names task node's FedGSP settings (fedgsp.Preset), or
 	// "auto" or "": fedgsp.PresetFor the data's name and homophily.
 	FedGSPPreset string
@@ -47,8 +47,8 @@ func DefaultLearnerOptions() LearnerOptions {
 // DefaultAMLConfig is the AML learner `graphfed sim --scenario aml` runs:
 // GIN, 32 hidden units, Adam at 5e-3, 512 seed transactions per step,
 // fan-out 5×5, CE-FedGNN's γ, an exchange every round.
-func DefaultAMLConfig() agent.AMLConfig {
-	return agent.AMLConfig{Kind: "gin", Hidden: 32, LR: 5e-3, BatchSize: 512, FanOut: []int{5, 5},
+func DefaultAMLConfig() amllearner.Config {
+	return amllearner.Config{Kind: "gin", Hidden: 32, LR: 5e-3, BatchSize: 512, FanOut: []int{5, 5},
 		Gamma: cefedgnn.DefaultConfig().Gamma}
 }
 

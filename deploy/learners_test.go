@@ -12,31 +12,32 @@ import (
 	"github.com/rs/zerolog"
 
 	"graphfed/aggregator"
+	"graphfed/aml/bank"
+	"graphfed/aml/worldgen"
 	"graphfed/fedgsp"
 	"graphfed/graph"
 	"graphfed/learner"
 	"graphfed/learner/node"
 	"graphfed/lpsfed"
-	"graphfed/workload/aml"
 	"graphfed/workload/rec"
 )
 
 // amlBankDirs generates a small three-bank world and writes one directory
 // per bank, as `graphfed gen aml` and `graphfed split aml` do.
-func amlBankDirs(t *testing.T) (string, []aml.BankFiles) {
+func amlBankDirs(t *testing.T) (string, []bank.Files) {
 	t.Helper()
-	cfg, err := aml.Preset(aml.Tiny, aml.HI, 3)
+	cfg, err := worldgen.Preset(worldgen.Tiny, worldgen.HI, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.Banks, cfg.Transactions = 3, 20_000
 	dir := t.TempDir()
-	sum, err := aml.Generate(cfg, dir, nil)
+	sum, err := worldgen.Generate(cfg, dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "banks")
-	ws, err := aml.WriteBanks(aml.SplitOptions{Trans: sum.TransPath, Out: out})
+	ws, err := bank.Write(bank.SplitOptions{Trans: sum.TransPath, Out: out})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,8 +67,8 @@ func TestNewLearner(t *testing.T) {
 	banks, files := amlBankDirs(t)
 	recDir := recClientDirs(t, 2)
 	nodeDir := filepath.Join("..", "graph", "testdata", "tsv", "tiny")
-	bank := files[0]
-	bankDir := filepath.Join(banks, aml.ClientID(bank.Bank))
+	bf := files[0]
+	bankDir := filepath.Join(banks, bank.ClientID(bf.Bank))
 	small := DefaultLearnerOptions()
 	small.Rec.Phi = 8
 	for _, tc := range []struct {
@@ -75,9 +76,9 @@ func TestNewLearner(t *testing.T) {
 		want                  string // substring of the error; empty: built
 		id                    string // client id the data names
 	}{
-		{"aml cefedgnn", TaskAML, aggregator.AlgoCEFedGNN, bankDir, "", aml.ClientID(bank.Bank)},
-		{"aml fedgnn-st", TaskAML, aggregator.AlgoFedGNNST, bankDir, "", aml.ClientID(bank.Bank)},
-		{"aml fedavg", TaskAML, aggregator.AlgoFedAvg, bankDir, "", aml.ClientID(bank.Bank)},
+		{"aml cefedgnn", TaskAML, aggregator.AlgoCEFedGNN, bankDir, "", bank.ClientID(bf.Bank)},
+		{"aml fedgnn-st", TaskAML, aggregator.AlgoFedGNNST, bankDir, "", bank.ClientID(bf.Bank)},
+		{"aml fedavg", TaskAML, aggregator.AlgoFedAvg, bankDir, "", bank.ClientID(bf.Bank)},
 		{"aml from a node directory", TaskAML, aggregator.AlgoCEFedGNN, nodeDir, "split.json", ""},
 		{"node fedavg", TaskNode, aggregator.AlgoFedAvg, nodeDir, "", ""},
 		{"node local", TaskNode, aggregator.AlgoLocal, nodeDir, "", ""},
@@ -144,16 +145,16 @@ func TestNewLearner(t *testing.T) {
 // refuses to run as another client.
 func TestNewAgentAMLClientID(t *testing.T) {
 	banks, files := amlBankDirs(t)
-	dir := filepath.Join(banks, aml.ClientID(files[1].Bank))
+	dir := filepath.Join(banks, bank.ClientID(files[1].Bank))
 	o := AgentOptions{Job: testJob, Task: TaskAML, Algo: aggregator.AlgoCEFedGNN, Privacy: DefaultPrivacy(),
 		Data: DefaultLearnerOptions(), Conn: ConnOptions{URL: "nats://127.0.0.1:1"}, Log: zerolog.Nop()}
 	o.Data.Dir = dir
 	if err := o.Validate(); err != nil {
 		t.Fatalf("an aml agent without an id refused: %v", err)
 	}
-	o.ID = aml.ClientID(files[0].Bank)
+	o.ID = bank.ClientID(files[0].Bank)
 	_, err := NewAgent(context.Background(), o)
-	if want := "holds the data of " + aml.ClientID(files[1].Bank); err == nil || !strings.Contains(err.Error(), want) {
+	if want := "holds the data of " + bank.ClientID(files[1].Bank); err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("error %v, want one containing %q", err, want)
 	}
 	node := o

@@ -57,7 +57,7 @@ func ROCAUC(scores []float64, positive []bool) float64 {
 // Shapes: logits N×2, len(labels) == N, mask nil or N long.
 func BinaryAUC(logits *Tensor, labels []int32, mask []bool) float64 {
 	if logits.Cols != 2 || len(labels) != logits.Rows || mask != nil && len(mask) != logits.Rows {
-		shapePanic("binary auc", "logits %dx%d, %d labels, %d mask", logits.Rows, logits.Cols, len(labels), len(mask))
+		ShapePanic("binary auc", "logits %dx%d, %d labels, %d mask", logits.Rows, logits.Cols, len(labels), len(mask))
 	}
 	var scores []float64
 	var pos []bool

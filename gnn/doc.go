@@ -26,4 +26,11 @@
 // The first layer of every model takes the sparse node features, so that
 // X·W is a sparse×dense product; this is what makes bag-of-words datasets
 // such as Cora fast.
+//
+// The AML task's edge-classification GNN is package aml/edgegnn, built on
+// these tensors, parameters and optimizers and on a few kernels exported
+// for it: GatherSparse and ScatterSparse (a sparse row times dense rows),
+// MatMulNTWork, Grow, AddInto, NonZero and MaxCompact, ParallelWorkers
+// and ParallelSplit (the CPU-count-independent row split), ShapePanic,
+// and Dropout's fused ForwardReLU and BackwardReLU.
 package gnn

@@ -94,9 +94,9 @@ func (d *Dropout) Forward(x *Tensor, train bool, rng *rand.Rand) *Tensor {
 	return d.out
 }
 
-// forwardReLU returns dropout(ReLU(x)) in one pass, into d's buffer even
-// when not training. Backward then goes through backwardReLU with x.
-func (d *Dropout) forwardReLU(x *Tensor, train bool, rng *rand.Rand) *Tensor {
+// ForwardReLU returns dropout(ReLU(x)) in one pass, into d's buffer even
+// when not training. Backward then goes through BackwardReLU with x.
+func (d *Dropout) ForwardReLU(x *Tensor, train bool, rng *rand.Rand) *Tensor {
 	checkDropP("dropout", d.P)
 	d.train = train && d.P > 0
 	d.out = Reuse(d.out, x.Rows, x.Cols)
@@ -129,7 +129,7 @@ func (d *Dropout) Backward(dx, dOut *Tensor) {
 		return
 	}
 	if len(d.scale) != len(dOut.Data) {
-		shapePanic("dropout backward", "%v against a mask of %d units", dOut, len(d.scale))
+		ShapePanic("dropout backward", "%v against a mask of %d units", dOut, len(d.scale))
 	}
 	s := d.scale[:len(dOut.Data)]
 	o := dx.Data[:len(dOut.Data)]
@@ -138,10 +138,10 @@ func (d *Dropout) Backward(dx, dOut *Tensor) {
 	}
 }
 
-// backwardReLU sets dx = dOut ⊙ mask ⊙ [act > 0] in one pass: Backward
+// BackwardReLU sets dx = dOut ⊙ mask ⊙ [act > 0] in one pass: Backward
 // followed by ReLUBackward for a dropout that follows a ReLU whose input
 // or output was act (both are positive at the same places).
-func (d *Dropout) backwardReLU(dx, dOut, act *Tensor) {
+func (d *Dropout) BackwardReLU(dx, dOut, act *Tensor) {
 	if !d.train {
 		ReLUBackward(dx, dOut, act)
 		return
@@ -149,7 +149,7 @@ func (d *Dropout) backwardReLU(dx, dOut, act *Tensor) {
 	mustSameShape("dropout backward", dx, dOut)
 	mustSameShape("dropout backward", act, dOut)
 	if len(d.scale) != len(dOut.Data) {
-		shapePanic("dropout backward", "%v against a mask of %d units", dOut, len(d.scale))
+		ShapePanic("dropout backward", "%v against a mask of %d units", dOut, len(d.scale))
 	}
 	s := d.scale[:len(dOut.Data)]
 	a := act.Data[:len(dOut.Data)]

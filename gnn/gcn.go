@@ -64,7 +64,7 @@ func (l *GCNLayer) Backward(dOut *Tensor) *Tensor {
 	in, out := l.Dims()
 	nt, ns := l.prop.Rows(), l.prop.Cols()
 	if dOut.Rows != nt || dOut.Cols != out {
-		shapePanic("gcn backward", "gradient %dx%d for output %dx%d", dOut.Rows, dOut.Cols, nt, out)
+		ShapePanic("gcn backward", "gradient %dx%d for output %dx%d", dOut.Rows, dOut.Cols, nt, out)
 	}
 	AddBiasGrad(l.B.G, dOut)
 	l.gw = Reuse(l.gw, in, out)
@@ -73,7 +73,7 @@ func (l *GCNLayer) Backward(dOut *Tensor) *Tensor {
 		MatMulTN(l.gw, l.ax, dOut)
 		Add(l.W.G, l.W.G, l.gw)
 		l.dax = Reuse(l.dax, nt, in)
-		matMulNT(l.dax, dOut, l.W.W, &l.ws)
+		MatMulNTWork(l.dax, dOut, l.W.W, &l.ws)
 		l.dx = Reuse(l.dx, ns, in)
 		l.prop.mulT(l.dx, l.dax, &l.ws)
 		return l.dx
@@ -87,6 +87,6 @@ func (l *GCNLayer) Backward(dOut *Tensor) *Tensor {
 		return nil
 	}
 	l.dx = Reuse(l.dx, ns, in)
-	matMulNT(l.dx, l.dxw, l.W.W, &l.ws)
+	MatMulNTWork(l.dx, l.dxw, l.W.W, &l.ws)
 	return l.dx
 }

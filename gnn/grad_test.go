@@ -111,9 +111,9 @@ func TestGradElementwise(t *testing.T) {
 			// ReLU then dropout, fused forward and backward, in
 			// training and in evaluation.
 			for _, train := range []bool{true, false} {
-				fused := func() float64 { return sumProduct(d.forwardReLU(x, train, newRNG(6)), r) }
+				fused := func() float64 { return sumProduct(d.ForwardReLU(x, train, newRNG(6)), r) }
 				fused()
-				d.backwardReLU(dx, r, x)
+				d.BackwardReLU(dx, r, x)
 				checkGrad(t, fmt.Sprintf("relu+dropout/train=%v", train), x.Data, dx.Data, fused, fdStep)
 			}
 

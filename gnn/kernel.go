@@ -9,13 +9,13 @@ package gnn
 // input row instead of one per element. The sparse and dense variants are
 // written out separately because this is the hottest code in training.
 
-// gatherSparse sets d (len n) = Σ_k vals[k]·b[cols[k]*n : cols[k]*n+n],
+// GatherSparse sets d (len n) = Σ_k vals[k]·b[cols[k]*n : cols[k]*n+n],
 // where b is row-major with n columns and len(vals) ≥ len(cols).
-func gatherSparse(d []float32, cols []int32, vals []float32, b []float32, n int) {
+func GatherSparse(d []float32, cols []int32, vals []float32, b []float32, n int) {
 	gatherSparseFrom(gatherSparseWide(d, cols, vals, b, n), d, cols, vals, b, n)
 }
 
-// gatherSparseFrom is gatherSparse for columns [j, n) in Go.
+// gatherSparseFrom is GatherSparse for columns [j, n) in Go.
 func gatherSparseFrom(j int, d []float32, cols []int32, vals []float32, b []float32, n int) {
 	vals = vals[:len(cols)]
 	for ; j+8 <= n; j += 8 {
@@ -172,14 +172,14 @@ func colSums(d []float32, b []float32, n int) {
 	}
 }
 
-// scatterSparse adds vals[k]·brow into row cols[k] of out (row-major, n
+// ScatterSparse adds vals[k]·brow into row cols[k] of out (row-major, n
 // columns) for every k: one row of b scattered by one row of a sparse
 // matrix. brow is held in registers while the entries stream past.
-func scatterSparse(out []float32, cols []int32, vals []float32, brow []float32, n int) {
+func ScatterSparse(out []float32, cols []int32, vals []float32, brow []float32, n int) {
 	scatterSparseFrom(scatterSparseWide(out, cols, vals, brow, n), out, cols, vals, brow, n)
 }
 
-// scatterSparseFrom is scatterSparse for columns [j, n) in Go.
+// scatterSparseFrom is ScatterSparse for columns [j, n) in Go.
 func scatterSparseFrom(j int, out []float32, cols []int32, vals []float32, brow []float32, n int) {
 	vals = vals[:len(cols)]
 	brow = brow[:n]

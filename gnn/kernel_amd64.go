@@ -59,7 +59,7 @@ func checkLen(op string, have, want int) {
 	}
 }
 
-// gatherSparseWide computes the first wideCols columns of gatherSparse and
+// gatherSparseWide computes the first wideCols columns of GatherSparse and
 // returns their number.
 func gatherSparseWide(d []float32, cols []int32, vals []float32, b []float32, n int) int {
 	w := wideCols(n, len(cols))
@@ -85,7 +85,7 @@ func gatherDenseWide(d []float32, a []float32, b []float32, n int) int {
 	return w
 }
 
-// scatterSparseWide computes the first wideCols columns of scatterSparse.
+// scatterSparseWide computes the first wideCols columns of ScatterSparse.
 func scatterSparseWide(out []float32, cols []int32, vals []float32, brow []float32, n int) int {
 	w := wideCols(n, len(cols))
 	if w == 0 {

@@ -32,7 +32,7 @@ func TestKernelsWide(t *testing.T) {
 				}
 			}
 			got, want := make([]float32, n), make([]float32, n)
-			gatherSparse(got, cols, a, b, n)
+			GatherSparse(got, cols, a, b, n)
 			gatherSparseFrom(0, want, cols, a, b, n)
 			check("gather sparse", got, want)
 			ad := a[:min(terms, rows)]
@@ -40,7 +40,7 @@ func TestKernelsWide(t *testing.T) {
 			gatherDenseFrom(0, want, ad, b, n)
 			check("gather dense", got, want)
 			outG, outW := append([]float32(nil), b...), append([]float32(nil), b...)
-			scatterSparse(outG, cols, a, brow, n)
+			ScatterSparse(outG, cols, a, brow, n)
 			scatterSparseFrom(0, outW, cols, a, brow, n)
 			check("scatter sparse", outG, outW)
 			outG, outW = append([]float32(nil), b...), append([]float32(nil), b...)
@@ -104,8 +104,8 @@ func TestKernelsBadRow(t *testing.T) {
 	d := make([]float32, n)
 	for _, c := range []int32{3, -1} {
 		for name, f := range map[string]func(){
-			"gather":  func() { gatherSparse(d, []int32{0, c}, []float32{1, 1}, b, n) },
-			"scatter": func() { scatterSparse(b, []int32{c}, []float32{1}, d, n) },
+			"gather":  func() { GatherSparse(d, []int32{0, c}, []float32{1, 1}, b, n) },
+			"scatter": func() { ScatterSparse(b, []int32{c}, []float32{1}, d, n) },
 			"dense":   func() { gatherDense(d, make([]float32, 4), b, n) },
 		} {
 			func() {

@@ -51,7 +51,7 @@ func (f Features) mul(dst, w *Tensor) {
 	m := f.Sparse.M
 	if nt != m.Rows {
 		if nt > m.Rows {
-			shapePanic("features mul", "%d rows of a %dx%d input", nt, m.Rows, m.Cols)
+			ShapePanic("features mul", "%d rows of a %dx%d input", nt, m.Rows, m.Cols)
 		}
 		end := m.RowPtr[nt]
 		prefix := &graph.CSR{Rows: nt, Cols: m.Cols, RowPtr: m.RowPtr[:nt+1], ColIdx: m.ColIdx[:end]}
@@ -99,7 +99,7 @@ type Layer interface {
 func checkLayerInput(op string, prop *Sparse, x Features, in int) {
 	x.check(op)
 	if x.Cols() != in || x.Rows() != prop.Cols() || prop.Rows() > prop.Cols() {
-		shapePanic(op, "input %dx%d for propagation %dx%d and %d input features", x.Rows(), x.Cols(), prop.Rows(), prop.Cols(), in)
+		ShapePanic(op, "input %dx%d for propagation %dx%d and %d input features", x.Rows(), x.Cols(), prop.Rows(), prop.Cols(), in)
 	}
 }
 

@@ -19,7 +19,7 @@ import (
 func SoftmaxCrossEntropy(logits *Tensor, labels []int32, mask []bool, classWeights []float32, dLogits *Tensor) float64 {
 	n, c := logits.Rows, logits.Cols
 	if len(labels) != n || (mask != nil && len(mask) != n) || (classWeights != nil && len(classWeights) != c) {
-		shapePanic("softmax cross entropy", "logits %dx%d, %d labels, %d mask, %d class weights", n, c, len(labels), len(mask), len(classWeights))
+		ShapePanic("softmax cross entropy", "logits %dx%d, %d labels, %d mask, %d class weights", n, c, len(labels), len(mask), len(classWeights))
 	}
 	if dLogits != nil {
 		mustSameShape("softmax cross entropy", dLogits, logits)

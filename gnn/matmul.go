@@ -11,10 +11,10 @@ import "math"
 func MatMul(dst, a, b *Tensor) {
 	m, k, n := a.Rows, a.Cols, b.Cols
 	if b.Rows != k || dst.Rows != m || dst.Cols != n {
-		shapePanic("matmul", "%dx%d · %dx%d into %dx%d", a.Rows, a.Cols, b.Rows, b.Cols, dst.Rows, dst.Cols)
+		ShapePanic("matmul", "%dx%d · %dx%d into %dx%d", a.Rows, a.Cols, b.Rows, b.Cols, dst.Rows, dst.Cols)
 	}
-	if p := workers(m, m*k*n); p > 1 {
-		split(m, p, func(lo, hi int) { matMulRows(dst, a, b, lo, hi) })
+	if p := ParallelWorkers(m, m*k*n); p > 1 {
+		ParallelSplit(m, p, func(lo, hi int) { matMulRows(dst, a, b, lo, hi) })
 		return
 	}
 	matMulRows(dst, a, b, 0, m)
@@ -26,7 +26,7 @@ func matMulRows(dst, a, b *Tensor, lo, hi int) {
 	// With the FMA kernels a dense row of up to 64 values costs about what
 	// compacting it did (measured: the edge model's steps ran a few
 	// percent faster without compaction), so only the Go loops compact.
-	if k > maxCompact || (haveFMA && n >= 32) {
+	if k > MaxCompact || (haveFMA && n >= 32) {
 		for i := lo; i < hi; i++ {
 			gatherDense(dst.Data[i*n:(i+1)*n], a.Data[i*k:(i+1)*k], b.Data, n)
 		}
@@ -35,23 +35,23 @@ func matMulRows(dst, a, b *Tensor, lo, hi int) {
 	// Narrow rows (hidden activations after ReLU and dropout, mostly
 	// zero) are first compacted to their non-zeros, branch-free, and then
 	// gathered like a sparse row.
-	var idx [maxCompact]int32
-	var val [maxCompact]float32
+	var idx [MaxCompact]int32
+	var val [MaxCompact]float32
 	for i := lo; i < hi; i++ {
 		c := 0
 		for p, v := range a.Data[i*k : (i+1)*k] {
 			idx[c], val[c] = int32(p), v
-			c += nonZero(v)
+			c += NonZero(v)
 		}
-		gatherSparse(dst.Data[i*n:(i+1)*n], idx[:c], val[:c], b.Data, n)
+		GatherSparse(dst.Data[i*n:(i+1)*n], idx[:c], val[:c], b.Data, n)
 	}
 }
 
-// maxCompact is the widest row MatMul compacts before multiplying.
-const maxCompact = 64
+// MaxCompact is the widest row MatMul compacts before multiplying.
+const MaxCompact = 64
 
-// nonZero is 1 when v is not ±0 and 0 otherwise, without a branch.
-func nonZero(v float32) int {
+// NonZero is 1 when v is not ±0 and 0 otherwise, without a branch.
+func NonZero(v float32) int {
 	u := math.Float32bits(v) << 1
 	return int((u | -u) >> 31)
 }
@@ -61,10 +61,10 @@ func nonZero(v float32) int {
 func MatMulTN(dst, a, b *Tensor) {
 	m, k, n := a.Rows, a.Cols, b.Cols
 	if b.Rows != m || dst.Rows != k || dst.Cols != n {
-		shapePanic("matmul tn", "(%dx%d)ᵀ · %dx%d into %dx%d", a.Rows, a.Cols, b.Rows, b.Cols, dst.Rows, dst.Cols)
+		ShapePanic("matmul tn", "(%dx%d)ᵀ · %dx%d into %dx%d", a.Rows, a.Cols, b.Rows, b.Cols, dst.Rows, dst.Cols)
 	}
-	if p := workers(k, m*k*n); p > 1 {
-		split(k, p, func(lo, hi int) { matMulTNRows(dst, a, b, lo, hi) })
+	if p := ParallelWorkers(k, m*k*n); p > 1 {
+		ParallelSplit(k, p, func(lo, hi int) { matMulTNRows(dst, a, b, lo, hi) })
 		return
 	}
 	matMulTNRows(dst, a, b, 0, k)
@@ -101,24 +101,24 @@ func matMulTNRows(dst, a, b *Tensor, lo, hi int) {
 // the input gradient dZ·Wᵀ of a dense layer.
 func MatMulNT(dst, a, b *Tensor) {
 	var ws []float32
-	matMulNT(dst, a, b, &ws)
+	MatMulNTWork(dst, a, b, &ws)
 }
 
-// matMulNT is MatMulNT with a caller-kept workspace for bᵀ.
-func matMulNT(dst, a, b *Tensor, ws *[]float32) {
+// MatMulNTWork is MatMulNT with a caller-kept workspace for bᵀ.
+func MatMulNTWork(dst, a, b *Tensor, ws *[]float32) {
 	m, k, n := a.Rows, a.Cols, b.Rows
 	if b.Cols != k || dst.Rows != m || dst.Cols != n {
-		shapePanic("matmul nt", "%dx%d · (%dx%d)ᵀ into %dx%d", a.Rows, a.Cols, b.Rows, b.Cols, dst.Rows, dst.Cols)
+		ShapePanic("matmul nt", "%dx%d · (%dx%d)ᵀ into %dx%d", a.Rows, a.Cols, b.Rows, b.Cols, dst.Rows, dst.Cols)
 	}
 	// Pack bᵀ (k×n) so that each output row is a gather, as in MatMul.
-	bt := grow(ws, k*n)
+	bt := Grow(ws, k*n)
 	for j := 0; j < n; j++ {
 		for p, v := range b.Data[j*k : (j+1)*k] {
 			bt[p*n+j] = v
 		}
 	}
-	if p := workers(m, m*k*n); p > 1 {
-		split(m, p, func(lo, hi int) { matMulNTRows(dst, a, bt, lo, hi) })
+	if p := ParallelWorkers(m, m*k*n); p > 1 {
+		ParallelSplit(m, p, func(lo, hi int) { matMulNTRows(dst, a, bt, lo, hi) })
 		return
 	}
 	matMulNTRows(dst, a, bt, 0, m)
@@ -139,8 +139,8 @@ func matMulNTRows(dst, a *Tensor, bt []float32, lo, hi int) {
 	}
 }
 
-// grow returns (*ws)[:n], reallocating *ws when it is too short.
-func grow(ws *[]float32, n int) []float32 {
+// Grow returns (*ws)[:n], reallocating *ws when it is too short.
+func Grow(ws *[]float32, n int) []float32 {
 	if cap(*ws) < n {
 		*ws = make([]float32, n)
 	}

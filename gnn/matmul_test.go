@@ -140,7 +140,7 @@ func TestSpMMSkewedSplit(t *testing.T) {
 	}
 	prev := runtime.GOMAXPROCS(4)
 	defer runtime.GOMAXPROCS(prev)
-	if p := workers(rows, m.NNZ()*n); p != 4 {
+	if p := ParallelWorkers(rows, m.NNZ()*n); p != 4 {
 		t.Fatalf("product split into %d, want 4", p)
 	}
 	got := New(rows, n)

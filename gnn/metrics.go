@@ -24,7 +24,7 @@ func (s Scores) String() string {
 func Score(logits *Tensor, labels []int32, mask []bool) Scores {
 	n, c := logits.Rows, logits.Cols
 	if len(labels) != n || (mask != nil && len(mask) != n) {
-		shapePanic("score", "logits %dx%d, %d labels, %d mask", n, c, len(labels), len(mask))
+		ShapePanic("score", "logits %dx%d, %d labels, %d mask", n, c, len(labels), len(mask))
 	}
 	s := Scores{Loss: SoftmaxCrossEntropy(logits, labels, mask, nil, nil)}
 	tp := make([]int, c)

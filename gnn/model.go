@@ -159,7 +159,7 @@ func (n *Net) Forward(in *Input, train bool, rng *rand.Rand) *Tensor {
 	h := n.layers[0].Forward(in.Prop, SparseFeatures(x))
 	for i, l := range n.layers[1:] {
 		n.pre[i] = h
-		d := n.drops[i].forwardReLU(h, train, rng)
+		d := n.drops[i].ForwardReLU(h, train, rng)
 		h = l.Forward(in.Prop, DenseFeatures(d))
 	}
 	return h
@@ -171,7 +171,7 @@ func (n *Net) Backward(dLogits *Tensor) {
 	for i := len(n.layers) - 1; i >= 1; i-- {
 		g = n.layers[i].Backward(g)
 		n.grads[i-1] = Reuse(n.grads[i-1], g.Rows, g.Cols)
-		n.drops[i-1].backwardReLU(n.grads[i-1], g, n.pre[i-1])
+		n.drops[i-1].BackwardReLU(n.grads[i-1], g, n.pre[i-1])
 		g = n.grads[i-1]
 	}
 	n.layers[0].Backward(g)

@@ -6,14 +6,14 @@ import "math"
 func AddBias(t, b *Tensor) {
 	n := t.Cols
 	if b.Rows != 1 || b.Cols != n {
-		shapePanic("add bias", "bias %dx%d for %dx%d", b.Rows, b.Cols, t.Rows, t.Cols)
+		ShapePanic("add bias", "bias %dx%d for %dx%d", b.Rows, b.Cols, t.Rows, t.Cols)
 	}
 	if n == 0 {
 		return
 	}
 	if n < 8 {
 		for i := 0; i < t.Rows; i++ {
-			add(t.Data[i*n:(i+1)*n], b.Data)
+			AddInto(t.Data[i*n:(i+1)*n], b.Data)
 		}
 		return
 	}
@@ -46,7 +46,7 @@ func AddBias(t, b *Tensor) {
 func AddBiasGrad(db, dOut *Tensor) {
 	n := dOut.Cols
 	if db.Rows != 1 || db.Cols != n {
-		shapePanic("add bias grad", "bias %dx%d for %dx%d", db.Rows, db.Cols, dOut.Rows, dOut.Cols)
+		ShapePanic("add bias grad", "bias %dx%d for %dx%d", db.Rows, db.Cols, dOut.Rows, dOut.Cols)
 	}
 	if n == 0 {
 		return
@@ -59,7 +59,7 @@ func AddBiasGrad(db, dOut *Tensor) {
 		sums = make([]float32, n)
 	}
 	colSums(sums, dOut.Data, n)
-	add(db.Data, sums)
+	AddInto(db.Data, sums)
 }
 
 // ReLU sets dst = max(x, 0) elementwise; dst may alias x. Negative inputs,

@@ -12,20 +12,20 @@ import (
 // machine Cora-sized products (≤ 400k multiply-adds) ran faster unsplit.
 const minParallelWork = 1 << 18
 
-// workers is the number of goroutines a kernel over n output rows with
+// ParallelWorkers is the number of goroutines a kernel over n output rows with
 // about work multiply-adds should use: 1 unless every goroutine gets at
 // least minParallelWork, and never more than GOMAXPROCS.
-func workers(n, work int) int {
+func ParallelWorkers(n, work int) int {
 	return max(1, min(runtime.GOMAXPROCS(0), n, work/minParallelWork))
 }
 
-// split calls fn on p contiguous chunks [lo, hi) covering [0, n), all but
+// ParallelSplit calls fn on p contiguous chunks [lo, hi) covering [0, n), all but
 // the first on new goroutines, and waits for them. Kernels call it only
-// when workers says p > 1, and call their row function directly
+// when ParallelWorkers says p > 1, and call their row function directly
 // otherwise, so that the serial path allocates no closure. Every output
 // row is computed by exactly one call with the same arithmetic either
 // way, so results do not depend on the number of CPUs.
-func split(n, p int, fn func(lo, hi int)) {
+func ParallelSplit(n, p int, fn func(lo, hi int)) {
 	splitAt(p, func(c int) int { return c * n / p }, fn)
 }
 

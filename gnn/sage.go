@@ -78,7 +78,7 @@ func (l *SAGELayer) Backward(dOut *Tensor) *Tensor {
 	in, out := l.Dims()
 	nt, ns := l.prop.Rows(), l.prop.Cols()
 	if dOut.Rows != nt || dOut.Cols != out {
-		shapePanic("sage backward", "gradient %dx%d for output %dx%d", dOut.Rows, dOut.Cols, nt, out)
+		ShapePanic("sage backward", "gradient %dx%d for output %dx%d", dOut.Rows, dOut.Cols, nt, out)
 	}
 	dense := l.x.Dense != nil
 	AddBiasGrad(l.B.G, dOut)
@@ -91,7 +91,7 @@ func (l *SAGELayer) Backward(dOut *Tensor) *Tensor {
 	Add(l.WSelf.G, l.WSelf.G, l.gw)
 	if dense {
 		l.dx = Reuse(l.dx, ns, in)
-		matMulNT(l.dx, padded, l.WSelf.W, &l.ws)
+		MatMulNTWork(l.dx, padded, l.WSelf.W, &l.ws)
 	}
 
 	// Neighbour term.
@@ -100,7 +100,7 @@ func (l *SAGELayer) Backward(dOut *Tensor) *Tensor {
 		MatMulTN(l.gw, l.ax, dOut)
 		Add(l.WNeigh.G, l.WNeigh.G, l.gw)
 		l.dax = Reuse(l.dax, nt, in)
-		matMulNT(l.dax, dOut, l.WNeigh.W, &l.ws)
+		MatMulNTWork(l.dax, dOut, l.WNeigh.W, &l.ws)
 		l.dxs = Reuse(l.dxs, ns, in)
 		l.prop.mulT(l.dxs, l.dax, &l.ws)
 		Add(l.dx, l.dx, l.dxs)
@@ -115,7 +115,7 @@ func (l *SAGELayer) Backward(dOut *Tensor) *Tensor {
 		return nil
 	}
 	l.dxs = Reuse(l.dxs, ns, in)
-	matMulNT(l.dxs, l.dxn, l.WNeigh.W, &l.ws)
+	MatMulNTWork(l.dxs, l.dxn, l.WNeigh.W, &l.ws)
 	Add(l.dx, l.dx, l.dxs)
 	return l.dx
 }

@@ -14,9 +14,9 @@ import (
 func SpMM(dst *Tensor, s *graph.CSR, b *Tensor) {
 	n := b.Cols
 	if b.Rows != s.Cols || dst.Rows != s.Rows || dst.Cols != n {
-		shapePanic("spmm", "%dx%d (sparse) · %dx%d into %dx%d", s.Rows, s.Cols, b.Rows, b.Cols, dst.Rows, dst.Cols)
+		ShapePanic("spmm", "%dx%d (sparse) · %dx%d into %dx%d", s.Rows, s.Cols, b.Rows, b.Cols, dst.Rows, dst.Cols)
 	}
-	if p := workers(s.Rows, s.NNZ()*n); p > 1 {
+	if p := ParallelWorkers(s.Rows, s.NNZ()*n); p > 1 {
 		splitNNZ(s.RowPtr, p, func(lo, hi int) { spmmRows(dst, s, b, lo, hi) })
 		return
 	}
@@ -32,11 +32,11 @@ func spmmRows(dst *Tensor, s *graph.CSR, b *Tensor, lo, hi int) {
 			d := dst.Data[i*n : (i+1)*n]
 			clear(d)
 			for _, c := range s.ColIdx[k0:k1] {
-				add(d, b.Data[int(c)*n:int(c)*n+n])
+				AddInto(d, b.Data[int(c)*n:int(c)*n+n])
 			}
 			continue
 		}
-		gatherSparse(dst.Data[i*n:(i+1)*n], s.ColIdx[k0:k1], s.Val[k0:k1], b.Data, n)
+		GatherSparse(dst.Data[i*n:(i+1)*n], s.ColIdx[k0:k1], s.Val[k0:k1], b.Data, n)
 	}
 }
 
@@ -55,7 +55,7 @@ func SpMMT(dst *Tensor, s *graph.CSR, b *Tensor) {
 func spmmT(dst *Tensor, s *graph.CSR, b *Tensor, ws *[]float32) {
 	n := b.Cols
 	if b.Rows != s.Rows || dst.Rows != s.Cols || dst.Cols != n {
-		shapePanic("spmmt", "(%dx%d sparse)ᵀ · %dx%d into %dx%d", s.Rows, s.Cols, b.Rows, b.Cols, dst.Rows, dst.Cols)
+		ShapePanic("spmmt", "(%dx%d sparse)ᵀ · %dx%d into %dx%d", s.Rows, s.Cols, b.Rows, b.Cols, dst.Rows, dst.Cols)
 	}
 	nnz := s.NNZ()
 	chunks := 1
@@ -67,7 +67,7 @@ func spmmT(dst *Tensor, s *graph.CSR, b *Tensor, ws *[]float32) {
 	}
 	chunks = max(1, min(chunks, s.Rows))
 	size := len(dst.Data)
-	partial := grow(ws, (chunks-1)*size)
+	partial := Grow(ws, (chunks-1)*size)
 	if chunks == 1 {
 		spmmTRows(dst.Data, s, b, 0, s.Rows)
 		return
@@ -87,7 +87,7 @@ func spmmT(dst *Tensor, s *graph.CSR, b *Tensor, ws *[]float32) {
 	spmmTRows(dst.Data, s, b, 0, bound(1))
 	wg.Wait()
 	for c := 1; c < chunks; c++ {
-		add(dst.Data, partial[(c-1)*size:c*size])
+		AddInto(dst.Data, partial[(c-1)*size:c*size])
 	}
 }
 
@@ -104,11 +104,11 @@ func spmmTRows(out []float32, s *graph.CSR, b *Tensor, lo, hi int) {
 		k0, k1 := s.RowPtr[i], s.RowPtr[i+1]
 		if s.Val == nil {
 			for _, c := range s.ColIdx[k0:k1] {
-				add(out[int(c)*n:int(c)*n+n], brow)
+				AddInto(out[int(c)*n:int(c)*n+n], brow)
 			}
 			continue
 		}
-		scatterSparse(out, s.ColIdx[k0:k1], s.Val[k0:k1], brow, n)
+		ScatterSparse(out, s.ColIdx[k0:k1], s.Val[k0:k1], brow, n)
 	}
 }
 
@@ -233,8 +233,8 @@ func rowAtEntry(rowPtr []int, e int) int {
 	return r
 }
 
-// add sets y += x; len(x) must be at least len(y).
-func add(y, x []float32) {
+// AddInto sets y += x; len(x) must be at least len(y).
+func AddInto(y, x []float32) {
 	x = x[:len(y)]
 	for i := range y {
 		y[i] += x[i]

@@ -119,6 +119,8 @@ func mustSameShape(op string, a, b *Tensor) {
 	}
 }
 
-func shapePanic(op string, format string, args ...any) {
+// ShapePanic panics with the package's shape message, "gnn: <op>: shape
+// <format>": a shape mismatch is a programming error.
+func ShapePanic(op string, format string, args ...any) {
 	panic(fmt.Sprintf("gnn: %s: shape "+format, append([]any{op}, args...)...))
 }

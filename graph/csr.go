@@ -1,6 +1,7 @@
 // Package graph holds graphfed's graph types (CSR adjacency, sparse feature
-// matrices, node-classification datasets, the AML transaction multigraph),
-// their loaders, generators, partitioners and metrics.
+// matrices, node-classification datasets), their loaders, generators,
+// partitioners and metrics. The AML transaction multigraph and its
+// AMLworld loaders are package aml/amlworld.
 //
 // Node ids are int32 throughout: the largest graphs graphfed handles (AMLworld
 // medium, Gowalla) have well under 2^31 nodes, and halving index memory

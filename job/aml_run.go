@@ -7,15 +7,17 @@ import (
 	"path/filepath"
 	"sync"
 
-	"graphfed/agent"
 	"graphfed/aggregator"
+	"graphfed/aml/amllearner"
+	"graphfed/aml/amlworld"
+	"graphfed/aml/bank"
+	"graphfed/aml/edgegnn"
+	"graphfed/aml/eval"
 	"graphfed/deploy"
-	"graphfed/gnn"
 	"graphfed/graph"
 	"graphfed/learner"
 	"graphfed/privacy"
 	"graphfed/scenarios"
-	"graphfed/workload/aml"
 )
 
 // AMLRound is one closed round of an AML job: the close, the banks' pooled
@@ -33,7 +35,7 @@ type AMLResult struct {
 	Dataset string // the world's name: aml-<size>, or the --trans file
 	Sim     scenarios.SimResult
 	Rounds  []AMLRound
-	Scores  AMLScores
+	Scores  eval.Scores
 }
 
 // RunAML runs the AML job of spec: it generates the world (or loads
@@ -66,11 +68,11 @@ func RunAML(ctx context.Context, spec AMLSpec, onRound func(AMLRound)) (AMLResul
 	defer w.cleanup()
 	// Typologies are evaluation labels, like the laundering flag: banks
 	// count recall by typology, the job pools it.
-	attempts, err := aml.LoadPatternsBeside(w.trans)
+	attempts, err := amlworld.LoadPatternsBeside(w.trans)
 	if err != nil {
 		return fail(err)
 	}
-	views, err := aml.SplitBanks(w.graph, w.accounts)
+	views, err := bank.SplitWorld(w.graph, w.accounts)
 	if err != nil {
 		return fail(err)
 	}
@@ -84,7 +86,7 @@ func RunAML(ctx context.Context, spec AMLSpec, onRound func(AMLRound)) (AMLResul
 	final := newFinalBar(views, p)
 	// The banks share GOMAXPROCS sets of model work buffers: they train in
 	// parallel on every core without holding a set each.
-	work := gnn.NewEdgeWorkers(0)
+	work := edgegnn.NewWorkers(0)
 	lc := resolveLearner(spec.Learner, sc.Rounds)
 	plan.Learner = lc
 	learners := make([]learner.Learner, len(views))
@@ -95,12 +97,12 @@ func RunAML(ctx context.Context, spec AMLSpec, onRound func(AMLRound)) (AMLResul
 			return fail(err)
 		}
 		if attempts != nil {
-			d.Typology, _ = aml.MatchTypologies(v.Graph, attempts)
+			d.Typology, _ = amlworld.MatchTypologies(v.Graph, attempts)
 		}
 		v.Graph.Compact() // built: trim its arrays, drop its account lookup
 		c := lc
 		c.OnFinalScore, c.Work, c.Seed = final.bank(i), work, sc.Seed*7919+uint64(i)+1
-		l, err := agent.NewAMLLearner(d, deploy.AMLConfigFor(sc.Algo, c))
+		l, err := amllearner.New(d, deploy.AMLConfigFor(sc.Algo, c))
 		if err != nil {
 			return fail(fmt.Errorf("bank %s: %w", v.ID, err))
 		}
@@ -132,7 +134,7 @@ func RunAML(ctx context.Context, spec AMLSpec, onRound func(AMLRound)) (AMLResul
 	sc.OnRound = func(rc aggregator.RoundClosed, scores map[string]map[string]float64) {
 		f1 := math.NaN() // not scored this round (EvalEvery)
 		if len(scores) > 0 {
-			f1, _, _ = PooledF1(scores, "val_")
+			f1, _, _ = eval.PooledF1(scores, "val_")
 		}
 		rounds = append(rounds, AMLRound{Close: rc, ValF1: f1})
 	}
@@ -149,7 +151,7 @@ func RunAML(ctx context.Context, spec AMLSpec, onRound func(AMLRound)) (AMLResul
 	if err != nil {
 		return out, fmt.Errorf("job: aml: %w", err)
 	}
-	if out.Scores, err = ScoreAML(res.Agg.Final); err != nil {
+	if out.Scores, err = eval.Score(res.Agg.Final); err != nil {
 		return out, err
 	}
 	return out, nil
@@ -166,7 +168,7 @@ type finalBar struct {
 	bar   Bar
 }
 
-func newFinalBar(views []*aml.BankView, p Progress) *finalBar {
+func newFinalBar(views []*bank.View, p Progress) *finalBar {
 	f := &finalBar{p: p, done: make([]int, len(views))}
 	for _, v := range views {
 		for e, home := range v.Home {
@@ -178,7 +180,7 @@ func newFinalBar(views []*aml.BankView, p Progress) *finalBar {
 	return f
 }
 
-// bank returns bank i's AMLConfig.OnFinalScore.
+// bank returns bank i's amllearner.Config.OnFinalScore.
 func (f *finalBar) bank(i int) func(done, total int) {
 	return func(done, _ int) {
 		f.mu.Lock()

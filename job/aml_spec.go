@@ -6,8 +6,8 @@ import (
 	"math"
 	"time"
 
-	"graphfed/agent"
 	"graphfed/aggregator"
+	"graphfed/aml/amllearner"
 	"graphfed/deploy"
 	"graphfed/privacy"
 	"graphfed/scenarios"
@@ -27,7 +27,7 @@ type AMLSpec struct {
 	// auto, tcp or in-process; "": auto).
 	Conns   string
 	World   AMLWorld
-	Learner agent.AMLConfig // zero fields: DefaultAMLLearner's; Seed, Work, OnFinalScore are RunAML's
+	Learner amllearner.Config // zero fields: DefaultAMLLearner's; Seed, Work, OnFinalScore are RunAML's
 	// EvalEvery scores the model every this many rounds (0: every round;
 	// the final model always).
 	EvalEvery int
@@ -71,11 +71,11 @@ const (
 // told otherwise: deploy.DefaultAMLConfig (GIN, 32 hidden units, Adam at
 // 5e-3, 512 seed transactions per step, fan-out 5×5, CE-FedGNN's γ) with
 // the agent's defaults for the rest.
-func DefaultAMLLearner() agent.AMLConfig { return deploy.DefaultAMLConfig() }
+func DefaultAMLLearner() amllearner.Config { return deploy.DefaultAMLConfig() }
 
 // resolveLearner fills c's unset fields from DefaultAMLLearner, and its
 // exchange cadence from the release and the rounds.
-func resolveLearner(c agent.AMLConfig, rounds int) agent.AMLConfig {
+func resolveLearner(c amllearner.Config, rounds int) amllearner.Config {
 	d := DefaultAMLLearner()
 	if c.Kind == "" {
 		c.Kind = d.Kind
@@ -96,10 +96,10 @@ func resolveLearner(c agent.AMLConfig, rounds int) agent.AMLConfig {
 		c.Gamma = d.Gamma
 	}
 	if c.Release == "" {
-		c.Release = agent.DefaultAMLRelease
+		c.Release = amllearner.DefaultRelease
 	}
 	if c.ExchangeEvery == 0 {
-		c.ExchangeEvery = agent.DefaultExchangeEvery(c.Release, rounds)
+		c.ExchangeEvery = amllearner.DefaultExchangeEvery(c.Release, rounds)
 	}
 	return c
 }
@@ -174,5 +174,5 @@ type AMLPlan struct {
 	Rows       int // the world's transactions
 	Accounts   int
 	Privacy    scenarios.SimPrivacy
-	Learner    agent.AMLConfig
+	Learner    amllearner.Config
 }

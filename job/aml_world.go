@@ -9,8 +9,8 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"graphfed/graph"
-	"graphfed/workload/aml"
+	"graphfed/aml/amlworld"
+	"graphfed/aml/worldgen"
 )
 
 // AMLWorld is the transactions an AML job runs on: an AMLworld file
@@ -44,8 +44,8 @@ const DefaultAMLSize = "demo"
 
 // loadedWorld is what world returns.
 type loadedWorld struct {
-	graph    *graph.AMLGraph
-	accounts []graph.AMLAccount // nil without an accounts file
+	graph    *amlworld.Graph
+	accounts []amlworld.Account // nil without an accounts file
 	dataset  string             // the report's name for it
 	trans    string             // the transactions file (typology patterns sit beside it)
 	cleanup  func()
@@ -65,11 +65,11 @@ func (w AMLWorld) world(seed uint64, p Progress, log zerolog.Logger) (loadedWorl
 	if name == "" {
 		name = DefaultAMLSize
 	}
-	size, err := aml.ParseSize(name)
+	size, err := worldgen.ParseSize(name)
 	if err != nil {
 		return loadedWorld{}, err
 	}
-	cfg, err := aml.Preset(size, aml.HI, seed)
+	cfg, err := worldgen.Preset(size, worldgen.HI, seed)
 	if err != nil {
 		return loadedWorld{}, err
 	}
@@ -94,13 +94,13 @@ func (w AMLWorld) world(seed uint64, p Progress, log zerolog.Logger) (loadedWorl
 		cleanup = func() { os.RemoveAll(dir) }
 	}
 	bar := p.Stage("gen aml", int(cfg.Transactions))
-	sum, err := aml.Generate(cfg, dir, func(done, _ int64) { bar.Update(int(done), "rows") })
+	sum, err := worldgen.Generate(cfg, dir, func(done, _ int64) { bar.Update(int(done), "rows") })
 	bar.Finish()
 	if err != nil {
 		cleanup()
 		return loadedWorld{}, err
 	}
-	g, _, err := graph.LoadAMLTrans(sum.TransPath, graph.AMLOptions{})
+	g, _, err := amlworld.LoadTrans(sum.TransPath, amlworld.Options{})
 	if err != nil {
 		cleanup()
 		return loadedWorld{}, err
@@ -113,7 +113,7 @@ func (w AMLWorld) world(seed uint64, p Progress, log zerolog.Logger) (loadedWorl
 // silently ignored. Malformed rows fail the run with their line (graph's
 // strict policy): a model trained on a silently thinned file would not be
 // the file's.
-func (w AMLWorld) load(p Progress, log zerolog.Logger) (*graph.AMLGraph, []graph.AMLAccount, error) {
+func (w AMLWorld) load(p Progress, log zerolog.Logger) (*amlworld.Graph, []amlworld.Account, error) {
 	for _, f := range []struct {
 		flag string
 		set  bool
@@ -128,7 +128,7 @@ func (w AMLWorld) load(p Progress, log zerolog.Logger) (*graph.AMLGraph, []graph
 		return nil, nil, fmt.Errorf("--trans: %w", err)
 	}
 	bar := p.Stage("load "+filepath.Base(w.Trans), int(st.Size()))
-	g, iss, err := graph.LoadAMLTrans(w.Trans, graph.AMLOptions{Progress: func(done, _ int64) { bar.Update(int(done), "bytes") }})
+	g, iss, err := amlworld.LoadTrans(w.Trans, amlworld.Options{Progress: func(done, _ int64) { bar.Update(int(done), "bytes") }})
 	bar.Finish()
 	if err != nil {
 		return nil, nil, fmt.Errorf("--trans: %w", err)
@@ -142,7 +142,7 @@ func (w AMLWorld) load(p Progress, log zerolog.Logger) (*graph.AMLGraph, []graph
 	}
 	path := w.Accounts
 	if path == "" {
-		sib, err := graph.AMLSiblingPath(w.Trans, "accounts")
+		sib, err := amlworld.SiblingPath(w.Trans, "accounts")
 		if err != nil {
 			return g, nil, nil // a file named otherwise has no siblings
 		}
@@ -153,7 +153,7 @@ func (w AMLWorld) load(p Progress, log zerolog.Logger) (*graph.AMLGraph, []graph
 		}
 		path = sib
 	}
-	accts, iss, err := graph.LoadAMLAccounts(path, graph.AMLOptions{})
+	accts, iss, err := amlworld.LoadAccounts(path, amlworld.Options{})
 	if err != nil {
 		return nil, nil, fmt.Errorf("--accounts: %w", err)
 	}
@@ -162,7 +162,7 @@ func (w AMLWorld) load(p Progress, log zerolog.Logger) (*graph.AMLGraph, []graph
 }
 
 // LogAMLIssues logs the malformed lines a loader skipped.
-func LogAMLIssues(log zerolog.Logger, iss graph.AMLIssues) {
+func LogAMLIssues(log zerolog.Logger, iss amlworld.Issues) {
 	if iss.Count == 0 {
 		return
 	}

@@ -10,7 +10,7 @@ import (
 )
 
 // Need-to-know on the ledger: the node ids on the wire are the ids the
-// parties share (workload/aml's GlobalID: an unsalted FNV-1a of the bank
+// parties share (aml/bank's GlobalID: an unsalted FNV-1a of the bank
 // and a 9-hex account, which anyone can invert by trying all 16⁹ accounts
 // of a bank). Whoever reads the ledger would learn from them which of a
 // bank's accounts it released, and so which trade with which other bank.

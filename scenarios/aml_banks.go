@@ -1,12 +1,12 @@
 package scenarios
 
 import (
-	"graphfed/agent"
+	"graphfed/aml/amllearner"
+	"graphfed/aml/bank"
 	"graphfed/deploy"
-	"graphfed/workload/aml"
 )
 
 // AMLData turns a bank's view into the input of its AML learner. It is
 // deploy.AMLData, the one conversion the simulation and `graphfed agent
 // --task aml` share.
-func AMLData(v *aml.BankView) (agent.AMLData, error) { return deploy.AMLData(v) }
+func AMLData(v *bank.View) (amllearner.Data, error) { return deploy.AMLData(v) }

@@ -3,13 +3,14 @@ package scenarios
 import (
 	"testing"
 
-	"graphfed/graph"
-	"graphfed/workload/aml"
+	"graphfed/aml/amlworld"
+	"graphfed/aml/bank"
+	"graphfed/aml/worldgen"
 )
 
-func tinyWorld(t testing.TB, seed uint64, banks int, rows int64) *graph.AMLGraph {
+func tinyWorld(t testing.TB, seed uint64, banks int, rows int64) *amlworld.Graph {
 	t.Helper()
-	cfg, err := aml.Preset(aml.Tiny, aml.HI, seed)
+	cfg, err := worldgen.Preset(worldgen.Tiny, worldgen.HI, seed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -19,11 +20,11 @@ func tinyWorld(t testing.TB, seed uint64, banks int, rows int64) *graph.AMLGraph
 	if rows > 0 {
 		cfg.Transactions = rows
 	}
-	sum, err := aml.Generate(cfg, t.TempDir(), nil)
+	sum, err := worldgen.Generate(cfg, t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, _, err := graph.LoadAMLTrans(sum.TransPath, graph.AMLOptions{})
+	w, _, err := amlworld.LoadTrans(sum.TransPath, amlworld.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,12 +36,12 @@ func tinyWorld(t testing.TB, seed uint64, banks int, rows int64) *graph.AMLGraph
 // what b knows as a's accounts adjacent to its own.
 func TestAMLDataBoundariesMeet(t *testing.T) {
 	w := tinyWorld(t, 3, 0, 0)
-	views, err := aml.SplitBanks(w, nil)
+	views, err := bank.SplitWorld(w, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	data := map[string]struct {
-		v *aml.BankView
+		v *bank.View
 		d func() map[int64]string // global id of a foreign account -> its bank
 	}{}
 	for _, v := range views {
@@ -52,7 +53,7 @@ func TestAMLDataBoundariesMeet(t *testing.T) {
 			t.Fatalf("%s: learner input is not the bank's view", v.ID)
 		}
 		data[v.ID] = struct {
-			v *aml.BankView
+			v *bank.View
 			d func() map[int64]string
 		}{v, func() map[int64]string {
 			out := map[int64]string{}

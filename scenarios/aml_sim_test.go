@@ -8,10 +8,10 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"graphfed/agent"
+	"graphfed/aml/amllearner"
+	"graphfed/aml/bank"
 	"graphfed/learner"
 	"graphfed/privacy"
-	"graphfed/workload/aml"
 )
 
 // The AML job end to end on a small world: every bank trains, releases its
@@ -29,9 +29,9 @@ func TestAMLSimExchangesGatedEmbeddings(t *testing.T) {
 		wantDim     int // blocks × (width + the norm coordinate)
 	}{
 		{"layer 0 (the default)", "", 0, 2 + 1},
-		{"every coordinate", agent.ReleaseHidden, 0, 2 * (16 + 1)},
-		{"two coordinates a layer", agent.ReleaseHidden, 2, 2 * (2 + 1)},
-		{"layer 0 and two coordinates a layer", agent.ReleaseAll, 2, 2 + 1 + 2*(2+1)},
+		{"every coordinate", amllearner.ReleaseHidden, 0, 2 * (16 + 1)},
+		{"two coordinates a layer", amllearner.ReleaseHidden, 2, 2 * (2 + 1)},
+		{"layer 0 and two coordinates a layer", amllearner.ReleaseAll, 2, 2 + 1 + 2*(2+1)},
 	} {
 		t.Run(tc.name, func(t *testing.T) { testAMLSimExchange(t, tc.release, tc.releaseDims, tc.wantDim) })
 	}
@@ -39,7 +39,7 @@ func TestAMLSimExchangesGatedEmbeddings(t *testing.T) {
 
 func testAMLSimExchange(t *testing.T, release string, releaseDims, wantDim int) {
 	w := tinyWorld(t, 2, 3, 20000)
-	views, err := aml.SplitBanks(w, nil)
+	views, err := bank.SplitWorld(w, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func testAMLSimExchange(t *testing.T, release string, releaseDims, wantDim int) 
 		if err != nil {
 			t.Fatal(err)
 		}
-		l, err := agent.NewAMLLearner(d, agent.AMLConfig{Hidden: 16, BatchSize: 128, Seed: uint64(i), ReleaseDims: releaseDims, Release: release})
+		l, err := amllearner.New(d, amllearner.Config{Hidden: 16, BatchSize: 128, Seed: uint64(i), ReleaseDims: releaseDims, Release: release})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,10 +12,12 @@ import (
 
 	"graphfed/agent"
 	"graphfed/aggregator"
+	"graphfed/aml/amllearner"
+	"graphfed/aml/amlworld"
+	"graphfed/aml/bank"
+	"graphfed/aml/worldgen"
 	"graphfed/bus"
 	"graphfed/deploy"
-	"graphfed/graph"
-	"graphfed/workload/aml"
 )
 
 // The embedding-flood scenario (issue 29, items 4 and 7): an attacker
@@ -81,7 +83,7 @@ func embeddingFloodScenario() Scenario {
 
 // embFloodWorld is the job's generated world, split into its banks.
 type embFloodWorld struct {
-	graph            *graph.AMLGraph
+	graph            *amlworld.Graph
 	ids              []string // the banks, in split order
 	victim, attacker string   // the attacker holds the attacker bank's key
 }
@@ -93,21 +95,21 @@ func newEmbFloodWorld(seed uint64) (*embFloodWorld, error) {
 		return nil, err
 	}
 	defer dir.remove()
-	cfg, err := aml.Preset(aml.Tiny, aml.HI, seed)
+	cfg, err := worldgen.Preset(worldgen.Tiny, worldgen.HI, seed)
 	if err != nil {
 		return nil, err
 	}
 	cfg.Banks, cfg.Transactions = 3, 20000
-	sum, err := aml.Generate(cfg, filepath.Join(dir.path, "world"), nil)
+	sum, err := worldgen.Generate(cfg, filepath.Join(dir.path, "world"), nil)
 	if err != nil {
 		return nil, err
 	}
-	g, _, err := graph.LoadAMLTrans(sum.TransPath, graph.AMLOptions{})
+	g, _, err := amlworld.LoadTrans(sum.TransPath, amlworld.Options{})
 	if err != nil {
 		return nil, err
 	}
 	w := &embFloodWorld{graph: g}
-	views, err := aml.SplitBanks(g, nil)
+	views, err := bank.SplitWorld(g, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -122,14 +124,14 @@ func newEmbFloodWorld(seed uint64) (*embFloodWorld, error) {
 }
 
 // learners are the banks' fresh learners, every run its own.
-func (w *embFloodWorld) learners() ([]*agent.AMLLearner, error) {
-	views, err := aml.SplitBanks(w.graph, nil)
+func (w *embFloodWorld) learners() ([]*amllearner.Learner, error) {
+	views, err := bank.SplitWorld(w.graph, nil)
 	if err != nil {
 		return nil, err
 	}
 	learn := deploy.DefaultLearnerOptions().AML
 	learn.Hidden, learn.BatchSize = 16, 256
-	var ls []*agent.AMLLearner
+	var ls []*amllearner.Learner
 	for i, v := range views {
 		d, err := AMLData(v)
 		if err != nil {
@@ -137,7 +139,7 @@ func (w *embFloodWorld) learners() ([]*agent.AMLLearner, error) {
 		}
 		c := deploy.AMLConfigFor(aggregator.AlgoCEFedGNN, learn)
 		c.Seed = uint64(i + 1)
-		l, err := agent.NewAMLLearner(d, c)
+		l, err := amllearner.New(d, c)
 		if err != nil {
 			return nil, fmt.Errorf("bank %s: %w", v.ID, err)
 		}

@@ -6,9 +6,10 @@ import (
 	"time"
 
 	"graphfed/aggregator"
+	"graphfed/aml/bank"
+	"graphfed/aml/worldgen"
 	"graphfed/deploy"
 	"graphfed/privacy"
-	"graphfed/workload/aml"
 	"graphfed/workload/rec"
 )
 
@@ -27,16 +28,16 @@ func amlKillRecoverScenario() Scenario {
 // directories under dir and returns the job's parties: seeded noise and
 // learners, small GIN models.
 func amlKillWorld(dir string, seed uint64) (*partySpec, error) {
-	cfg, err := aml.Preset(aml.Tiny, aml.HI, seed)
+	cfg, err := worldgen.Preset(worldgen.Tiny, worldgen.HI, seed)
 	if err != nil {
 		return nil, err
 	}
 	cfg.Banks, cfg.Accounts, cfg.Transactions = 3, 3000, 10000
-	sum, err := aml.Generate(cfg, dir, nil)
+	sum, err := worldgen.Generate(cfg, dir, nil)
 	if err != nil {
 		return nil, err
 	}
-	split, err := aml.WriteBanks(aml.SplitOptions{Trans: sum.TransPath, Out: filepath.Join(dir, "banks")})
+	split, err := bank.Write(bank.SplitOptions{Trans: sum.TransPath, Out: filepath.Join(dir, "banks")})
 	if err != nil {
 		return nil, err
 	}

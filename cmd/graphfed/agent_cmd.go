@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"graphfed/agent"
+	"graphfed/aml/amllearner"
 	"graphfed/deploy"
 	"graphfed/fedgsp"
 	"graphfed/privacy"
@@ -156,9 +157,9 @@ func (a *agentFlags) register(cmd *cobra.Command) {
 	f.Float64Var(&l.AML.Eta, "aml-eta", l.AML.Eta, "aml (--aml-opt cefed): step size η")
 	f.IntSliceVar(&l.AML.FanOut, "fanout", l.AML.FanOut, "aml: neighbours sampled per node at each layer")
 	f.IntVar(&l.AML.ExchangeEvery, "emb-every", 0, "aml (cefedgnn, fedgnn-st): release boundary embeddings every this many rounds. 0: every round for hidden layers, 3 releases over --planned-rounds for --emb-release features")
-	f.StringVar(&l.AML.Release, "emb-release", agent.DefaultAMLRelease, "aml (cefedgnn, fedgnn-st): what a boundary account's release carries: hidden (its per-layer estimates), features (layer 0: its structural features as its own bank computes them) or all (both); every bank of a job must use the same value")
+	f.StringVar(&l.AML.Release, "emb-release", amllearner.DefaultRelease, "aml (cefedgnn, fedgnn-st): what a boundary account's release carries: hidden (its per-layer estimates), features (layer 0: its structural features as its own bank computes them) or all (both); every bank of a job must use the same value")
 	f.IntVar(&l.AML.ReleaseDims, "emb-dims", l.AML.ReleaseDims, "aml (cefedgnn, fedgnn-st): release this many coordinates of each layer's boundary estimate (its projection on a basis all banks derive alike) instead of all --aml-hidden; every bank of a job must use the same value. 0: all")
-	f.Float64Var(&l.AML.PoolWeight, "emb-pool-weight", agent.DefaultAMLPoolWeight, "aml (cefedgnn, fedgnn-st): least weight of a foreign account's newest release in the running mean of its releases this bank reads (the n-th enters with max(1/n, this)); 1 reads the latest release only")
+	f.Float64Var(&l.AML.PoolWeight, "emb-pool-weight", amllearner.DefaultPoolWeight, "aml (cefedgnn, fedgnn-st): least weight of a foreign account's newest release in the running mean of its releases this bank reads (the n-th enters with max(1/n, this)); 1 reads the latest release only")
 	f.IntVar(&a.plannedRounds, "planned-rounds", amlDefaultRounds, "aml under --target-epsilon: the job's rounds (the aggregator's --rounds), to plan the embedding releases the target is spread over; releases beyond the plan are refused")
 	f.Float64Var(&l.AML.Gamma, "gamma", l.AML.Gamma, "aml (cefedgnn): moving-average rate γ of the per-layer boundary embedding estimators (fedgnn-st: 1)")
 	// rec, as `graphfed sim --lightgcn`
@@ -199,7 +200,7 @@ func (a *agentFlags) options(cmd *cobra.Command, priv privacyFlags, log zerolog.
 	}
 	p.LedgerPath = a.ledger
 	if a.learn.AML.ExchangeEvery == 0 {
-		a.learn.AML.ExchangeEvery = agent.DefaultExchangeEvery(a.learn.AML.Release, a.plannedRounds)
+		a.learn.AML.ExchangeEvery = amllearner.DefaultExchangeEvery(a.learn.AML.Release, a.plannedRounds)
 	}
 	if priv.target > 0 {
 		p.NodeTarget, p.EmbReleases = priv.target, privacy.PlannedReleases(a.plannedRounds, a.learn.AML.ExchangeEvery)

@@ -12,9 +12,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"graphfed/aggregator"
+	"graphfed/aml/eval"
 	"graphfed/bus"
 	"graphfed/deploy"
-	joblib "graphfed/job"
 )
 
 // aggregatorFile is the --config file: JSON with the same names as the flags.
@@ -154,7 +154,7 @@ func newAggregatorCmd(g *globalFlags) *cobra.Command {
 				}
 			}
 			if task == deploy.TaskAML {
-				sc, err := joblib.ScoreAML(res.Final)
+				sc, err := eval.Score(res.Final)
 				if err != nil {
 					return err
 				}

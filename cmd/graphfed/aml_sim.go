@@ -13,6 +13,8 @@ import (
 
 	"graphfed/agent"
 	"graphfed/aggregator"
+	"graphfed/aml/amllearner"
+	"graphfed/aml/eval"
 	"graphfed/deploy"
 	"graphfed/job"
 	"graphfed/privacy"
@@ -67,14 +69,14 @@ func (a *amlFlags) register(cmd *cobra.Command) {
 	f.Float64Var(&a.lr, "aml-lr", 5e-3, "AML: Adam learning rate")
 	f.IntSliceVar(&a.fanOut, "fanout", []int{5, 5}, "AML: neighbours sampled per node at each layer")
 	f.IntVar(&a.embEvery, "emb-every", 0, "AML (cefedgnn, fedgnn-st): banks release boundary embeddings every this many rounds; fewer releases allow less noise for the same ε. 0: every round for hidden layers, 3 releases over the job for --emb-release features")
-	f.StringVar(&a.embRelease, "emb-release", agent.DefaultAMLRelease, "AML (cefedgnn, fedgnn-st): what a boundary account's release carries: hidden (its per-layer estimates), features (layer 0: its structural features as its own bank computes them from all its transactions) or all (both)")
+	f.StringVar(&a.embRelease, "emb-release", amllearner.DefaultRelease, "AML (cefedgnn, fedgnn-st): what a boundary account's release carries: hidden (its per-layer estimates), features (layer 0: its structural features as its own bank computes them from all its transactions) or all (both)")
 	f.IntVar(&a.embDims, "emb-dims", 0, "AML (cefedgnn, fedgnn-st): release this many coordinates of each layer's boundary estimate (its projection on a basis all banks derive alike) instead of all --aml-hidden; fewer coordinates keep more signal under the same noise. 0: all")
-	f.Float64Var(&a.poolWeight, "emb-pool-weight", agent.DefaultAMLPoolWeight, "AML (cefedgnn, fedgnn-st): least weight of a foreign account's newest release in the running mean of its releases a bank reads (the n-th enters with max(1/n, this)); 1 reads the latest release only")
+	f.Float64Var(&a.poolWeight, "emb-pool-weight", amllearner.DefaultPoolWeight, "AML (cefedgnn, fedgnn-st): least weight of a foreign account's newest release in the running mean of its releases a bank reads (the n-th enters with max(1/n, this)); 1 reads the latest release only")
 	f.StringVar(&a.trans, "trans", "", "AML: run on this AMLworld *_Trans.csv (generated or downloaded) instead of generating a world; the banks are the file's")
 	f.StringVar(&a.acctFile, "accounts", "", "AML (--trans): the world's accounts file (default: <name>_accounts.csv beside --trans, if present)")
 	f.StringVar(&a.opt, "aml-opt", "", "AML: optimizer, adam or cefed (Algorithm 1: G ← (1−β)G + β∇, W ← W − ηG, sharing G under cefedgnn and fedgnn-st); default adam")
-	f.Float64Var(&a.posFrac, "pos-fraction", agent.DefaultAMLPosFraction, "AML: share of laundering transactions in each training batch, unweighted, with scores shifted back to the class-weighted decision (negative: uniform batches)")
-	f.IntVar(&a.evalSample, "eval-sample", agent.DefaultAMLEvalSample, "AML: per-round evaluation scores every laundering transaction and at most this many legitimate ones per bank and split, weighted back to the split (negative: all); the final model is scored on everything")
+	f.Float64Var(&a.posFrac, "pos-fraction", amllearner.DefaultPosFraction, "AML: share of laundering transactions in each training batch, unweighted, with scores shifted back to the class-weighted decision (negative: uniform batches)")
+	f.IntVar(&a.evalSample, "eval-sample", amllearner.DefaultEvalSample, "AML: per-round evaluation scores every laundering transaction and at most this many legitimate ones per bank and split, weighted back to the split (negative: all); the final model is scored on everything")
 	a.multi.register(f, "AML: ", federatedNote)
 	f.IntVar(&a.evalEvery, "eval-every", 1, "AML: banks score the model every this many rounds (the final model always)")
 }
@@ -126,7 +128,7 @@ func runAMLSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Time) 
 	putPooled(rep.Metrics, sc)
 	if sc.Typology != nil {
 		rep.Metrics["test_recall_by_typology"] = sc.Typology
-		if err := job.WriteTypologyTable(g.humanOut(), sc.Typology); err != nil {
+		if err := eval.WriteTypologyTable(g.humanOut(), sc.Typology); err != nil {
 			return fmt.Errorf("sim: %w", err)
 		}
 	}
@@ -158,7 +160,7 @@ func (s simFlags) amlSpec(cmd *cobra.Command, log zerolog.Logger) (job.AMLSpec, 
 	spec := job.AMLSpec{Sim: sc, Conns: s.conns, Out: s.out, EvalEvery: a.evalEvery, Progress: cmdProgress{},
 		World: job.AMLWorld{Trans: a.trans, Accounts: a.acctFile, Size: a.size, Banks: a.banks, Rows: a.worldRows,
 			NumAccounts: a.accounts, IllicitRatio: a.ratio},
-		Learner: agent.AMLConfig{Kind: a.kind, Opt: a.opt, BatchSize: a.batch, Gamma: s.cefed.Gamma, Hidden: a.hidden, LR: a.lr,
+		Learner: amllearner.Config{Kind: a.kind, Opt: a.opt, BatchSize: a.batch, Gamma: s.cefed.Gamma, Hidden: a.hidden, LR: a.lr,
 			FanOut: a.fanOut, ExchangeEvery: a.embEvery, PoolWeight: a.poolWeight, ReleaseDims: a.embDims, Release: a.embRelease,
 			EvalSample: a.evalSample, PosFraction: a.posFrac,
 			Ports: a.multi.ports(), TimeDeltas: a.multi.timeDeltas(), EgoIDs: a.multi.egoIDs()}}
@@ -189,7 +191,7 @@ func writeAMLRun(cmd *cobra.Command, dir string, r simRun) error {
 		if sc == nil || sc["val_tp"]+sc["val_fp"]+sc["val_fn"] == 0 {
 			return math.NaN()
 		}
-		f1, _, _ := job.PooledF1(map[string]map[string]float64{"": sc}, "val_")
+		f1, _, _ := eval.PooledF1(map[string]map[string]float64{"": sc}, "val_")
 		return f1
 	}
 	if err := writeSimRun(cmd, dir, r); err != nil {

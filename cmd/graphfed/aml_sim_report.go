@@ -1,19 +1,19 @@
 package main
 
 import (
-	"graphfed/job"
+	"graphfed/aml/eval"
 )
 
 // putAMLScores adds an AML job's pooled test F1, precision and recall and
 // its pooled operating point to a report's metrics.
-func putAMLScores(metrics map[string]any, sc job.AMLScores) {
+func putAMLScores(metrics map[string]any, sc eval.Scores) {
 	metrics["test_f1_illicit"], metrics["test_precision_illicit"], metrics["test_recall_illicit"] = sc.TestF1, sc.TestPrecision, sc.TestRecall
 	putPooled(metrics, sc)
 }
 
 // putPooled adds the F1 at the threshold chosen on the banks' pooled
 // validation counts, when the banks reported grid counts.
-func putPooled(metrics map[string]any, sc job.AMLScores) {
+func putPooled(metrics map[string]any, sc eval.Scores) {
 	if !sc.HasPooled {
 		return
 	}

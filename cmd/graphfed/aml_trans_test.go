@@ -9,24 +9,25 @@ import (
 	"strings"
 	"testing"
 
-	"graphfed/graph"
-	"graphfed/workload/aml"
+	"graphfed/aml/amlworld"
+	"graphfed/aml/bank"
+	"graphfed/aml/worldgen"
 )
 
 // writeAMLWorld generates a small 2-bank AMLworld set in dir and returns
 // its Trans path and bank ids.
 func writeAMLWorld(t *testing.T, dir string) (string, []string) {
 	t.Helper()
-	cfg, err := aml.Preset(aml.Tiny, aml.HI, 3)
+	cfg, err := worldgen.Preset(worldgen.Tiny, worldgen.HI, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.Banks, cfg.Accounts, cfg.Transactions, cfg.IllicitRatio = 2, 400, 4000, 0.02
-	sum, err := aml.Generate(cfg, dir, nil)
+	sum, err := worldgen.Generate(cfg, dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, _, err := graph.LoadAMLTrans(sum.TransPath, graph.AMLOptions{})
+	w, _, err := amlworld.LoadTrans(sum.TransPath, amlworld.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +73,7 @@ func quirkAMLWorld(t *testing.T, trans, old, other string) string {
 	if err := os.WriteFile(trans, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	accts, err := graph.AMLSiblingPath(trans, "accounts")
+	accts, err := amlworld.SiblingPath(trans, "accounts")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +129,7 @@ func checkAllBanksIn(t *testing.T, rep Report, rows [][]string, trans string, ba
 	}
 	var want []string
 	for _, b := range banks {
-		want = append(want, aml.ClientID(b))
+		want = append(want, bank.ClientID(b))
 	}
 	slices.Sort(want)
 	for _, r := range rows[1:] {
@@ -174,22 +175,22 @@ func TestAMLSimTransQuirks(t *testing.T) {
 func TestAMLSimTransErrors(t *testing.T) {
 	dir := t.TempDir()
 	broken := filepath.Join(dir, "X_Trans.csv")
-	if err := os.WriteFile(broken, []byte(graph.AMLTransHeader+"\n"+
+	if err := os.WriteFile(broken, []byte(amlworld.TransHeader+"\n"+
 		"2022/09/01 00:20,010,8000EBD30,010,8000EBD30,3697.34,US Dollar,3697.34,US Dollar,Reinvestment,0\n"+
 		"2022/09/01 00:21,010,8000EBD30,010,8000F4580,oops,US Dollar,0.01,US Dollar,Cheque,0\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	twoBanks := filepath.Join(dir, "Z_Trans.csv")
-	if err := os.WriteFile(twoBanks, []byte(graph.AMLTransHeader+"\n"+
+	if err := os.WriteFile(twoBanks, []byte(amlworld.TransHeader+"\n"+
 		"2022/09/01 00:20,010,8000EBD30,70,800BC6F20,3697.34,US Dollar,3697.34,US Dollar,Reinvestment,0\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	brokenAccts := filepath.Join(dir, "Z_accounts.csv")
-	if err := os.WriteFile(brokenAccts, []byte(graph.AMLAccountsHeader+"\nArcadia Bank #8,010\n"), 0o644); err != nil {
+	if err := os.WriteFile(brokenAccts, []byte(amlworld.AccountsHeader+"\nArcadia Bank #8,010\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	oneBank := filepath.Join(dir, "Y_Trans.csv")
-	if err := os.WriteFile(oneBank, []byte(graph.AMLTransHeader+"\n"+
+	if err := os.WriteFile(oneBank, []byte(amlworld.TransHeader+"\n"+
 		"2022/09/01 00:20,010,8000EBD30,010,8000EBD30,3697.34,US Dollar,3697.34,US Dollar,Reinvestment,0\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"graphfed/aml/amlworld"
 	"graphfed/graph"
 )
 
@@ -58,9 +59,9 @@ degree spread.`,
 			if given != 1 {
 				return errors.New("data stats: give exactly one of --aml FILE, --dataset DIR, --lightgcn DIR")
 			}
-			opt := graph.AMLOptions{MaxIssues: maxIssues}
+			opt := amlworld.Options{MaxIssues: maxIssues}
 			if lenient {
-				opt.Policy = graph.AMLLenient
+				opt.Policy = amlworld.Lenient
 			}
 			switch {
 			case aml != "":
@@ -81,7 +82,7 @@ degree spread.`,
 }
 
 // amlStats reports an AMLworld transactions file and its patterns file.
-func (g *globalFlags) amlStats(path string, opt graph.AMLOptions) error {
+func (g *globalFlags) amlStats(path string, opt amlworld.Options) error {
 	start := time.Now()
 	log := g.logger()
 	st, err := os.Stat(path)
@@ -90,7 +91,7 @@ func (g *globalFlags) amlStats(path string, opt graph.AMLOptions) error {
 	}
 	p := newProgress("load "+filepath.Base(path), int(st.Size()))
 	opt.Progress = func(done, total int64) { p.update(int(done), "bytes") }
-	tg, iss, err := graph.LoadAMLTrans(path, opt)
+	tg, iss, err := amlworld.LoadTrans(path, opt)
 	p.finish()
 	if err != nil {
 		return fmt.Errorf("data stats: %w", err)
@@ -121,25 +122,25 @@ func (g *globalFlags) amlStats(path string, opt graph.AMLOptions) error {
 		"split_rows":                  counts[:],
 	}
 	if s.Rows > 0 {
-		m["first_timestamp"] = string(graph.AppendAMLTime(nil, s.FirstTime))
-		m["last_timestamp"] = string(graph.AppendAMLTime(nil, s.LastTime))
+		m["first_timestamp"] = string(amlworld.AppendTime(nil, s.FirstTime))
+		m["last_timestamp"] = string(amlworld.AppendTime(nil, s.LastTime))
 	}
-	ppath, err := graph.AMLSiblingPath(path, "Patterns")
+	ppath, err := amlworld.SiblingPath(path, "Patterns")
 	if err == nil {
 		_, err = os.Stat(ppath)
 	}
 	switch {
 	case err == nil:
-		attempts, piss, err := graph.LoadAMLPatterns(ppath, graph.AMLOptions{Policy: opt.Policy, MaxIssues: opt.MaxIssues})
+		attempts, piss, err := amlworld.LoadPatterns(ppath, amlworld.Options{Policy: opt.Policy, MaxIssues: opt.MaxIssues})
 		if err != nil {
 			return fmt.Errorf("data stats: %w", err)
 		}
 		logIssues(g, piss)
-		rows := graph.AMLRowsPerTypology(attempts)
+		rows := amlworld.RowsPerTypology(attempts)
 		typ := map[string]int64{}
 		var total int64
 		for t, n := range rows {
-			typ[graph.AMLTypology(t).String()] = n
+			typ[amlworld.Typology(t).String()] = n
 			total += n
 		}
 		m["rows_per_typology"] = typ
@@ -156,7 +157,7 @@ func (g *globalFlags) amlStats(path string, opt graph.AMLOptions) error {
 }
 
 // logIssues logs the malformed lines a lenient parse skipped.
-func logIssues(g *globalFlags, iss graph.AMLIssues) {
+func logIssues(g *globalFlags, iss amlworld.Issues) {
 	if iss.Count == 0 {
 		return
 	}

@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"graphfed/graph"
-	"graphfed/workload/aml"
+	"graphfed/aml/amlworld"
+	"graphfed/aml/worldgen"
 )
 
 // newGenCmd is `graphfed gen`, the parent of the dataset generators.
@@ -40,15 +40,15 @@ Output is determined by the flags, the seed included.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			start := time.Now()
-			sz, err := aml.ParseSize(size)
+			sz, err := worldgen.ParseSize(size)
 			if err != nil {
 				return fmt.Errorf("gen aml: %w", err)
 			}
-			rt, err := aml.ParseRatio(ratio)
+			rt, err := worldgen.ParseRatio(ratio)
 			if err != nil {
 				return fmt.Errorf("gen aml: %w", err)
 			}
-			cfg, err := aml.Preset(sz, rt, seed)
+			cfg, err := worldgen.Preset(sz, rt, seed)
 			if err != nil {
 				return fmt.Errorf("gen aml: %w", err)
 			}
@@ -69,7 +69,7 @@ Output is determined by the flags, the seed included.`,
 				return fmt.Errorf("gen aml: %w", err)
 			}
 			p := newProgress("gen aml "+cfg.Prefix, int(cfg.Transactions))
-			s, err := aml.Generate(cfg, out, func(done, total int64) {
+			s, err := worldgen.Generate(cfg, out, func(done, total int64) {
 				p.update(int(done), "rows")
 			})
 			p.finish()
@@ -79,8 +79,8 @@ Output is determined by the flags, the seed included.`,
 			typ := map[string]int64{}
 			att := map[string]int{}
 			for t := range s.RowsPerTypology {
-				typ[graph.AMLTypology(t).String()] = s.RowsPerTypology[t]
-				att[graph.AMLTypology(t).String()] = s.AttemptsPerTypology[t]
+				typ[amlworld.Typology(t).String()] = s.RowsPerTypology[t]
+				att[amlworld.Typology(t).String()] = s.AttemptsPerTypology[t]
 			}
 			lo, hi := s.BankEdges[0], s.BankEdges[0]
 			bankEdges := map[string]int64{}

@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"graphfed/graph"
-	"graphfed/workload/aml"
+	"graphfed/aml/amlworld"
+	"graphfed/aml/bank"
 )
 
 // newSplitCmd is `graphfed split`, the parent of the per-party data
@@ -24,7 +24,7 @@ func newSplitCmd(g *globalFlags) *cobra.Command {
 // newSplitAMLCmd is `graphfed split aml`: one AMLworld directory per bank.
 func newSplitAMLCmd(g *globalFlags) *cobra.Command {
 	var (
-		opt     aml.SplitOptions
+		opt     bank.SplitOptions
 		lenient bool
 	)
 	cmd := &cobra.Command{
@@ -42,9 +42,9 @@ split.json with the world's temporal split, which every bank applies.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			start := time.Now()
 			if lenient {
-				opt.Policy = graph.AMLLenient
+				opt.Policy = amlworld.Lenient
 			}
-			s, err := aml.WriteBanks(opt)
+			s, err := bank.Write(opt)
 			if err != nil {
 				return fmt.Errorf("split aml: %w", err)
 			}

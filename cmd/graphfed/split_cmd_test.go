@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"graphfed/workload/aml"
+	"graphfed/aml/bank"
 )
 
 // runSplitCmd runs `graphfed <args> --json` with the gen and split
@@ -41,13 +41,13 @@ func TestSplitAML(t *testing.T) {
 	accts := rep.Metrics["bank_accounts"].(map[string]any)
 	var total float64
 	for _, id := range gen.Metrics["bank_ids"].([]any) {
-		bank := id.(string)
-		v, err := aml.LoadBank(filepath.Join(out, "bank-"+bank))
+		b := id.(string)
+		v, err := bank.Load(filepath.Join(out, "bank-"+b))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if float64(v.Graph.NumEdges()) != rows[bank] || float64(len(v.Accounts)) != accts[bank] || len(v.Accounts) == 0 {
-			t.Fatalf("bank %s: %d rows, %d accounts; report %v, %v", bank, v.Graph.NumEdges(), len(v.Accounts), rows[bank], accts[bank])
+		if float64(v.Graph.NumEdges()) != rows[b] || float64(len(v.Accounts)) != accts[b] || len(v.Accounts) == 0 {
+			t.Fatalf("bank %s: %d rows, %d accounts; report %v, %v", b, v.Graph.NumEdges(), len(v.Accounts), rows[b], accts[b])
 		}
 		total += float64(len(v.Accounts))
 	}
@@ -57,7 +57,7 @@ func TestSplitAML(t *testing.T) {
 	if _, err := runSplitCmd(t, "split", "aml", "--trans", filepath.Join(dir, "missing_Trans.csv"), "--out", out); err == nil {
 		t.Fatal("split a missing file")
 	}
-	if _, err := os.Stat(filepath.Join(out, "bank-"+gen.Metrics["bank_ids"].([]any)[0].(string), aml.SplitFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(out, "bank-"+gen.Metrics["bank_ids"].([]any)[0].(string), bank.SplitFile)); err != nil {
 		t.Fatal(err)
 	}
 }

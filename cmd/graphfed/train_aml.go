@@ -11,10 +11,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"graphfed/agent"
+	"graphfed/aml/amlworld"
+	"graphfed/aml/edgegnn"
+	"graphfed/aml/eval"
 	"graphfed/gnn"
-	"graphfed/graph"
-	"graphfed/workload/aml"
 )
 
 // amlTrainFlags are the flags of `graphfed train --aml FILE`, the
@@ -22,9 +22,9 @@ import (
 // units, fan-out 5×5, batches of 512, Adam at 5e-3, as `sim --scenario
 // aml` and deploy.DefaultAMLConfig default to) trained the banks' way
 // (stratified batches with 1 in 10 laundering rows, unweighted loss,
-// margins shifted to the class-weighted decision: gnn.SeedStream) on every
+// margins shifted to the class-weighted decision: edgegnn.SeedStream) on every
 // transaction of an AMLworld file, on the temporal split the generated
-// worlds use (graph.AMLGraph.TemporalSplit, which aml.WorldCutoffs turns
+// worlds use (amlworld.Graph.TemporalSplit, which amlworld.CutoffsOf turns
 // into instants).
 type amlTrainFlags struct {
 	path          string
@@ -63,11 +63,11 @@ const amlTrainValSample = 1 << 16
 func (a *amlTrainFlags) register(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&a.path, "aml", "", "train the AML transaction classifier on an AMLworld *_Trans.csv file (generated or downloaded)")
-	f.StringVar(&a.kind, "kind", gnn.KindGIN, "AML: message passing, gin, sage or gcn")
+	f.StringVar(&a.kind, "kind", edgegnn.KindGIN, "AML: message passing, gin, sage or gcn")
 	f.IntVar(&a.layers, "layers", 2, "AML: message-passing layers")
 	f.IntVar(&a.batch, "batch", 512, "AML: seed transactions per step")
 	f.IntSliceVar(&a.fanOut, "fanout", []int{5, 5}, "AML: neighbours sampled per node and direction at each layer, nearest hop first (-1: all)")
-	f.Float64Var(&a.posFraction, "pos-fraction", gnn.DefaultPosFraction, "AML: share of laundering transactions in each training batch, unweighted, with scores shifted back to the class-weighted decision, as the federated banks train (0: the default; negative: uniform batches with the class weights in the loss)")
+	f.Float64Var(&a.posFraction, "pos-fraction", edgegnn.DefaultPosFraction, "AML: share of laundering transactions in each training batch, unweighted, with scores shifted back to the class-weighted decision, as the federated banks train (0: the default; negative: uniform batches with the class weights in the loss)")
 	f.IntVar(&a.stepsPerEpoch, "steps-per-epoch", amlTrainStepsPerEpoch, fmt.Sprintf("AML: training steps per epoch. Stratified batches: default %d, the local steps of one bank over a default federated job (%d rounds × %d), so --epochs E takes as many steps as E banks; uniform batches (--pos-fraction < 0): default 0, every training row once, else a fresh random subset of them",
 		amlTrainStepsPerEpoch, amlDefaultRounds, amlDefaultK))
 	f.IntVar(&a.steps, "steps", 0, "AML: old name of --steps-per-epoch")
@@ -83,16 +83,16 @@ func (a *amlTrainFlags) register(cmd *cobra.Command) {
 // config builds the training configuration; node-training flags shared by
 // name (--epochs, --lr, --hidden, --dropout, --weight-decay) apply when
 // given, else the AML defaults.
-func (a *amlTrainFlags) config(cmd *cobra.Command, node gnn.TrainConfig) (gnn.EdgeTrainConfig, error) {
+func (a *amlTrainFlags) config(cmd *cobra.Command, node gnn.TrainConfig) (edgegnn.TrainConfig, error) {
 	switch a.kind {
-	case gnn.KindGIN, gnn.KindSAGE, gnn.KindGCN:
+	case edgegnn.KindGIN, gnn.KindSAGE, gnn.KindGCN:
 	default:
-		return gnn.EdgeTrainConfig{}, fmt.Errorf("--kind %q: want gin, sage or gcn", a.kind)
+		return edgegnn.TrainConfig{}, fmt.Errorf("--kind %q: want gin, sage or gcn", a.kind)
 	}
 	if len(a.fanOut) != a.layers {
-		return gnn.EdgeTrainConfig{}, fmt.Errorf("--fanout %v: want one value per layer (%d)", a.fanOut, a.layers)
+		return edgegnn.TrainConfig{}, fmt.Errorf("--fanout %v: want one value per layer (%d)", a.fanOut, a.layers)
 	}
-	c := gnn.DefaultEdgeTrainConfig(a.kind)
+	c := edgegnn.DefaultTrainConfig(a.kind)
 	c.Model.Layers = a.layers
 	c.Model.Hidden, c.Epochs, c.LR = amlTrainHidden, amlTrainEpochs, amlTrainLR
 	fl := cmd.Flags()
@@ -116,23 +116,23 @@ func (a *amlTrainFlags) config(cmd *cobra.Command, node gnn.TrainConfig) (gnn.Ed
 	c.PosFraction = a.posFraction
 	switch {
 	case a.posFraction == 0:
-		c.PosFraction = gnn.DefaultPosFraction
+		c.PosFraction = edgegnn.DefaultPosFraction
 	case a.posFraction < 0:
 		c.PosFraction = 0 // uniform batches, weighted loss
 	case a.posFraction >= 1:
-		return gnn.EdgeTrainConfig{}, fmt.Errorf("--pos-fraction %v: want below 1", a.posFraction)
+		return edgegnn.TrainConfig{}, fmt.Errorf("--pos-fraction %v: want below 1", a.posFraction)
 	}
 	c.StepsPerEpoch = a.stepsPerEpoch
 	switch {
 	case fl.Changed("steps-per-epoch") && fl.Changed("steps"):
-		return gnn.EdgeTrainConfig{}, fmt.Errorf("--steps is the old name of --steps-per-epoch: give one")
+		return edgegnn.TrainConfig{}, fmt.Errorf("--steps is the old name of --steps-per-epoch: give one")
 	case fl.Changed("steps"):
 		c.StepsPerEpoch = a.steps
 	case !fl.Changed("steps-per-epoch") && c.PosFraction == 0:
 		c.StepsPerEpoch = 0 // uniform batches: every training row once an epoch, as before
 	}
 	if c.PosFraction > 0 && c.StepsPerEpoch <= 0 {
-		return gnn.EdgeTrainConfig{}, fmt.Errorf("--steps-per-epoch %d: stratified batches (--pos-fraction %v) need a positive number of steps", c.StepsPerEpoch, c.PosFraction)
+		return edgegnn.TrainConfig{}, fmt.Errorf("--steps-per-epoch %d: stratified batches (--pos-fraction %v) need a positive number of steps", c.StepsPerEpoch, c.PosFraction)
 	}
 	m := &c.Model
 	m.ReverseMP, m.EdgeUpdates = !a.noReverse, !a.noUpdates
@@ -145,7 +145,7 @@ func (a *amlTrainFlags) config(cmd *cobra.Command, node gnn.TrainConfig) (gnn.Ed
 
 // variant names the model for reports: the kind and its Multi-GNN
 // switches.
-func amlVariant(m gnn.EdgeConfig) string {
+func amlVariant(m edgegnn.Config) string {
 	s := m.Kind
 	for _, o := range []struct {
 		on   bool
@@ -171,7 +171,7 @@ func (a *amlTrainFlags) run(cmd *cobra.Command, g *globalFlags, node gnn.TrainCo
 		return fmt.Errorf("train --aml: %w", err)
 	}
 	lp := newProgress("load "+filepath.Base(a.path), int(st.Size()))
-	w, iss, err := graph.LoadAMLTrans(a.path, graph.AMLOptions{Progress: func(done, _ int64) { lp.update(int(done), "bytes") }})
+	w, iss, err := amlworld.LoadTrans(a.path, amlworld.Options{Progress: func(done, _ int64) { lp.update(int(done), "bytes") }})
 	lp.finish()
 	if err != nil {
 		return fmt.Errorf("train --aml: %w", err)
@@ -194,10 +194,10 @@ func (a *amlTrainFlags) run(cmd *cobra.Command, g *globalFlags, node gnn.TrainCo
 		}
 		p.update((epoch-1)*steps+step, fmt.Sprintf("epoch %d", epoch))
 	}
-	cfg.Progress = func(e gnn.EdgeEpoch) {
+	cfg.Progress = func(e edgegnn.Epoch) {
 		log.Info().Int("epoch", e.Epoch).Float64("loss", e.Loss).Float64("val_f1", e.Val.F1).Float64("seconds", e.Seconds).Msg("train --aml: epoch")
 	}
-	_, h, err := gnn.TrainEdgeClassifier(w, cfg, rand.New(rand.NewPCG(seed, 0x7a1)))
+	_, h, err := edgegnn.TrainClassifier(w, cfg, rand.New(rand.NewPCG(seed, 0x7a1)))
 	if p != nil {
 		p.finish()
 	}
@@ -228,14 +228,14 @@ func (a *amlTrainFlags) run(cmd *cobra.Command, g *globalFlags, node gnn.TrainCo
 // banks' batches and shifted margins) or "uniform-weighted" (uniform
 // batches, class-weighted loss; also when stratification was asked for
 // but the training rows hold one class only).
-func amlRecipe(h gnn.EdgeHistory) string {
+func amlRecipe(h edgegnn.History) string {
 	if h.Stratified {
 		return "stratified"
 	}
 	return "uniform-weighted"
 }
 
-func trainSeconds(h gnn.EdgeHistory) float64 {
+func trainSeconds(h edgegnn.History) float64 {
 	var s float64
 	for _, e := range h.Epochs {
 		s += e.Seconds
@@ -257,26 +257,26 @@ func peakRSSMiB() float64 {
 // file, when there is one, and returns each transaction's typology (-1 for
 // none) and how many pattern rows matched a transaction; nil without a
 // patterns file.
-func amlPatternTypologies(transPath string, w *graph.AMLGraph) ([]int8, int, error) {
-	attempts, err := aml.LoadPatternsBeside(transPath)
+func amlPatternTypologies(transPath string, w *amlworld.Graph) ([]int8, int, error) {
+	attempts, err := amlworld.LoadPatternsBeside(transPath)
 	if err != nil || attempts == nil {
 		return nil, 0, err
 	}
-	typ, matched := aml.MatchTypologies(w, attempts)
+	typ, matched := amlworld.MatchTypologies(w, attempts)
 	return typ, matched, nil
 }
 
 // amlTypologyRecall is, per typology with test rows, the laundering test
 // rows and the share flagged at arg-max (margin > 0) and at the tuned
 // threshold; laundering rows outside every attempt count as "unlisted".
-func amlTypologyRecall(w *graph.AMLGraph, typ []int8, edges []int32, margins []float32, thr float32) map[string]any {
+func amlTypologyRecall(w *amlworld.Graph, typ []int8, edges []int32, margins []float32, thr float32) map[string]any {
 	type tally struct{ n, argmax, tuned int }
 	by := map[string]*tally{}
 	for i, e := range edges {
 		if w.Label[e] == 0 {
 			continue
 		}
-		name := agent.TypologyKey(typ[e]) // the keys sim reports: "fan_in", "unlisted"
+		name := eval.TypologyKey(typ[e]) // the keys sim reports: "fan_in", "unlisted"
 		t := by[name]
 		if t == nil {
 			t = &tally{}

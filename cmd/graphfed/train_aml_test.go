@@ -8,11 +8,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"graphfed/agent"
+	"graphfed/aml/amllearner"
+	"graphfed/aml/amlworld"
+	"graphfed/aml/edgegnn"
 	"graphfed/deploy"
 	"graphfed/gnn"
-	"graphfed/graph"
-	"graphfed/workload/aml"
 )
 
 // trainCmdRoot is a root command holding `train` only.
@@ -138,8 +138,8 @@ func TestTrainAMLConfig(t *testing.T) {
 		frac  float64
 		steps int
 	}{
-		{"defaults", nil, agent.DefaultAMLPosFraction, amlTrainStepsPerEpoch},
-		{"zero share is the default", []string{"--pos-fraction", "0"}, gnn.DefaultPosFraction, amlTrainStepsPerEpoch},
+		{"defaults", nil, amllearner.DefaultPosFraction, amlTrainStepsPerEpoch},
+		{"zero share is the default", []string{"--pos-fraction", "0"}, edgegnn.DefaultPosFraction, amlTrainStepsPerEpoch},
 		{"another share", []string{"--pos-fraction", "0.2", "--steps-per-epoch", "100"}, 0.2, 100},
 		{"uniform", []string{"--pos-fraction", "-1"}, 0, 0},
 		{"uniform, capped", []string{"--pos-fraction", "-1", "--steps-per-epoch", "50"}, 0, 50},
@@ -174,8 +174,8 @@ func TestTrainAMLConfig(t *testing.T) {
 // TestAMLMatchTypologies matches pattern rows to transactions by accounts,
 // time and amount, and tallies recall per typology.
 func TestAMLMatchTypologies(t *testing.T) {
-	w := graph.NewAMLGraph("m")
-	rows := []graph.TxRow{
+	w := amlworld.NewGraph("m")
+	rows := []amlworld.TxRow{
 		{Time: 60, FromBank: "1", FromAccount: "A", ToBank: "2", ToAccount: "B", AmountPaid: 5, Laundering: true},
 		{Time: 60, FromBank: "1", FromAccount: "A", ToBank: "2", ToAccount: "B", AmountPaid: 6},
 		{Time: 120, FromBank: "2", FromAccount: "B", ToBank: "1", ToAccount: "C", AmountPaid: 5, Laundering: true},
@@ -184,12 +184,12 @@ func TestAMLMatchTypologies(t *testing.T) {
 	for i := range rows {
 		w.AddRow(&rows[i])
 	}
-	attempts := []graph.AMLAttempt{
-		{Type: graph.AMLCycle, Rows: []graph.TxRow{rows[0], rows[2]}},
-		{Type: graph.AMLFanOut, Rows: []graph.TxRow{{Time: 60, FromBank: "9", FromAccount: "Z", ToBank: "1", ToAccount: "A", AmountPaid: 5}}},
+	attempts := []amlworld.Attempt{
+		{Type: amlworld.Cycle, Rows: []amlworld.TxRow{rows[0], rows[2]}},
+		{Type: amlworld.FanOut, Rows: []amlworld.TxRow{{Time: 60, FromBank: "9", FromAccount: "Z", ToBank: "1", ToAccount: "A", AmountPaid: 5}}},
 	}
-	typ, matched := aml.MatchTypologies(w, attempts)
-	if want := []int8{int8(graph.AMLCycle), -1, int8(graph.AMLCycle), -1}; matched != 2 || !slices.Equal(typ, want) {
+	typ, matched := amlworld.MatchTypologies(w, attempts)
+	if want := []int8{int8(amlworld.Cycle), -1, int8(amlworld.Cycle), -1}; matched != 2 || !slices.Equal(typ, want) {
 		t.Fatalf("typologies %v, matched %d", typ, matched)
 	}
 	rec := amlTypologyRecall(w, typ, []int32{0, 1, 2, 3}, []float32{1, 5, -1, 0.5}, 0.8)

@@ -1,0 +1,156 @@
+package edgegnn
+
+import (
+	"math"
+
+	"graphfed/gnn"
+)
+
+// SlotRows is a sparse matrix stored as a fixed number K of (column,
+// value) slots per row, columns ascending within a row; every column not
+// in a row's slots is zero, and a slot may hold a zero. Edge inputs are
+// this shape: of the EdgeFeatureDim columns, the one-hot blocks put a
+// single 1 each, so a row has at most edgeInputSlots non-zeros. The edge
+// encoder then multiplies by a weight matrix as a sum of K weight rows
+// (an embedding lookup for the one-hot columns) and its weight gradient
+// adds into those K rows only, instead of scanning a mostly zero dense
+// row each time; the featurizer writes K slots instead of clearing and
+// filling EdgeFeatureDim columns.
+type SlotRows struct {
+	Rows, Cols, K int
+	Idx           []int32   // Rows×K columns
+	Val           []float32 // Rows×K values
+}
+
+// edgeInputSlots is the number of slots of an edge input row: the two log
+// amounts, three one-hot blocks, four time phases, three flags and the
+// time position.
+const edgeInputSlots = 13
+
+// reshape sets the shape to rows×cols with k slots per row, keeping the
+// storage when it suffices; contents are unspecified.
+func (s *SlotRows) reshape(rows, cols, k int) {
+	s.Rows, s.Cols, s.K = rows, cols, k
+	if n := rows * k; cap(s.Idx) < n || cap(s.Val) < n {
+		s.Idx, s.Val = make([]int32, n, n+n/8), make([]float32, n, n+n/8) // spare as in edgeReuse
+	}
+	s.Idx, s.Val = s.Idx[:rows*k], s.Val[:rows*k]
+}
+
+// Dense returns s as a Rows×Cols tensor.
+func (s *SlotRows) Dense() *gnn.Tensor {
+	t := gnn.New(s.Rows, s.Cols)
+	for i := range s.Rows {
+		r := t.Row(i)
+		for k := i * s.K; k < (i+1)*s.K; k++ {
+			r[s.Idx[k]] += s.Val[k]
+		}
+	}
+	return t
+}
+
+// mul sets dst = s·w (s Rows×Cols, w Cols×n). Slots are visited in column
+// order, as MatMul visits a dense row's non-zeros, and zero slots add
+// exact zeros, so the result equals MatMul on s.Dense() bit for bit.
+func (s *SlotRows) mul(dst, w *gnn.Tensor) {
+	n := w.Cols
+	if w.Rows != s.Cols || dst.Rows != s.Rows || dst.Cols != n {
+		gnn.ShapePanic("slot rows mul", "%dx%d (%d slots) · %v into %v", s.Rows, s.Cols, s.K, w, dst)
+	}
+	body := func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			k0, k1 := i*s.K, (i+1)*s.K
+			gnn.GatherSparse(dst.Data[i*n:(i+1)*n], s.Idx[k0:k1], s.Val[k0:k1], w.Data, n)
+		}
+	}
+	if p := gnn.ParallelWorkers(s.Rows, s.Rows*s.K*n); p > 1 {
+		gnn.ParallelSplit(s.Rows, p, body)
+		return
+	}
+	body(0, s.Rows)
+}
+
+// mulTAdd adds sᵀ·g into gw (Cols×n): every row of g is added, scaled,
+// into the K weight-gradient rows its slots name.
+func (s *SlotRows) mulTAdd(gw, g *gnn.Tensor) {
+	n := g.Cols
+	if gw.Rows != s.Cols || gw.Cols != n || g.Rows != s.Rows {
+		gnn.ShapePanic("slot rows mul tn", "(%dx%d, %d slots)ᵀ · %v into %v", s.Rows, s.Cols, s.K, g, gw)
+	}
+	for i := range s.Rows {
+		k0, k1 := i*s.K, (i+1)*s.K
+		gnn.ScatterSparse(gw.Data, s.Idx[k0:k1], s.Val[k0:k1], g.Data[i*n:(i+1)*n], n)
+	}
+}
+
+// edgePhases holds the time-of-day and day-of-week phases of the
+// featurizer: sin and cos of 2π·minute/1440 and 2π·second/86400 for the
+// 60 seconds of a minute (combined by the angle-addition formulas, in
+// float64, which matches math.Sincos of the whole angle to well within a
+// float32 rounding), and of 2π·day/7. 24 KiB, independent of the graph.
+type edgePhases struct {
+	minSin, minCos [1440]float64
+	secSin, secCos [60]float64
+	daySin, dayCos [7]float32
+}
+
+func newEdgePhases() *edgePhases {
+	p := new(edgePhases)
+	for m := range 1440 {
+		p.minSin[m], p.minCos[m] = math.Sincos(2 * math.Pi * float64(m*60) / 86400)
+	}
+	for s := range 60 {
+		p.secSin[s], p.secCos[s] = math.Sincos(2 * math.Pi * float64(s) / 86400)
+	}
+	for d := range 7 {
+		s, c := math.Sincos(2 * math.Pi * float64(d) / 7)
+		p.daySin[d], p.dayCos[d] = float32(s), float32(c)
+	}
+	return p
+}
+
+// hour returns sin and cos of 2π·sec/86400 for sec in [0, 86400).
+func (p *edgePhases) hour(sec int64) (float32, float32) {
+	m, s := sec/60, sec%60
+	ms, mc, ss, sc := p.minSin[m], p.minCos[m], p.secSin[s], p.secCos[s]
+	return float32(ms*sc + mc*ss), float32(mc*sc - ms*ss)
+}
+
+// FillSlots sets dst to the features of edges (row i for edges[i]), the
+// values Fill writes, in edgeInputSlots slots per row. It panics on an
+// edge outside the graph.
+func (f *Featurizer) FillSlots(dst *SlotRows, edges []int32) {
+	const K = edgeInputSlots
+	dst.reshape(len(edges), EdgeFeatureDim, K)
+	for i, e := range edges {
+		f.slots((*[K]int32)(dst.Idx[i*K:]), (*[K]float32)(dst.Val[i*K:]), e)
+	}
+}
+
+// slots sets the columns and values of edge e's features.
+func (f *Featurizer) slots(idx *[edgeInputSlots]int32, val *[edgeInputSlots]float32, e int32) {
+	g, ph := f.g, f.phases
+	pc, rc := g.PayCurrency[e], g.RecvCurrency[e]
+	t := g.Time[e]
+	day := edgeFloorDiv(t, 86400)
+	hs, hc := ph.hour(t - day*86400)
+	wd := edgeFloorMod(day, 7)
+	src, dst := g.Src[e], g.Dst[e]
+	*idx = [edgeInputSlots]int32{EdgeColLogPaid, EdgeColLogRecv,
+		EdgeColPayCurrency + int32(pc), EdgeColRecvCurrency + int32(rc), EdgeColFormat + int32(g.Format[e]),
+		EdgeColHourSin, EdgeColHourCos, EdgeColWeekSin, EdgeColWeekCos,
+		EdgeColSameCurr, EdgeColSelf, EdgeColCrossBank, EdgeColTime}
+	la := (*[2]float32)(f.logAmt[2*e:])
+	*val = [edgeInputSlots]float32{la[0], la[1],
+		1, 1, 1,
+		hs, hc, ph.daySin[wd], ph.dayCos[wd],
+		edgeFlag(pc == rc), edgeFlag(src == dst), edgeFlag(g.AccountBank[src] != g.AccountBank[dst]),
+		float32(float64(t-f.t0) * f.invDur)}
+}
+
+// edgeLogAmount is log1p(max(a, 0))/10, the amount columns. The builtin
+// max has math.Max's semantics here (NaN stays NaN, −0 becomes +0) and
+// compiles to a few instructions rather than a call.
+func edgeLogAmount(a float64) float32 {
+	return float32(math.Log1p(max(a, 0)) / 10)
+}
