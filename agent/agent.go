@@ -247,16 +247,16 @@ func (a *Agent) step(ctx context.Context, ev MachineEvent) (res Result, done boo
 				return a.result(nil), true, fmt.Errorf("agent %s: %w", a.cfg.Client, err)
 			}
 		}
-		stepped, bad := time.Now(), a.m.BadModels()
+		stepped := time.Now()
 		acts, err := a.m.Step(stepContext(ctx, ev), ev)
 		if err != nil {
 			return a.result(nil), true, err
 		}
 		// A received model the machine refused for its values counts with
 		// the agent's rejects, charged to the aggregator that signed it.
-		for range a.m.BadModels() - bad {
-			a.ep.Validator().RejectFrom(bus.AggregatorID, &bus.RejectError{Reason: bus.ReasonNorm,
-				Err: errors.New("a received model's norm is above what the job can produce")})
+		for _, reason := range a.m.TakeBadReasons() {
+			a.ep.Validator().RejectFrom(bus.AggregatorID, &bus.RejectError{Reason: reason,
+				Err: errors.New("a received model is outside what the job can produce")})
 		}
 		if a.cfg.Observer != nil {
 			a.cfg.Observer.Stepped(ev, acts, time.Since(stepped))

@@ -97,8 +97,9 @@ type Machine struct {
 
 	// badModels counts the received models refused for their values
 	// (model_check.go); badNoted is the last round one was logged for.
-	badModels uint64
-	badNoted  uint64
+	badModels  uint64
+	badReasons []string // their bus reject reasons, until TakeBadReasons
+	badNoted   uint64
 }
 
 // NewMachine returns a machine that is down; Step(Start{...}) boots it.
@@ -344,8 +345,8 @@ func (m *Machine) modelIn(e ModelIn) []MachineAction {
 	if len(e.Params) == 0 || (m.model != nil && e.Round < m.modelRound) {
 		return nil
 	}
-	if why := m.checkModel(e); why != "" {
-		return m.badModel(e.Round, why)
+	if reason, why := m.checkModel(e); reason != "" {
+		return m.badModel(e.Round, reason, why)
 	}
 	m.model, m.grad, m.modelRound = slices.Clone(e.Params), slices.Clone(e.Grad), e.Round
 	m.margin, m.hasMargin = e.Margin, e.HasMargin

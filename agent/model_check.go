@@ -3,6 +3,9 @@ package agent
 import (
 	"fmt"
 	"math"
+
+	"graphfed/bus"
+	"graphfed/learner"
 )
 
 // ModelNormFactor is how far above the largest update norm the job can
@@ -22,23 +25,32 @@ func (m *Machine) maxNorm(sigma float64, d int) float64 {
 	return ModelNormFactor * (m.cfg.ModelClip + sigma*(2*math.Sqrt(float64(d))+10))
 }
 
-// checkModel says why a received model's values are outside what the job
-// can produce ("" when they are not): its parameters' or gradient
-// estimator's norm. Finiteness and shape are checked by the validator.
-func (m *Machine) checkModel(e ModelIn) string {
+// checkModel says why a received model is outside what the job can
+// produce ("" when it is not), with the bus reject reason: its parameters'
+// or gradient estimator's norm, or a gradient estimator this bank's
+// learner shares none of (loading it would fail, and used to stop the
+// agent). Finiteness and shape are checked by the validator.
+func (m *Machine) checkModel(e ModelIn) (reason, why string) {
 	if n, max := l2norm(e.Params), m.maxNorm(m.cfg.ModelSigma, len(e.Params)); !(n <= max) {
-		return fmt.Sprintf("parameters of norm %.4g above the job's bound %.4g", n, max)
+		return bus.ReasonNorm, fmt.Sprintf("parameters of norm %.4g above the job's bound %.4g", n, max)
 	}
-	if n, max := l2norm(e.Grad), m.maxNorm(m.cfg.GradSigma, len(e.Grad)); len(e.Grad) > 0 && !(n <= max) {
-		return fmt.Sprintf("gradient estimator of norm %.4g above the job's bound %.4g", n, max)
+	if len(e.Grad) == 0 {
+		return "", ""
 	}
-	return ""
+	if gs, ok := m.learner.(learner.GradSharer); !ok || len(gs.Grad()) == 0 {
+		return bus.ReasonGrad, fmt.Sprintf("a gradient estimator of %d values, and this bank's learner shares none", len(e.Grad))
+	}
+	if n, max := l2norm(e.Grad), m.maxNorm(m.cfg.GradSigma, len(e.Grad)); !(n <= max) {
+		return bus.ReasonNorm, fmt.Sprintf("gradient estimator of norm %.4g above the job's bound %.4g", n, max)
+	}
+	return "", ""
 }
 
 // badModel refuses a received model: the agent keeps its last good one
 // and trains on, counts the refusal and says so once per round.
-func (m *Machine) badModel(round uint64, why string) []MachineAction {
+func (m *Machine) badModel(round uint64, reason, why string) []MachineAction {
 	m.badModels++
+	m.badReasons = append(m.badReasons, reason)
 	if m.badModels > 1 && m.badNoted == round {
 		return nil
 	}
@@ -53,3 +65,11 @@ func (m *Machine) badModel(round uint64, why string) []MachineAction {
 
 // BadModels is how many received models were refused for their values.
 func (m *Machine) BadModels() uint64 { return m.badModels }
+
+// TakeBadReasons returns the bus reject reasons of the models refused
+// since it was last called, in order, and forgets them.
+func (m *Machine) TakeBadReasons() []string {
+	r := m.badReasons
+	m.badReasons = nil
+	return r
+}

@@ -31,6 +31,9 @@ func TestMachineRefusesModelsOutsideTheJob(t *testing.T) {
 		{"every parameter 1e30", []agent.ModelIn{{Round: 2, Params: []float32{huge, huge, huge, huge, huge}, Now: mat(3.5)}}, 1},
 		{"just above the bound", []agent.ModelIn{{Round: 2, Params: []float32{480, 0, 0, 0, 0}, Now: mat(3.5)}}, 1},
 		{"a huge gradient estimator", []agent.ModelIn{{Round: 2, Params: good.Params, Grad: []float32{0, 0, huge, 0, 0}, Now: mat(3.5)}}, 1},
+		// The learner shares no estimator: loading one used to stop the
+		// agent (the by-hand re-run's attack 2g).
+		{"a gradient estimator the learner shares none of", []agent.ModelIn{{Round: 2, Params: good.Params, Grad: []float32{0, 0, 0.01, 0, 0}, Now: mat(3.5)}}, 1},
 		{"twice in a round, said once", []agent.ModelIn{
 			{Round: 2, Params: []float32{huge, 0, 0, 0, 0}, Now: mat(3.5)},
 			{Round: 2, Params: []float32{0, huge, 0, 0, 0}, Now: mat(3.6)}}, 1},
