@@ -24,6 +24,7 @@ type agentFlags struct {
 	tls                      tlsFlags
 	keyring, ledger          string
 	durable, insecure        bool
+	printSchema              bool
 	epochs, evalEvery        int
 	plannedRounds            int
 	noiseSeed                uint64
@@ -56,6 +57,9 @@ func newAgentCmd(g *globalFlags) *cobra.Command {
 			start := time.Now()
 			if err := mem.apply(cmd, g.logger()); err != nil {
 				return err
+			}
+			if a.printSchema {
+				return a.schema(cmd, g, priv)
 			}
 			if err := requireCredentials("agent", a.creds != "", a.insecure, "--creds SEED --keyring keyring.json", g.logger()); err != nil {
 				return err
@@ -129,6 +133,7 @@ func (a *agentFlags) register(cmd *cobra.Command) {
 	registerInsecure(cmd, &a.insecure)
 	a.blobs.register(cmd)
 	a.metrics.register(cmd)
+	f.BoolVar(&a.printSchema, "print-schema", false, "print this bank's model schema HASH:PARAMS (the aggregator's --schema) from --task, --data and the learner flags, and exit without connecting")
 	f.BoolVar(&a.durable, "durable", false, "store updates in the job's JetStream update stream (for an aggregator run with --durable)")
 	f.Uint64Var(&a.noiseSeed, "noise-seed", 0, "seed the privacy noise: reproducible runs for testing only, marked non-private in the ledger")
 	f.StringVar(&a.ledger, "ledger", "", "privacy ledger file (fsynced); default: the job's JetStream ledger stream")

@@ -117,7 +117,7 @@ func newAggregatorCmd(g *globalFlags) *cobra.Command {
 				}
 				round.FedGSP = gc
 			}
-			if round.Contract, err = contract.contract(g.logger(), task, fc.Algo); err != nil {
+			if round.Contract, err = contract.contract(g.logger(), task, fc.Algo, keyring != ""); err != nil {
 				return err
 			}
 			round.Robust = contract.robustRule()

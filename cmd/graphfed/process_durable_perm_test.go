@@ -54,6 +54,7 @@ func TestProcessDurableUnderPermissions(t *testing.T) {
 
 	agg := graphfedCmd(t, "aggregator", "--nats", url, "--job", job, "--rounds", fmt.Sprint(rounds), "--min-clients", "3",
 		"--round-timeout", "20s", "--durable", "--ack-wait", "1s", "--creds", seeds[bus.AggregatorID], "--keyring", keyring,
+		"--schema", bankSchema(t, "--job", job, "--data", dirs[0]),
 		"--json", "--log-level", "info")
 	var aggOut, aggErr bytes.Buffer
 	agg.Stdout, agg.Stderr = &aggOut, &aggErr

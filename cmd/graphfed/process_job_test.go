@@ -379,6 +379,7 @@ type jobRun struct {
 	timeout string
 	agg     *proc
 	agents  []*proc
+	schema  string // the banks' model schema, the aggregator's --schema
 }
 
 func startJobRun(t *testing.T, job string, ids []string, spec jobSpec, timeout string, onAggLine func(string)) *jobRun {
@@ -392,8 +393,11 @@ func startJobRun(t *testing.T, job string, ids []string, spec jobSpec, timeout s
 }
 
 func (r *jobRun) aggregator(onLine func(string)) *proc {
-	return r.j.aggregator(onLine, append([]string{"--rounds", fmt.Sprint(r.spec.rounds), "--round-timeout", r.timeout},
-		r.spec.aggArgs...)...)
+	if r.schema == "" {
+		r.schema = bankSchema(r.j.t, append([]string{"--job", r.j.job, "--client", r.j.clients[0]}, r.spec.agentArgs(0)...)...)
+	}
+	return r.j.aggregator(onLine, append([]string{"--rounds", fmt.Sprint(r.spec.rounds), "--round-timeout", r.timeout,
+		"--schema", r.schema}, r.spec.aggArgs...)...)
 }
 
 func (r *jobRun) agent(i int) *proc { return r.j.agent(i, r.spec.agentArgs(i)...) }

@@ -69,7 +69,8 @@ func TestProcessDeployExampleRuns(t *testing.T) {
 	j := newPermJob(t, "aml-1", ids, 3*time.Minute, false)
 	example := filepath.Join("..", "..", "examples", "deploy-3banks")
 	agg := j.start(bus.AggregatorID, nil, append([]string{"run", filepath.Join(example, "aggregator.yaml")},
-		append(j.signed(bus.AggregatorID), "--clients", strings.Join(ids, ","), "--replicas", "1", "--rounds", "2", "--json")...)...)
+		append(j.signed(bus.AggregatorID), "--clients", strings.Join(ids, ","), "--replicas", "1", "--rounds", "2", "--json",
+			"--schema", bankSchema(t, "--job", "aml-1", "--task", "aml", "--data", dirs[0]))...)...)
 	var agents []*proc
 	for i, id := range ids {
 		args := append([]string{"run", filepath.Join(example, fmt.Sprintf("bank-%d.yaml", i))}, j.signed(id)...)

@@ -68,7 +68,8 @@ func (j *secureJob) aggregator(t *testing.T, rounds int) (*exec.Cmd, *bytes.Buff
 	t.Helper()
 	cmd := graphfedCmd(t, "aggregator", "--nats", j.url, "--job", j.job, "--rounds", fmt.Sprint(rounds), "--min-clients", fmt.Sprint(len(j.dirs)),
 		"--round-timeout", "60s", "--durable", "--resume", "--ack-wait", "1s", "--lease-ttl", "2s",
-		"--creds", j.seeds[bus.AggregatorID], "--keyring", j.keyring, "--json", "--log-level", "debug")
+		"--creds", j.seeds[bus.AggregatorID], "--keyring", j.keyring, "--json", "--log-level", "debug",
+		"--schema", bankSchema(t, "--job", j.job, "--data", j.dirs[0]))
 	out := &bytes.Buffer{}
 	cmd.Stdout = out
 	pr, pw := io.Pipe()

@@ -263,7 +263,8 @@ func TestProcessSignedRunRejectsForgery(t *testing.T) {
 	opened := watchRoundOpen(t, nc, job)
 
 	agg := graphfedCmd(t, "aggregator", "--insecure", "--nats", url, "--job", job, "--rounds", fmt.Sprint(rounds), "--min-clients", "3",
-		"--round-timeout", "60s", "--creds", seeds[bus.AggregatorID], "--keyring", keyring, "--json", "--log-level", "warn")
+		"--round-timeout", "60s", "--creds", seeds[bus.AggregatorID], "--keyring", keyring, "--json", "--log-level", "warn",
+		"--schema", bankSchema(t, "--job", job, "--data", dirs[0]))
 	var aggOut, aggErr bytes.Buffer
 	agg.Stdout, agg.Stderr = &aggOut, &aggErr
 	if err := agg.Start(); err != nil {
