@@ -289,19 +289,19 @@ NPARAMS() { cut -d: -f2 "$WORK/schema"; }
 # ---------------------------------------------------------------- attacks
 
 # clean: the job undisturbed (twice: the second run shows it is bit for bit
-# reproducible with seeded noise); the schema its aggregator adopted is the
-# contract of every attacked run.
+# reproducible with seeded noise); the schema every bank prints from its
+# own data (graphfed agent --print-schema) is the contract of every run: on
+# a keyring the aggregator refuses to start without it.
 attack_clean() {
   local run
   for run in clean clean2; do
     deploy $run
-    if [ $run = clean ]; then aggregator; else contract; aggregator "${CONTRACT[@]}"; fi
+    graphfed agent --print-schema --job $JOB --task aml --data banks/$(ls banks | head -1) > "$WORK/schema"
+    contract; aggregator "${CONTRACT[@]}"
     agents
     finish
     audit
     if [ $run = clean ]; then
-      grep -o 'schema=[0-9a-f]*' aggregator.log | head -1 | cut -d= -f2 > /tmp/.schema.$$
-      echo "$(cat /tmp/.schema.$$):$(grep -o 'params=[0-9]*' aggregator.log | grep -m1 -o '[0-9]*')" > "$WORK/schema"; rm -f /tmp/.schema.$$
       put schema "$(cat "$WORK/schema")"
       restart_probe clean   # agent restarts of A and B, for attack 6's comparison
       cp result.txt "$WORK/clean.result"
@@ -328,10 +328,10 @@ attack_1() {
   finish; teardown
 }
 
-# 1x: attack 1 against the walkthrough's aggregator command as written (no
-# --model-clip: no norm is bounded there; the agents' own check remains).
+# 1x: attack 1 against the walkthrough's aggregator command as written:
+# --schema only, the norm bound from the banks' default clip and noise.
 attack_1x() {
-  deploy 1x; aggregator; agents
+  deploy 1x; aggregator --schema "$(cat "$WORK/schema")"; agents
   forged_updates --value 1e30 --weight 1
   finish; teardown
 }
@@ -425,8 +425,20 @@ attack_3() {
   teardown
 }
 
-# 3x: the walkthrough's aggregator command as written (no contract flags).
+# 3x: an aggregator on a keyring without --schema: it must refuse to
+# start (before, the first hello's schema was adopted, evil/1 included).
 attack_3x() {
+  deploy 3x
+  graphfed aggregator --nats $NATS --job $JOB --algo cefedgnn --task aml \
+    --creds keys/aggregator.nk --keyring keys/keyring.json \
+    --clients "$BANKS" --min-clients 3 --rounds 3 --durable --json > aggregator.json 2> aggregator.log
+  put aggregator_exit $?
+  put refusal "$(grep -o 'a job on a keyring fixes its model schema[^"]*' aggregator.log | head -1 | cut -c1-90)"
+  teardown
+}
+
+# 3x-old: kept for the record of what the old walkthrough did.
+attack_3x_old() {
   deploy 3x; aggregator
   hello_attack
   agents
