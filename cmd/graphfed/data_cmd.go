@@ -14,6 +14,7 @@ import (
 
 	"graphfed/aml/amlworld"
 	"graphfed/graph"
+	"graphfed/job"
 )
 
 // newDataCmd is `graphfed data`, the parent of the dataset tools.
@@ -157,16 +158,7 @@ func (g *globalFlags) amlStats(path string, opt amlworld.Options) error {
 }
 
 // logIssues logs the malformed lines a lenient parse skipped.
-func logIssues(g *globalFlags, iss amlworld.Issues) {
-	if iss.Count == 0 {
-		return
-	}
-	log := g.logger()
-	for _, e := range iss.First {
-		log.Warn().Str("file", e.File).Int64("line", e.Line).Msg(e.Err.Error())
-	}
-	log.Warn().Int64("skipped", iss.Count).Int("shown", len(iss.First)).Msg("malformed lines skipped")
-}
+func logIssues(g *globalFlags, iss amlworld.Issues) { job.LogAMLIssues(g.logger(), iss) }
 
 // datasetStats reports a node-classification dataset in the TSV layout.
 func (g *globalFlags) datasetStats(dir string) error {
