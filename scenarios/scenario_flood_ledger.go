@@ -2,12 +2,10 @@ package scenarios
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"graphfed/aggregator"
@@ -138,24 +136,11 @@ func floodLedger(ctx context.Context, local *deploy.Local, job, flooder string) 
 	if err != nil {
 		return f, fmt.Errorf("ledger fill: %w", err)
 	}
-	// The stream may still be storing the flood (a loaded CI machine took
-	// more than 10 s): a publish that times out is repeated, as a patient
-	// attacker would, until the stream answers or the scenario's time ends.
-	for f.refused == nil && f.acked <= ledgerPartyMsgs {
-		actx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		_, err := js.Publish(actx, subject, junk)
-		cancel()
-		var jerr jetstream.JetStreamError
-		switch {
-		case err == nil:
-			f.acked++
-		case errors.As(err, &jerr) && jerr.APIError() != nil:
-			f.refused = err
-		case ctx.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout)):
-			f.timeouts++
-		default:
-			return f, fmt.Errorf("ledger fill: after %d acknowledged and %d timeouts: %w", f.acked, f.timeouts, err)
-		}
+	// A stream that took more than its limit did not hold it.
+	fill, err := fillUntilRefused(ctx, js, subject, junk, int(bus.LedgerPartyLimits(flooder, 1).Msgs)+1)
+	f.acked, f.timeouts, f.refused = fill.stored, fill.timeouts, fill.refused
+	if err != nil {
+		return f, fmt.Errorf("ledger fill: %w", err)
 	}
 	return f, nil
 }
@@ -167,10 +152,6 @@ type ledgerFlood struct {
 	timeouts int   // acknowledged publishes that timed out and were repeated
 	refused  error // the stream's refusal of the next one
 }
-
-// ledgerPartyMsgs bounds the fill: a stream that took more than its limit
-// did not hold it.
-var ledgerPartyMsgs = int(bus.LedgerPartyLimits("bank", 1).Msgs)
 
 // rejectedOf counts the audit's rejected records by the party whose stream
 // or subject they were found on.

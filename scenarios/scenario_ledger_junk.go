@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"graphfed/bus"
@@ -43,20 +44,20 @@ func ledgerJunkScenario() Scenario {
 
 // junkFill is one kind of junk stored until the stream refused it.
 type junkFill struct {
-	stored  int
-	bytes   int64
-	refused error
+	stored   int
+	bytes    int64
+	timeouts int   // publishes that timed out and were repeated
+	refused  error // the stream's refusal of the next one
 }
 
-// fillJunk publishes size-byte records on subject, acknowledged, until the
-// stream refuses one (a JetStream API error) or most were stored.
-func fillJunk(ctx context.Context, js jetstream.JetStream, subject string, size, most int) (junkFill, error) {
+// fillUntilRefused publishes data on subject, acknowledged, until the
+// stream refuses one (a JetStream API error) or most were stored. The
+// stream may still be storing an earlier flood (a loaded CI machine took
+// more than 10 s to answer): a publish that times out is repeated, as a
+// patient attacker would, until the stream answers or ctx ends.
+func fillUntilRefused(ctx context.Context, js jetstream.JetStream, subject string, data []byte, most int) (junkFill, error) {
 	var f junkFill
-	data := make([]byte, size)
-	for i := range data {
-		data[i] = byte('a' + i%26)
-	}
-	for f.stored < most {
+	for f.refused == nil && f.stored < most {
 		actx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		_, err := js.Publish(actx, subject, data)
 		cancel()
@@ -64,15 +65,25 @@ func fillJunk(ctx context.Context, js jetstream.JetStream, subject string, size,
 		switch {
 		case err == nil:
 			f.stored++
-			f.bytes += int64(size)
+			f.bytes += int64(len(data))
 		case errors.As(err, &jerr) && jerr.APIError() != nil:
 			f.refused = err
-			return f, nil
+		case ctx.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout)):
+			f.timeouts++
 		default:
-			return f, fmt.Errorf("junk of %d bytes: after %d stored: %w", size, f.stored, err)
+			return f, fmt.Errorf("records of %d bytes: after %d stored and %d timeouts: %w", len(data), f.stored, f.timeouts, err)
 		}
 	}
 	return f, nil
+}
+
+// junkOf is size bytes of junk.
+func junkOf(size int) []byte {
+	data := make([]byte, size)
+	for i := range data {
+		data[i] = byte('a' + i%26)
+	}
+	return data
 }
 
 func junkLedger(ctx context.Context, name string, lj *ledgerJob) (Outcome, error) {
@@ -93,11 +104,11 @@ func junkLedger(ctx context.Context, name string, lj *ledgerJob) (Outcome, error
 		return Outcome{}, err
 	}
 	subject := bus.LedgerSubject(job, attacker)
-	big, err := fillJunk(ctx, js, subject, ledgerJunkBig, int(limit.Bytes/ledgerJunkBig)+1)
+	big, err := fillUntilRefused(ctx, js, subject, junkOf(ledgerJunkBig), int(limit.Bytes/ledgerJunkBig)+1)
 	if err != nil {
 		return fail(name, InvNoProgress, "%v", err), nil
 	}
-	tiny, err := fillJunk(ctx, js, subject, 10, int(limit.Msgs)+1)
+	tiny, err := fillUntilRefused(ctx, js, subject, junkOf(10), int(limit.Msgs)+1)
 	if err != nil {
 		return fail(name, InvNoProgress, "%v", err), nil
 	}
