@@ -26,6 +26,10 @@ func TestRefusesWithoutCredentials(t *testing.T) {
 		{[]string{"server", "--port", "-1"}, "graphfed keys --job"},
 		{[]string{"server", "--port", "-1", "--config", open, "--store", t.TempDir()}, "lists no logins"},
 		{[]string{"aggregator", "--insecure", "--nats", "nats://127.0.0.1:1", "--job", "j", "--round-timeout", "1s"}, "deploy: aggregator of j"},
+		// A job on a keyring fixes its schema before anything connects:
+		// the first hello, an attacker's included, never sets it.
+		{[]string{"aggregator", "--nats", "nats://127.0.0.1:1", "--job", "j", "--creds", "/nonexistent.nk", "--keyring", "/nonexistent.json"},
+			"give --schema HASH:PARAMS"},
 	} {
 		root := newRootCmd()
 		root.SetArgs(append(tc.args, "--json"))
