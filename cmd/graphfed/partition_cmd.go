@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"graphfed/graph"
+	joblib "graphfed/job"
 	"graphfed/scenarios"
 )
 
@@ -23,14 +24,14 @@ func newPartitionCmd(g *globalFlags) *cobra.Command {
 		Short: "Split a dataset into per-client TSV directories for separate agent processes",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			start := time.Now()
-			d, name, err := nodeDataset(dir, scenario, csbm.cfg, seed)
+			d, name, err := joblib.LoadNodeDataset(dir, scenario, csbm.cfg, seed)
 			if err != nil {
 				return fmt.Errorf("partition: %w", err)
 			}
-			if d, err = resplitDataset(d, split, seed); err != nil {
+			if d, err = joblib.ResplitDataset(d, split, seed); err != nil {
 				return fmt.Errorf("partition: %w", err)
 			}
-			cgs, err := partitionDataset(d, clients, method, seed)
+			cgs, err := joblib.PartitionDataset(d, clients, method, seed)
 			if err != nil {
 				return fmt.Errorf("partition: %w", err)
 			}
@@ -50,8 +51,8 @@ func newPartitionCmd(g *globalFlags) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&dir, "dataset", "", "dataset directory in the TSV layout")
 	f.StringVar(&scenario, "scenario", "", "generate instead: csbm")
-	f.StringVar(&method, "partition", "louvain", partitionMethods)
-	f.StringVar(&split, "split", "public", splitHelp)
+	f.StringVar(&method, "partition", "louvain", joblib.PartitionMethods)
+	f.StringVar(&split, "split", "public", joblib.SplitHelp)
 	f.IntVar(&clients, "clients", 3, "number of clients")
 	f.StringVar(&out, "out", "", "output directory (one sub-directory per client)")
 	f.Uint64Var(&seed, "seed", 1, "seed")

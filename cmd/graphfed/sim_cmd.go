@@ -73,8 +73,8 @@ func newSimCmd(g *globalFlags) *cobra.Command {
 	f.StringVar(&s.scenario, "scenario", "", "generated world instead of --dataset: aml (multi-bank AML, the main job) or csbm")
 	f.StringVar(&s.algo, "algo", "fedavg", "local, fedavg, fedprox, fedper, fedgsp, fedgnn-st or cefedgnn (aml: local, fedavg, fedgnn-st, cefedgnn)")
 	f.IntVar(&s.clients, "clients", 10, "number of clients")
-	f.StringVar(&s.partition, "partition", "louvain", partitionMethods)
-	f.StringVar(&s.split, "split", "public", splitHelp)
+	f.StringVar(&s.partition, "partition", "louvain", job.PartitionMethods)
+	f.StringVar(&s.split, "split", "public", job.SplitHelp)
 	f.IntVar(&s.rounds, "rounds", 100, "federated rounds")
 	f.IntVar(&s.localEpochs, "local-epochs", 5, "local steps per round (CE-FedGNN's K; full-batch epochs for node datasets, fedgsp by default 1 as its authors; aml: by default 32, or enough for the job to go twice over the median bank's training transactions)")
 	f.Uint64Var(&s.seed, "seed", 1, "seed for data generation, partitioning and model init (simulation only)")
@@ -165,14 +165,14 @@ func runSim(cmd *cobra.Command, g *globalFlags, s simFlags) error {
 	if err != nil {
 		return fmt.Errorf("sim: %w", err)
 	}
-	d, name, err := nodeDataset(s.dir, s.scenario, s.csbm.cfg, s.seed)
+	d, name, err := job.LoadNodeDataset(s.dir, s.scenario, s.csbm.cfg, s.seed)
 	if err != nil {
 		return fmt.Errorf("sim: %w", err)
 	}
-	if d, err = resplitDataset(d, s.split, s.seed); err != nil {
+	if d, err = job.ResplitDataset(d, s.split, s.seed); err != nil {
 		return fmt.Errorf("sim: %w", err)
 	}
-	clients, err := partitionDataset(d, s.clients, s.partition, s.seed)
+	clients, err := job.PartitionDataset(d, s.clients, s.partition, s.seed)
 	if err != nil {
 		return fmt.Errorf("sim: %w", err)
 	}

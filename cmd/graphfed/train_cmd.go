@@ -9,6 +9,7 @@ import (
 
 	"graphfed/gnn"
 	"graphfed/graph"
+	joblib "graphfed/job"
 )
 
 func newTrainCmd(g *globalFlags) *cobra.Command {
@@ -30,7 +31,7 @@ func newTrainCmd(g *globalFlags) *cobra.Command {
 				return aml.run(cmd, g, cfg, seed)
 			}
 			start := time.Now()
-			d, name, err := nodeDataset(dir, scenario, csbm.cfg, seed)
+			d, name, err := joblib.LoadNodeDataset(dir, scenario, csbm.cfg, seed)
 			if err != nil {
 				return fmt.Errorf("train: %w", err)
 			}

@@ -1,4 +1,4 @@
-package main
+package job
 
 import (
 	"strings"
@@ -11,11 +11,11 @@ import (
 // client count and coverage, after a --split re-split of the generated
 // graph, and unknown values are errors naming the accepted ones.
 func TestPartitionDatasetMethods(t *testing.T) {
-	d, _, err := nodeDataset("", "csbm", graph.DefaultCSBM(), 1)
+	d, _, err := LoadNodeDataset("", "csbm", graph.DefaultCSBM(), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d, err = resplitDataset(d, "random:0.2,0.4,0.4", 1); err != nil {
+	if d, err = ResplitDataset(d, "random:0.2,0.4,0.4", 1); err != nil {
 		t.Fatal(err)
 	}
 	if tr := d.Count(graph.SplitTrain); tr < d.N()/6 || tr > d.N()/4 {
@@ -30,7 +30,7 @@ func TestPartitionDatasetMethods(t *testing.T) {
 		{"metis", func(n int) int { return n }},
 		{"metis-overlap", nil},
 	} {
-		cgs, err := partitionDataset(d, 10, tc.method, 1)
+		cgs, err := PartitionDataset(d, 10, tc.method, 1)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.method, err)
 		}
@@ -48,10 +48,10 @@ func TestPartitionDatasetMethods(t *testing.T) {
 			t.Errorf("metis-overlap: %d nodes in all, want about 2.5 times the graph's %d", total, d.N())
 		}
 	}
-	if _, err := partitionDataset(d, 10, "spectral", 1); err == nil || !strings.Contains(err.Error(), partitionMethods) {
+	if _, err := PartitionDataset(d, 10, "spectral", 1); err == nil || !strings.Contains(err.Error(), PartitionMethods) {
 		t.Errorf("unknown method: error %v", err)
 	}
-	if _, err := resplitDataset(d, "random:1,1,1", 1); err == nil {
+	if _, err := ResplitDataset(d, "random:1,1,1", 1); err == nil {
 		t.Error("fractions summing to 3 accepted")
 	}
 }
