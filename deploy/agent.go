@@ -72,7 +72,7 @@ func (o AgentOptions) Validate() error {
 		errs = append(errs, err)
 	}
 	if o.Learner == nil && o.Data.Dir == "" {
-		errs = append(errs, errNoLearner)
+		errs = append(errs, errors.New("no learner and no data directory"))
 	}
 	if o.LocalEpochs < 0 || o.HelloRetry < 0 || o.Slowdown < 0 {
 		errs = append(errs, errors.New("local epochs, hello retry and slowdown must not be negative"))
@@ -120,7 +120,7 @@ func NewAgent(ctx context.Context, o AgentOptions) (_ *Agent, err error) {
 		counters func() map[string]any
 	)
 	if o.Learner == nil {
-		l, err := NewLearner(o.Task, o.Algo, o.Data, o.Log.With().Str("client", o.ID).Logger())
+		l, err := BuildLearner(o.Task, o.Algo, Data{Dir: o.Data.Dir}, o.Data, Party{ID: o.ID, Seed: o.Data.Seed}, o.Log.With().Str("client", o.ID).Logger())
 		if err != nil {
 			return nil, fmt.Errorf("deploy: agent %s: %w", o.ID, err)
 		}

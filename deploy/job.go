@@ -202,3 +202,6 @@ func (j *Job) Close() error {
 	}
 	return nil
 }
+
+// ClientID names client i of a simulated job.
+func ClientID(i int) string { return fmt.Sprintf("client-%d", i) }

@@ -29,29 +29,6 @@ func AMLData(v *bank.View) (amllearner.Data, error) {
 		Remote: v.Remote(), Peers: peers, First: v.Cut.First, Last: v.Cut.Last}, nil
 }
 
-// amlLearner loads a bank directory and builds the bank's learner; the
-// bank's neighbours are the banks its rows name, whom it exchanges
-// embeddings with directly under cefedgnn and fedgnn-st.
-func amlLearner(algo string, o LearnerOptions) (Learned, error) {
-	v, err := bank.Load(o.Dir)
-	if err != nil {
-		return Learned{}, err
-	}
-	d, err := AMLData(v)
-	if err != nil {
-		return Learned{}, err
-	}
-	cfg := AMLConfigFor(algo, o.AML)
-	cfg.Seed = o.Seed
-	l, err := amllearner.New(d, cfg)
-	if err != nil {
-		return Learned{}, err
-	}
-	c := &countingAML{Learner: l, msgs: map[string]int{}, rows: map[string]int{}}
-	return Learned{Learner: c, ID: v.ID, Stats: map[string]any{"bank": v.Bank, "rows": v.Graph.NumEdges(),
-		"accounts": v.Graph.NumAccounts(), "neighbours": v.Neighbours()}, Counters: c.counters}, nil
-}
-
 // countingAML is a bank's AML learner that counts the boundary embeddings
 // it took from each neighbour, so that a deployed bank's report shows the
 // exchange happened (the ledger shows only what was sent). Embedding the

@@ -1,10 +1,7 @@
 package deploy
 
 import (
-	"github.com/rs/zerolog"
-
 	"graphfed/lpsfed"
-	"graphfed/workload/rec"
 )
 
 // RecOptions are a recommendation client's settings.
@@ -25,31 +22,4 @@ type RecOptions struct {
 // sim --lightgcn` runs it.
 func DefaultRecOptions() RecOptions {
 	return RecOptions{Model: lpsfed.DefaultConfig(), Phi: 128, EigenSeed: 1}
-}
-
-// recLearner reads a client's LightGCN directory, computes its low-pass
-// eigenpairs and kernel (rec.Prepare, as the simulation does) and builds
-// its LPSFed learner with the loss algo trains with.
-func recLearner(algo string, o LearnerOptions, log zerolog.Logger) (Learned, error) {
-	d, err := rec.LoadClient(o.Dir)
-	if err != nil {
-		return Learned{}, err
-	}
-	p, err := rec.Prepare(d, rec.PrepareOptions{Phi: o.Rec.Phi, Seed: o.Rec.EigenSeed})
-	if err != nil {
-		return Learned{}, err
-	}
-	mc := o.Rec.Model
-	mc.Loss = lpsfed.LossFor(algo)
-	mc.Seed = o.Seed
-	m, err := lpsfed.NewModel(p.Data, p.Vectors, mc)
-	if err != nil {
-		return Learned{}, err
-	}
-	l, err := lpsfed.NewLearner(lpsfed.LearnerConfig{Strict: o.Rec.Strict, Log: log}, m, p.Kernel)
-	if err != nil {
-		return Learned{}, err
-	}
-	return Learned{Learner: l, Stats: map[string]any{"users": d.Users, "items": d.Items, "train": d.Train.NNZ(),
-		"test_users": p.TestUsers, "phi": p.Vectors.Cols, "components": p.Components}}, nil
 }

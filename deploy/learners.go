@@ -1,15 +1,10 @@
 package deploy
 
 import (
-	"errors"
 	"fmt"
-	"strings"
-
-	"github.com/rs/zerolog"
 
 	"graphfed/aggregator"
 	"graphfed/aml/amllearner"
-	"graphfed/bus"
 	"graphfed/cefedgnn"
 	"graphfed/fedgsp"
 	"graphfed/graph"
@@ -29,19 +24,54 @@ type LearnerOptions struct {
 	// Seed is the learner's local randomness (dropout, sampling, local
 	// tables); the parties of a job must not share one.
 	Seed uint64
-	Node node.Config       // task node; its Seed is Seed
-	AML  amllearner.Config // task aml; its Seed is Seed, and γ is 1 under fedgnn-st
-	// FedGSPPreset names task node's FedGSP settings (fedgsp.Preset), or
-	// "auto" or "": fedgsp.PresetFor the data's name and homophily.
-	FedGSPPreset string
-	Rec          RecOptions // task rec
+	Node node.Config // task node; its Seed is Seed
+	// NodeKind is task node's learner: "adam" (Node: GCN or SAGE with
+	// Adam) or "cefed" (CEFed: CE-FedGNN's SAGE-mean with moving averages
+	// and Eq. 9 updates); "": cefed for the algorithms that exchange
+	// embeddings, adam otherwise.
+	NodeKind string
+	CEFed    cefedgnn.Config   // task node with NodeKind cefed
+	AML      amllearner.Config // task aml; its Seed is Seed, and γ is 1 under fedgnn-st
+	FedGSP   FedGSPOptions     // task node under fedgsp
+	Rec      RecOptions        // task rec
+}
+
+// FedGSPOptions choose a FedGSP client's settings: a preset, the fields
+// given on top of it, or a configuration already resolved (a simulation
+// resolves "auto" once, on the whole graph, for every client).
+type FedGSPOptions struct {
+	// Preset names the settings (fedgsp.Preset), or "auto" or "":
+	// fedgsp.PresetFor the data's name and homophily.
+	Preset string
+	Set    fedgsp.Overrides
+	// Resolved, when set, is used as it is: Preset and Set are ignored.
+	Resolved *fedgsp.Config
+}
+
+// Resolve is the preset's name and the client settings for data d, with
+// the given fields on top; the score metric is d's.
+func (o FedGSPOptions) Resolve(d *graph.Dataset) (string, fedgsp.Config, error) {
+	if o.Resolved != nil {
+		return o.Preset, *o.Resolved, nil
+	}
+	name, c, err := fedgsp.Choose(o.Preset, d)
+	if err != nil {
+		return "", c, fmt.Errorf("fedgsp preset: %w", err)
+	}
+	o.Set.Apply(&c)
+	c.Metric = d.ScoreMetric()
+	if err := c.Validate(); err != nil {
+		return name, c, err
+	}
+	return name, c, nil
 }
 
 // DefaultLearnerOptions are the defaults `graphfed agent` starts from:
 // the node learner's, the AML learner's as `graphfed sim --scenario aml`
 // runs it, and LPSFed's paper setting.
 func DefaultLearnerOptions() LearnerOptions {
-	return LearnerOptions{Seed: 1, Node: node.DefaultConfig(), AML: DefaultAMLConfig(), Rec: DefaultRecOptions()}
+	return LearnerOptions{Seed: 1, Node: node.DefaultConfig(), CEFed: cefedgnn.DefaultConfig(), AML: DefaultAMLConfig(),
+		FedGSP: FedGSPOptions{Preset: "auto"}, Rec: DefaultRecOptions()}
 }
 
 // DefaultAMLConfig is the AML learner `graphfed sim --scenario aml` runs:
@@ -75,94 +105,4 @@ type Learned struct {
 	// Counters, when set, report what the learner did during the run (an
 	// AML bank: the boundary embeddings it received), for the final report.
 	Counters func() map[string]any
-}
-
-// NewLearner builds the learner of task under algo from o.Dir.
-func NewLearner(task, algo string, o LearnerOptions, log zerolog.Logger) (Learned, error) {
-	if err := CheckTaskAlgo(task, algo); err != nil {
-		return Learned{}, err
-	}
-	if o.Dir == "" {
-		return Learned{}, fmt.Errorf("deploy: %s learner: no data directory", task)
-	}
-	var (
-		l   Learned
-		err error
-	)
-	switch task {
-	case TaskAML:
-		l, err = amlLearner(algo, o)
-	case TaskNode:
-		l, err = nodeLearner(algo, o)
-	case TaskRec:
-		l, err = recLearner(algo, o, log)
-	}
-	if err != nil {
-		return Learned{}, fmt.Errorf("deploy: %s learner from %s: %w", task, o.Dir, err)
-	}
-	return l, nil
-}
-
-// nodeLearner builds a node classifier on a TSV client graph. A TSV
-// directory holds the client's nodes and local edges only: nothing says
-// which of its nodes have neighbours at which other client, so CE-FedGNN's
-// exchange cannot be set up from it and the embedding algorithms are
-// refused rather than run silently without exchange.
-func nodeLearner(algo string, o LearnerOptions) (Learned, error) {
-	if ExchangesEmbeddings(algo) {
-		return Learned{}, fmt.Errorf("algorithm %s exchanges embeddings across clients, and a TSV client directory "+
-			"records no cross-client edges: run --algo %s from a directory (%s on node graphs: graphfed sim)", algo, strings.Join(TSVAlgorithms(), ", "), algo)
-	}
-	d, err := graph.LoadTSV(o.Dir)
-	if err != nil {
-		return Learned{}, err
-	}
-	if algo == aggregator.AlgoFedGSP {
-		return fedgspLearner(d, o)
-	}
-	cfg := NodeConfigFor(algo, o.Node)
-	cfg.Seed = o.Seed
-	nl, err := node.New(d, cfg)
-	if err != nil {
-		return Learned{}, err
-	}
-	return Learned{Learner: nl, Stats: map[string]any{"nodes": d.N(), "classes": d.Classes,
-		"train": d.Count(graph.SplitTrain)}}, nil
-}
-
-// errNoLearner is NewAgent's complaint when neither a learner nor a data
-// directory was given.
-var errNoLearner = errors.New("no learner and no data directory")
-
-// fedgspLearner builds FedGSP's spectral learner on a client graph.
-func fedgspLearner(d *graph.Dataset, o LearnerOptions) (Learned, error) {
-	name, cfg, err := fedgsp.Choose(o.FedGSPPreset, d)
-	if err != nil {
-		return Learned{}, err
-	}
-	cfg.Metric, cfg.Seed = d.ScoreMetric(), o.Seed
-	l, err := NewFedGSPLearner(d, cfg)
-	if err != nil {
-		return Learned{}, err
-	}
-	return Learned{Learner: l, Stats: map[string]any{"nodes": d.N(), "classes": d.Classes,
-		"train": d.Count(graph.SplitTrain), "fedgsp_preset": name, "metric": cfg.Metric}}, nil
-}
-
-// NewFedGSPLearner builds a FedGSP learner and checks that its
-// descriptors will pass validation: an update carries at most
-// bus.MaxDescriptorValues of them (the payload limit is sized from the
-// parameters), and a rejected first update would lose them for good.
-func NewFedGSPLearner(d *graph.Dataset, cfg fedgsp.Config) (*fedgsp.Learner, error) {
-	l, err := fedgsp.NewLearner(d, cfg)
-	if err != nil {
-		return nil, err
-	}
-	n := 4 * cfg.Orders * cfg.Principal * d.NumFeatures()
-	if limit := bus.MaxDescriptorValues(l.NumParams()); n > limit {
-		return nil, fmt.Errorf("fedgsp: descriptors of %d values (4·K·kpr·d = 4·%d·%d·%d) exceed the %d an update may carry "+
-			"for a model of %d parameters: raise the hidden width or lower the principal directions or orders",
-			n, cfg.Orders, cfg.Principal, d.NumFeatures(), limit, l.NumParams())
-	}
-	return l, nil
 }

@@ -19,6 +19,7 @@ import (
 	"graphfed/learner"
 	"graphfed/learner/node"
 	"graphfed/lpsfed"
+	"graphfed/seeds"
 	"graphfed/workload/rec"
 )
 
@@ -63,7 +64,7 @@ func recClientDirs(t *testing.T, clients int) string {
 	return out
 }
 
-func TestNewLearner(t *testing.T) {
+func TestBuildLearner(t *testing.T) {
 	banks, files := amlBankDirs(t)
 	recDir := recClientDirs(t, 2)
 	nodeDir := filepath.Join("..", "graph", "testdata", "tsv", "tiny")
@@ -99,7 +100,7 @@ func TestNewLearner(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			o := small
 			o.Dir = tc.dir
-			l, err := NewLearner(tc.task, tc.algo, o, zerolog.Nop())
+			l, err := BuildLearner(tc.task, tc.algo, Data{Dir: o.Dir}, o, Party{ID: "c", Seed: o.Seed}, zerolog.Nop())
 			if tc.want != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.want) {
 					t.Fatalf("error %v, want one containing %q", err, tc.want)
@@ -192,7 +193,7 @@ func TestDeployRecJob(t *testing.T) {
 		lo.Dir, lo.Seed, lo.Rec.Phi = filepath.Join(dir, id), uint64(i+1), phi
 		lo.Rec.Model.LR, lo.Rec.Model.BatchSize = 5e-3, 256
 		p := DefaultPrivacy()
-		seed := PartySeed(1, i)
+		seed := seeds.Party(1, i, seeds.Noise)
 		p.NoiseSeed = &seed
 		if agents[i], err = NewAgent(ctx, l.AgentOptions(AgentOptions{Job: testJob, ID: id, Task: TaskRec,
 			Algo: aggregator.AlgoLPSFed, Privacy: p, Data: lo, EvalEvery: -1, HelloRetry: 200 * time.Millisecond,

@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/nats-io/nats.go"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
@@ -16,6 +17,7 @@ import (
 	"graphfed/aggregator"
 	"graphfed/bus"
 	"graphfed/privacy"
+	"graphfed/seeds"
 )
 
 const testJob = "deploy-test"
@@ -47,7 +49,7 @@ func runFedAvg(t *testing.T, ctx context.Context, l *Local, banks []string, roun
 			t.Fatal(err)
 		}
 		p := DefaultPrivacy()
-		seed := PartySeed(1, i)
+		seed := seeds.Party(1, i, seeds.Noise)
 		p.NoiseSeed = &seed
 		agents[i], err = NewAgent(ctx, l.AgentOptions(AgentOptions{Job: l.Job(), ID: id, Task: TaskNode, Algo: aggregator.AlgoFedAvg,
 			Durable: durable, Privacy: p, Learner: lr, LocalEpochs: 2, HelloRetry: 200 * time.Millisecond, Log: zerolog.Nop()}))

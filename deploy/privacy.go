@@ -34,7 +34,7 @@ type PrivacyOptions struct {
 	EmbReleases int
 	// NoiseSeed fixes this party's noise (reproducible runs, marked
 	// non-private in the ledger); nil draws it from crypto/rand. A job of
-	// several parties gives each its own with PartySeed.
+	// several parties gives each its own (seeds.Party, stream seeds.Noise).
 	NoiseSeed *uint64
 	// LedgerPath is a file ledger (fsynced); empty: the job's JetStream
 	// ledger stream on the party's connection.
@@ -57,11 +57,6 @@ func DefaultPrivacy() PrivacyOptions {
 		ModelSigma: agent.DefaultModelSigma, ModelClip: agent.DefaultModelClip,
 		GradSigma: agent.DefaultGradSigma, EmbSigma: agent.DefaultEmbSigma, DescriptorSigma: agent.DefaultDescriptorSigma}
 }
-
-// PartySeed is party i's noise seed in a job seeded with seed: parties must
-// not share a noise stream (their noise would cancel in a difference).
-// It is the derivation scenarios.RunSim has always used.
-func PartySeed(seed uint64, i int) uint64 { return seed*7919 + uint64(i) }
 
 // Validate checks the settings one by one and reports every problem.
 func (p PrivacyOptions) Validate() error {

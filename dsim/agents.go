@@ -10,6 +10,7 @@ import (
 	"graphfed/bus"
 	"graphfed/learner"
 	"graphfed/privacy"
+	"graphfed/seeds"
 )
 
 // simAgent is an agent as the simulator runs it: the shipped machine,
@@ -36,7 +37,7 @@ type simAgent struct {
 func (s *sim) addAgent(i int) error {
 	id := s.ids[i]
 	base, err := agent.NewLogisticLearner(agent.LogisticConfig{Dim: s.cfg.Dim, Samples: s.cfg.Samples,
-		TaskSeed: s.cfg.Seed, DataSeed: s.cfg.Seed*1000003 + uint64(i) + 1})
+		TaskSeed: s.cfg.Seed, DataSeed: seeds.Party(s.cfg.Seed, i, seeds.Learner)})
 	if err != nil {
 		return fmt.Errorf("dsim: %w", err)
 	}
@@ -45,13 +46,13 @@ func (s *sim) addAgent(i int) error {
 	case StrategyCEFedGNN:
 		l = newExchangeLearner(base, i, s.neighbours[id], s.cfg.EmbDim)
 	case StrategyLPSFed:
-		r := rand.New(rand.NewPCG(s.cfg.Seed, uint64(i)+0x1b5))
+		r := rand.New(rand.NewPCG(seeds.Party(s.cfg.Seed, i, seeds.Sampler), 0x1b5))
 		l = newLPSFedLearner(base, 20+r.IntN(20), 30+r.IntN(30), 60+r.IntN(100))
 	case StrategyFedGSP:
 		l = newFedGSPLearner(base, i, &s.cfg)
 	}
 	ledger := privacy.NewMemLedger()
-	noise := s.cfg.Seed*7919 + uint64(i)
+	noise := seeds.Party(s.cfg.Seed, i, seeds.Noise)
 	m, err := agent.NewMachine(agent.MachineConfig{Job: jobID, Client: id, LocalEpochs: s.cfg.LocalEpochs, EvalEvery: -1,
 		HelloRetry: s.cfg.HelloRetry, ModelSigma: s.cfg.ModelSigma, ModelClip: s.cfg.ModelClip, EmbSigma: s.cfg.EmbSigma,
 		GradSigma: s.cfg.GradSigma, MarginSigma: s.cfg.MarginSigma, DescriptorSigma: s.cfg.DescSigma,

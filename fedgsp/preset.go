@@ -35,7 +35,7 @@ func HeterophilicConfig() Config {
 // 4–6 points of test accuracy against the personalised model the client
 // had just received (10 METIS clients, seed 1: about 0.26 against 0.31
 // over rounds 20–100), which the best-validation pick then inherits. The
-// server row (fedgspServerPreset) shares the MLP almost uniformly (γ 50):
+// server row (aggregator.FedGSPPreset) shares the MLP almost uniformly (γ 50):
 // local actor models are weak and the features, not the graph, carry the
 // signal. lr1 was chosen on validation over seeds 1–3 (0.01: mean best
 // val 0.314; 0.001: 0.322; 5e-4: 0.330); test at best validation 30.2 ±

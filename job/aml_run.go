@@ -17,7 +17,7 @@ import (
 	"graphfed/graph"
 	"graphfed/learner"
 	"graphfed/privacy"
-	"graphfed/scenarios"
+	"graphfed/seeds"
 )
 
 // AMLRound is one closed round of an AML job: the close, the banks' pooled
@@ -26,14 +26,14 @@ import (
 type AMLRound struct {
 	Close    aggregator.RoundClosed
 	ValF1    float64
-	Progress scenarios.Progress
+	Progress deploy.Progress
 }
 
 // AMLResult is a finished AML job.
 type AMLResult struct {
 	Plan    AMLPlan
 	Dataset string // the world's name: aml-<size>, or the --trans file
-	Sim     scenarios.SimResult
+	Sim     SimResult
 	Rounds  []AMLRound
 	Scores  eval.Scores
 }
@@ -100,12 +100,15 @@ func RunAML(ctx context.Context, spec AMLSpec, onRound func(AMLRound)) (AMLResul
 			d.Typology, _ = amlworld.MatchTypologies(v.Graph, attempts)
 		}
 		v.Graph.Compact() // built: trim its arrays, drop its account lookup
-		c := lc
-		c.OnFinalScore, c.Work, c.Seed = final.bank(i), work, sc.Seed*7919+uint64(i)+1
-		l, err := amllearner.New(d, deploy.AMLConfigFor(sc.Algo, c))
+		o := deploy.DefaultLearnerOptions()
+		o.AML = lc
+		o.AML.OnFinalScore, o.AML.Work = final.bank(i), work
+		built, err := deploy.BuildLearner(deploy.TaskAML, sc.Algo, deploy.Data{Bank: &d}, o,
+			deploy.Party{ID: v.ID, Seed: seeds.Party(sc.Seed, i, seeds.Learner)}, log)
 		if err != nil {
-			return fail(fmt.Errorf("bank %s: %w", v.ID, err))
+			return fail(err)
 		}
+		l := built.Learner.(*amllearner.Learner) // in memory, unwrapped: its size plans K
 		learners[i], ids[i] = l, v.ID
 		plan.TrainRows = append(plan.TrainRows, l.TrainSize())
 	}
@@ -138,14 +141,14 @@ func RunAML(ctx context.Context, spec AMLSpec, onRound func(AMLRound)) (AMLResul
 		}
 		rounds = append(rounds, AMLRound{Close: rc, ValF1: f1})
 	}
-	sc.OnProgress = func(_ aggregator.RoundClosed, pr scenarios.Progress) {
+	sc.OnProgress = func(_ aggregator.RoundClosed, pr deploy.Progress) {
 		r := &rounds[len(rounds)-1]
 		r.Progress = pr
 		if onRound != nil {
 			onRound(*r)
 		}
 	}
-	res, err := scenarios.RunSim(ctx, sc)
+	res, err := RunSim(ctx, sc)
 	final.finish()
 	out := AMLResult{Plan: plan, Dataset: w.dataset, Sim: res, Rounds: rounds}
 	if err != nil {

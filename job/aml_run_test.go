@@ -9,7 +9,6 @@ import (
 	"graphfed/aggregator"
 	"graphfed/deploy"
 	"graphfed/privacy"
-	"graphfed/scenarios"
 )
 
 // A Go program that runs the AML job with a zero privacy spec gets the
@@ -19,7 +18,7 @@ func TestRunAMLZeroPrivacyIsPrivate(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs an AML job")
 	}
-	spec := AMLSpec{Sim: scenarios.SimConfig{Job: "zero-privacy", Rounds: 3, LocalEpochs: 4, Seed: 1, Log: zerolog.Nop()},
+	spec := AMLSpec{Sim: SimConfig{Job: "zero-privacy", Rounds: 3, LocalEpochs: 4, Seed: 1, Log: zerolog.Nop()},
 		World: AMLWorld{Size: "tiny", Banks: 3, Rows: 20000, NumAccounts: 3000}}
 	res, err := RunAML(context.Background(), spec, nil)
 	if err != nil {

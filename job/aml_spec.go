@@ -10,7 +10,6 @@ import (
 	"graphfed/aml/amllearner"
 	"graphfed/deploy"
 	"graphfed/privacy"
-	"graphfed/scenarios"
 )
 
 // AMLSpec is an AML job. Every zero field is unset and takes the
@@ -22,7 +21,7 @@ type AMLSpec struct {
 	// deploy.AMLLocalSteps), seed, deadlines, quorum, robust aggregation,
 	// transport, durability. RunAML sets its learners, ids, evaluation
 	// cadence, pace, privacy and callbacks.
-	Sim scenarios.SimConfig
+	Sim SimConfig
 	// Conns is how the parties reach the embedded server (InProcessConns:
 	// auto, tcp or in-process; "": auto).
 	Conns   string
@@ -51,7 +50,7 @@ const (
 )
 
 // resolveSim fills the unset fields every simulated job shares.
-func resolveSim(sc scenarios.SimConfig) scenarios.SimConfig {
+func resolveSim(sc SimConfig) SimConfig {
 	if sc.Job == "" {
 		sc.Job = DefaultJobID
 	}
@@ -128,8 +127,8 @@ type Privacy struct {
 
 // resolveAML is p for an AML job under algo with releases planned
 // embedding releases: the gates' settings, node target decided.
-func (p Privacy) resolveAML(algo string, releases int) (scenarios.SimPrivacy, error) {
-	sp := scenarios.SimPrivacy{Delta: p.Delta, Budget: privacy.Budget{Epsilon: p.BudgetEpsilon}, ModelSigma: p.ModelSigma,
+func (p Privacy) resolveAML(algo string, releases int) (SimPrivacy, error) {
+	sp := SimPrivacy{Delta: p.Delta, Budget: privacy.Budget{Epsilon: p.BudgetEpsilon}, ModelSigma: p.ModelSigma,
 		ModelClip: p.ModelClip, GradSigma: p.GradSigma, EmbSigma: p.EmbSigma, DescSigma: p.DescSigma, NoiseSeed: p.NoiseSeed}
 	var target float64
 	switch t := p.NodeTarget; {
@@ -173,6 +172,6 @@ type AMLPlan struct {
 	Banks      int
 	Rows       int // the world's transactions
 	Accounts   int
-	Privacy    scenarios.SimPrivacy
+	Privacy    SimPrivacy
 	Learner    amllearner.Config
 }

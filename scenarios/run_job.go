@@ -9,6 +9,7 @@ import (
 	"graphfed/agent"
 	"graphfed/aggregator"
 	"graphfed/deploy"
+	"graphfed/seeds"
 )
 
 // runAgentsBeside runs every agent beside the aggregator until the
@@ -41,7 +42,7 @@ func runAgentsBeside(ctx context.Context, cancel context.CancelFunc, agg *deploy
 func logisticLearners(n, dim, samples int, seed uint64) ([]*agent.LogisticLearner, error) {
 	var ls []*agent.LogisticLearner
 	for i := range n {
-		l, err := agent.NewLogisticLearner(agent.LogisticConfig{Dim: dim, Samples: samples, TaskSeed: seed, DataSeed: seed*31 + uint64(i)})
+		l, err := agent.NewLogisticLearner(agent.LogisticConfig{Dim: dim, Samples: samples, TaskSeed: seed, DataSeed: seeds.Party(seed, i, seeds.Sampler)})
 		if err != nil {
 			return nil, err
 		}

@@ -15,6 +15,7 @@ import (
 	"graphfed/aggregator"
 	"graphfed/bus"
 	"graphfed/deploy"
+	"graphfed/seeds"
 )
 
 // The contract scenarios (issue 29, items 1 and 2) run a small secure job
@@ -99,14 +100,14 @@ func runContractJob(ctx context.Context, job string, o ScenarioOptions, attack *
 				Quorum: contractBanks, RoundTimeout: time.Minute}}}
 	nparams := 0
 	for i := range contractBanks {
-		l, err := agent.NewLogisticLearner(agent.LogisticConfig{Dim: 4, Samples: 64, TaskSeed: o.Seed, DataSeed: o.Seed*31 + uint64(i)})
+		l, err := agent.NewLogisticLearner(agent.LogisticConfig{Dim: 4, Samples: 64, TaskSeed: o.Seed, DataSeed: seeds.Party(o.Seed, i, seeds.Sampler)})
 		if err != nil {
 			return contractRun{}, err
 		}
 		nparams = l.NumParams()
 		// The pause gives the attacker's update time to arrive within
 		// each round.
-		jo.Agents = append(jo.Agents, deploy.AgentOptions{ID: ClientID(i), Learner: l, LocalEpochs: 1,
+		jo.Agents = append(jo.Agents, deploy.AgentOptions{ID: deploy.ClientID(i), Learner: l, LocalEpochs: 1,
 			Slowdown: 30 * time.Millisecond, Privacy: logisticPrivacy(o.Seed, i), Log: o.Log})
 	}
 	j, err := deploy.StartJob(ctx, jo)
@@ -148,7 +149,7 @@ type contractAttacker struct {
 }
 
 func newContractAttacker(j *deploy.Job, job string, nparams int) (*contractAttacker, error) {
-	id := ClientID(contractVictim)
+	id := deploy.ClientID(contractVictim)
 	l := j.Local()
 	signer, err := bus.CredsSigner(id, l.Creds(id))
 	if err != nil {
@@ -284,7 +285,7 @@ func withTimeout(ctx context.Context, d time.Duration) context.Context {
 
 // judgeContract compares the attacked run with the clean one.
 func judgeContract(at contractAttack, clean, att contractRun) Outcome {
-	name, victim := at.name, ClientID(contractVictim)
+	name, victim := at.name, deploy.ClientID(contractVictim)
 	if len(clean.res.Aggregator.Rejects) > 0 {
 		return fail(name, InvNotRejected, "the clean run rejected %v", clean.res.Aggregator.Rejects)
 	}

@@ -6,6 +6,7 @@ import (
 	"graphfed/agent"
 	"graphfed/aggregator"
 	"graphfed/bus"
+	"graphfed/deploy"
 )
 
 // Each contract attack on a secure embedded server is rejected with its
@@ -32,7 +33,7 @@ func TestScenarioContract(t *testing.T) {
 // The judge fails every way an attack could get through.
 func TestScenarioContractJudge(t *testing.T) {
 	at := contractAttack{name: "x", reason: bus.ReasonNorm}
-	victim := ClientID(contractVictim)
+	victim := deploy.ClientID(contractVictim)
 	good := func() contractRun {
 		var r contractRun
 		r.sent = 2
@@ -61,7 +62,7 @@ func TestScenarioContractJudge(t *testing.T) {
 		{"as it should be", func(*contractRun) {}, ""},
 		{"not charged to the sender", func(r *contractRun) { r.res.Aggregator.RejectsBy = nil }, InvNotRejected},
 		{"charged to another bank", func(r *contractRun) {
-			r.res.Aggregator.RejectsBy = map[string]map[string]uint64{ClientID(1): {bus.ReasonNorm: 2}}
+			r.res.Aggregator.RejectsBy = map[string]map[string]uint64{deploy.ClientID(1): {bus.ReasonNorm: 2}}
 		}, InvNotRejected},
 		{"nothing sent", func(r *contractRun) { r.sent = 0 }, InvNotRejected},
 		{"counted but not charged", func(r *contractRun) { r.res.Aggregator.Rejects[bus.ReasonNorm] = 3 }, InvNotRejected},
@@ -85,7 +86,7 @@ func TestScenarioContractJudge(t *testing.T) {
 func bankIDsN(n int) []string {
 	ids := make([]string, n)
 	for i := range ids {
-		ids[i] = ClientID(i)
+		ids[i] = deploy.ClientID(i)
 	}
 	return ids
 }

@@ -133,7 +133,7 @@ func (w *embFloodWorld) learners() ([]*amllearner.Learner, error) {
 	learn.Hidden, learn.BatchSize = 16, 256
 	var ls []*amllearner.Learner
 	for i, v := range views {
-		d, err := AMLData(v)
+		d, err := deploy.AMLData(v)
 		if err != nil {
 			return nil, err
 		}

@@ -77,9 +77,9 @@ type floodRun struct {
 
 func floodBankIDs() (honest []string, flooder string) {
 	for i := range floodBanks {
-		honest = append(honest, ClientID(i))
+		honest = append(honest, deploy.ClientID(i))
 	}
-	return honest, ClientID(floodBanks)
+	return honest, deploy.ClientID(floodBanks)
 }
 
 // runFloodJob runs the job; with attack, the flooder floods after round

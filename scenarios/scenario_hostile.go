@@ -13,6 +13,7 @@ import (
 	"graphfed/aggregator"
 	"graphfed/bus"
 	"graphfed/deploy"
+	"graphfed/seeds"
 )
 
 // hostileAgentScenario runs a real job on an embedded NATS server twice,
@@ -79,13 +80,13 @@ func runHostileJob(ctx context.Context, url, job string, o ScenarioOptions, atta
 			Round: aggregator.Config{Algo: aggregator.AlgoFedAvg, Rounds: hostileRounds, MinClients: hostileBanks,
 				Quorum: hostileBanks, RoundTimeout: time.Minute}}}
 	for i := range hostileBanks {
-		l, err := agent.NewLogisticLearner(agent.LogisticConfig{Dim: 4, Samples: 64, TaskSeed: o.Seed, DataSeed: o.Seed*31 + uint64(i)})
+		l, err := agent.NewLogisticLearner(agent.LogisticConfig{Dim: 4, Samples: 64, TaskSeed: o.Seed, DataSeed: seeds.Party(o.Seed, i, seeds.Sampler)})
 		if err != nil {
 			return hostileRun{}, err
 		}
 		schema, nparams = l.SchemaHash(), l.NumParams()
 		// The pause keeps the job running while mallory's messages arrive.
-		jo.Agents = append(jo.Agents, deploy.AgentOptions{ID: ClientID(i), Learner: l, LocalEpochs: 2,
+		jo.Agents = append(jo.Agents, deploy.AgentOptions{ID: deploy.ClientID(i), Learner: l, LocalEpochs: 2,
 			Slowdown: 60 * time.Millisecond, Privacy: logisticPrivacy(o.Seed, i), Log: o.Log})
 	}
 	parties, err := deploy.StartJob(ctx, jo)
@@ -145,7 +146,7 @@ func judgeHostile(name string, clean, att hostileRun) Outcome {
 	}
 	for i, a := range att.agents {
 		if a.Rejects[bus.ReasonSender] == 0 {
-			return fail(name, InvNotRejected, "%s did not reject mallory's forged round opening: %v", ClientID(i), a.Rejects)
+			return fail(name, InvNotRejected, "%s did not reject mallory's forged round opening: %v", deploy.ClientID(i), a.Rejects)
 		}
 	}
 	for _, rc := range att.agg.Closes {

@@ -131,7 +131,7 @@ func hostileJSAPI(ctx context.Context, name string, lj *ledgerJob) (Outcome, err
 	// update subjects, which it may write; the bounded-inputs issue bounds
 	// them): the snapshots leave them out, and everything else must not
 	// move.
-	own := []string{bus.LedgerSubject(job, ClientID(0)), bus.Subject(job, bus.KindUpdate, ClientID(0))}
+	own := []string{bus.LedgerSubject(job, deploy.ClientID(0)), bus.Subject(job, bus.KindUpdate, deploy.ClientID(0))}
 	before, err := jsSnapshot(ctx, local, targets, own)
 	if err != nil {
 		return Outcome{}, err
@@ -144,7 +144,7 @@ func hostileJSAPI(ctx context.Context, name string, lj *ledgerJob) (Outcome, err
 	violations := func() int64 {
 		return local.Server().Events()[bus.ServerEventKey{Kind: bus.ServerEventPermission, Reason: "publish"}]
 	}
-	for _, attacker := range []string{ClientID(0), bus.AuditorID} {
+	for _, attacker := range []string{deploy.ClientID(0), bus.AuditorID} {
 		allow := publishAllowList(accounts, attacker)
 		refusedByList := func(subj string) bool {
 			if allow == nil {
@@ -261,7 +261,7 @@ func hostileJSAPI(ctx context.Context, name string, lj *ledgerJob) (Outcome, err
 		}
 		denied += expect
 	}
-	spies, err := removeSpies(ctx, local, ClientID(0))
+	spies, err := removeSpies(ctx, local, deploy.ClientID(0))
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -275,7 +275,7 @@ func hostileJSAPI(ctx context.Context, name string, lj *ledgerJob) (Outcome, err
 		}
 	}
 	probes := 0
-	for _, attacker := range []string{ClientID(0), bus.AuditorID} {
+	for _, attacker := range []string{deploy.ClientID(0), bus.AuditorID} {
 		leaks, missing, n, err := probeSubjects(ctx, lj, attacker, banks)
 		if err != nil {
 			return Outcome{}, err

@@ -10,6 +10,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"graphfed/bus"
+	"graphfed/deploy"
 )
 
 // mallory is the hostile party of the hostile-agent scenario. It talks to
@@ -52,7 +53,7 @@ func (m *mallory) lurk() error {
 	}{
 		{bus.Subject(m.job, bus.KindRound), func(bus.Msg) { opened.Do(func() { close(m.opened) }) }},
 		{bus.Subject(m.job, bus.KindDone), func(bus.Msg) { done.Do(func() { close(m.done) }) }},
-		{bus.Subject(m.job, bus.KindUpdate, ClientID(0)), func(msg bus.Msg) {
+		{bus.Subject(m.job, bus.KindUpdate, deploy.ClientID(0)), func(msg bus.Msg) {
 			select {
 			case m.captured <- msg:
 			default:
@@ -130,7 +131,7 @@ func (m *mallory) attack(ctx context.Context) error {
 		func() error { return m.send(ctx, bus.ReasonGarbage, mine, []byte{0xc1, 0x00, 0xff, 0x13}, nil) },
 		func() error { return m.send(ctx, bus.ReasonVersion, mine, oldVersion, err) },
 		func() error {
-			d, err := m.seal(bus.KindUpdate, ClientID(1), 1, &forgedUpdate{Round: 1, Weight: 1e9, Params: good})
+			d, err := m.seal(bus.KindUpdate, deploy.ClientID(1), 1, &forgedUpdate{Round: 1, Weight: 1e9, Params: good})
 			return m.send(ctx, bus.ReasonSubject, mine, d, err) // another bank's name on mallory's subject
 		},
 		func() error {

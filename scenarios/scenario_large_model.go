@@ -95,7 +95,7 @@ func runLargeJob(ctx context.Context, job string, o ScenarioOptions, maxPayload 
 	defer cancel()
 	var banks []string
 	for i := range largeBanks {
-		banks = append(banks, ClientID(i))
+		banks = append(banks, deploy.ClientID(i))
 	}
 	learners, err := logisticLearners(largeBanks, largeDim, 32, o.Seed)
 	if err != nil {
@@ -185,7 +185,7 @@ func injectBadRef(ctx context.Context, local *deploy.Local, job, bank string, pa
 func judgeLarge(name string, inline, byRef largeRun) Outcome {
 	banks := make([]string, largeBanks)
 	for i := range banks {
-		banks[i] = ClientID(i)
+		banks[i] = deploy.ClientID(i)
 	}
 	for _, r := range []struct {
 		what string

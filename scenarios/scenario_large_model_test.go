@@ -8,6 +8,7 @@ import (
 
 	"graphfed/aggregator"
 	"graphfed/bus"
+	"graphfed/deploy"
 )
 
 // The large-model-by-reference scenario passes against a real secure
@@ -31,7 +32,7 @@ func TestJudgeLarge(t *testing.T) {
 			r := largeRun{agg: aggregator.Result{Model: []float32{1, 2}, Rejects: map[string]uint64{}},
 				payload: 1 << 20, modelBytes: 160_004}
 			for i := range largeRounds {
-				r.agg.Closes = append(r.agg.Closes, aggregator.RoundClosed{Round: uint64(i + 1), Reason: "quorum", In: []string{ClientID(2), ClientID(0), ClientID(1)}})
+				r.agg.Closes = append(r.agg.Closes, aggregator.RoundClosed{Round: uint64(i + 1), Reason: "quorum", In: []string{deploy.ClientID(2), deploy.ClientID(0), deploy.ClientID(1)}})
 			}
 			if byRef {
 				r.payload, r.injected = largeMaxPayload, true
@@ -52,7 +53,7 @@ func TestJudgeLarge(t *testing.T) {
 	}{
 		{"a clean pass", func(*largeRun, *largeRun) {}, ""},
 		{"a round short", func(_, r *largeRun) { r.agg.Closes = r.agg.Closes[:2] }, InvNoProgress},
-		{"a bank missing", func(_, r *largeRun) { r.agg.Closes[1].In = []string{ClientID(0)} }, InvUpdateLost},
+		{"a bank missing", func(_, r *largeRun) { r.agg.Closes[1].In = []string{deploy.ClientID(0)} }, InvUpdateLost},
 		{"another model", func(_, r *largeRun) { r.agg.Model = []float32{1, 2.0000002} }, InvResultChanged},
 		{"models went inline", func(_, r *largeRun) { r.aggBlobs.Puts = 0 }, InvNotExercised},
 		{"a bank sent inline", func(_, r *largeRun) { r.bankBlobs[1].Puts = 0 }, InvNotExercised},

@@ -13,6 +13,7 @@ import (
 	"graphfed/bus"
 	"graphfed/deploy"
 	"graphfed/privacy"
+	"graphfed/seeds"
 )
 
 // The ledger scenarios run a small secure job: an embedded server started
@@ -61,11 +62,11 @@ func runLedgerJobWith(ctx context.Context, job string, o ScenarioOptions, durabl
 			Log: o.Log, Round: aggregator.Config{Algo: aggregator.AlgoFedAvg, Rounds: ledgerRounds, MinClients: ledgerBanks,
 				Quorum: ledgerBanks, RoundTimeout: time.Minute}}}
 	for i := range ledgerBanks {
-		l, err := agent.NewLogisticLearner(agent.LogisticConfig{Dim: 4, Samples: 64, TaskSeed: o.Seed, DataSeed: o.Seed*31 + uint64(i)})
+		l, err := agent.NewLogisticLearner(agent.LogisticConfig{Dim: 4, Samples: 64, TaskSeed: o.Seed, DataSeed: seeds.Party(o.Seed, i, seeds.Sampler)})
 		if err != nil {
 			return nil, err
 		}
-		jo.Agents = append(jo.Agents, deploy.AgentOptions{ID: ClientID(i), Learner: l, LocalEpochs: 1,
+		jo.Agents = append(jo.Agents, deploy.AgentOptions{ID: deploy.ClientID(i), Learner: l, LocalEpochs: 1,
 			Privacy: logisticPrivacy(o.Seed, i), Log: o.Log})
 	}
 	j, err := deploy.StartJob(ctx, jo)

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"graphfed/bus"
+	"graphfed/deploy"
 )
 
 // The ledger-junk scenario (issue 29, item 3): the outside test stored
@@ -87,7 +88,7 @@ func junkOf(size int) []byte {
 }
 
 func junkLedger(ctx context.Context, name string, lj *ledgerJob) (Outcome, error) {
-	job, attacker := lj.job.Local().Job(), ClientID(0)
+	job, attacker := lj.job.Local().Job(), deploy.ClientID(0)
 	clean, err := lj.audit(ctx)
 	if err != nil {
 		return fail(name, InvLedgerBlocked, "clean audit: %v", err), nil
@@ -152,15 +153,15 @@ func junkLedger(ctx context.Context, name string, lj *ledgerJob) (Outcome, error
 	for i := 1; i < ledgerBanks; i++ {
 		a, err := lj.restartAgent(ctx, i)
 		if err != nil {
-			return fail(name, InvLedgerBlocked, "restarting %s: %v", ClientID(i), err), nil
+			return fail(name, InvLedgerBlocked, "restarting %s: %v", deploy.ClientID(i), err), nil
 		}
 		spent, reading := a.Gate().Spent(1).Client, a.Gate().Reading()
 		a.Close()
 		switch {
 		case !sameEps(spent, lj.spent[i]):
-			return fail(name, InvBudgetLost, "%s restarted with ε %v, had spent %v", ClientID(i), spent, lj.spent[i]), nil
+			return fail(name, InvBudgetLost, "%s restarted with ε %v, had spent %v", deploy.ClientID(i), spent, lj.spent[i]), nil
 		case len(reading.Rejected) > 0:
-			return fail(name, InvTamperUnseen, "%s restart read %d records, %d of them junk", ClientID(i), reading.Records, len(reading.Rejected)), nil
+			return fail(name, InvTamperUnseen, "%s restart read %d records, %d of them junk", deploy.ClientID(i), reading.Records, len(reading.Rejected)), nil
 		}
 	}
 	return Outcome{Name: name, Metrics: map[string]float64{

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nkeys"
 
 	"graphfed/bus"
+	"graphfed/deploy"
 	"graphfed/privacy"
 )
 
@@ -41,7 +42,7 @@ func poisonedLedgerScenario() Scenario {
 }
 
 func poisonLedger(ctx context.Context, name string, lj *ledgerJob) (Outcome, error) {
-	job, attacker, victim := lj.job.Local().Job(), ClientID(0), ClientID(1)
+	job, attacker, victim := lj.job.Local().Job(), deploy.ClientID(0), deploy.ClientID(1)
 	rd, err := lj.job.Local().LedgerReading(ctx)
 	if err != nil {
 		return fail(name, InvLedgerBlocked, "clean read: %v", err), nil
@@ -137,7 +138,7 @@ func poisonLedger(ctx context.Context, name string, lj *ledgerJob) (Outcome, err
 	for i := range ledgerBanks {
 		a, err := lj.restartAgent(ctx, i)
 		if err != nil {
-			return fail(name, InvLedgerBlocked, "restarting %s: %v", ClientID(i), err), nil
+			return fail(name, InvLedgerBlocked, "restarting %s: %v", deploy.ClientID(i), err), nil
 		}
 		g := a.Gate()
 		spent, reading := g.Spent(1).Client, g.Reading()
@@ -149,13 +150,13 @@ func poisonLedger(ctx context.Context, name string, lj *ledgerJob) (Outcome, err
 		a.Close()
 		switch {
 		case !sameEps(spent, lj.spent[i]):
-			return fail(name, InvBudgetLost, "%s restarted with ε %v, had spent %v", ClientID(i), spent, lj.spent[i]), nil
+			return fail(name, InvBudgetLost, "%s restarted with ε %v, had spent %v", deploy.ClientID(i), spent, lj.spent[i]), nil
 		case i == 0 && checkRejected(reading.Rejected, want) != "":
-			return fail(name, InvTamperUnseen, "%s restart: %s", ClientID(i), checkRejected(reading.Rejected, want)), nil
+			return fail(name, InvTamperUnseen, "%s restart: %s", deploy.ClientID(i), checkRejected(reading.Rejected, want)), nil
 		case i != 0 && len(reading.Rejected) > 0:
 			// Need-to-know: a bank reads its own ledger stream only, so
 			// another bank's junk never reaches it.
-			return fail(name, InvTamperUnseen, "%s restart read %d records of %s's stream: %v", ClientID(i), len(reading.Rejected), attacker, reading.Rejected), nil
+			return fail(name, InvTamperUnseen, "%s restart read %d records of %s's stream: %v", deploy.ClientID(i), len(reading.Rejected), attacker, reading.Rejected), nil
 		case err2 != nil:
 			return fail(name, InvLedgerBlocked, "%s could not release after the junk: %v", attacker, err2), nil
 		}
@@ -189,7 +190,7 @@ func checkRejected(got []privacy.Rejection, want map[uint64]privacy.RejectReason
 func bankIDs() []string {
 	ids := make([]string, ledgerBanks)
 	for i := range ids {
-		ids[i] = ClientID(i)
+		ids[i] = deploy.ClientID(i)
 	}
 	return ids
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"graphfed/bus"
+	"graphfed/deploy"
 )
 
 // pushConsumerScenario: after a secure job, bank client-0 tries to add a
@@ -36,7 +37,7 @@ func pushConsumerScenario() Scenario {
 
 func pushConsumer(ctx context.Context, name string, lj *ledgerJob) (Outcome, error) {
 	local := lj.job.Local()
-	job, attacker, listener := local.Job(), ClientID(0), ClientID(1)
+	job, attacker, listener := local.Job(), deploy.ClientID(0), deploy.ClientID(1)
 	// The attacker's own ledger stream, the one it may read: in the
 	// accounts layout it is in the ledger account, and the attacker holds
 	// its info and message gets only.

@@ -44,7 +44,7 @@ func rewrittenLedgerScenario() Scenario {
 
 func rewriteLedger(ctx context.Context, name string, lj *ledgerJob) (Outcome, error) {
 	local := lj.job.Local()
-	job, attacker := local.Job(), ClientID(0)
+	job, attacker := local.Job(), deploy.ClientID(0)
 	rd, err := local.LedgerReading(ctx)
 	if err != nil {
 		return fail(name, InvLedgerBlocked, "clean read: %v", err), nil

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"graphfed/bus"
+	"graphfed/deploy"
 	"graphfed/privacy"
 )
 
@@ -61,7 +62,7 @@ func truncateLedger(ctx context.Context, name string, lj *ledgerJob) (Outcome, e
 	if err != nil {
 		return Outcome{}, err
 	}
-	victim := ClientID(1)
+	victim := deploy.ClientID(1)
 	parties := append([]string{bus.AggregatorID}, local.Keyring().Banks()...)
 	out := Outcome{Metrics: map[string]float64{"entries_clean": float64(clean.Entries)}}
 	for _, attack := range []struct {

@@ -8,6 +8,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"graphfed/bus"
+	"graphfed/deploy"
 )
 
 // lifecycleScenarios are the safe-by-default and clean-shutdown checks of
@@ -68,7 +69,7 @@ func replayedHelloScenario() Scenario {
 				all, _ := r.recorded()
 				sent := 0
 				for i := range lifeBanks {
-					id := ClientID(i)
+					id := deploy.ClientID(i)
 					var mine []*nats.Msg
 					for _, m := range all { // the first run's and this run's
 						if m.Subject == bus.Subject(r.local.Job(), bus.KindHello, id) {
@@ -114,9 +115,9 @@ func replayedDoneScenario() Scenario {
 				out := Outcome{Metrics: map[string]float64{"dones_replayed": float64(sent)}}
 				for i, a := range run.agents {
 					if got := a.Rejects[bus.ReasonReplay]; int(got) != sent {
-						return fail(name, InvNotRejected, "%s rejected %d of %d replayed dones as replay (all: %v)", ClientID(i), got, sent, a.Rejects), false
+						return fail(name, InvNotRejected, "%s rejected %d of %d replayed dones as replay (all: %v)", deploy.ClientID(i), got, sent, a.Rejects), false
 					}
-					out.Metrics["rejected_replay_"+ClientID(i)] = float64(a.Rejects[bus.ReasonReplay])
+					out.Metrics["rejected_replay_"+deploy.ClientID(i)] = float64(a.Rejects[bus.ReasonReplay])
 				}
 				return out, true
 			})

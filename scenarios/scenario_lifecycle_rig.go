@@ -13,6 +13,7 @@ import (
 	"graphfed/aggregator"
 	"graphfed/bus"
 	"graphfed/deploy"
+	"graphfed/seeds"
 )
 
 // The lifecycle scenarios run a small durable FedAvg job of three banks on
@@ -51,7 +52,7 @@ type lifeRig struct {
 func startLifeRig(ctx context.Context, job string, o ScenarioOptions) (*lifeRig, error) {
 	var banks []string
 	for i := range lifeBanks {
-		banks = append(banks, ClientID(i))
+		banks = append(banks, deploy.ClientID(i))
 	}
 	l, err := deploy.StartLocal(ctx, deploy.LocalOptions{Job: job, Banks: banks, Secure: true})
 	if err != nil {
@@ -160,11 +161,11 @@ func (r *lifeRig) run(ctx context.Context, ro runOpts) (lifeRun, error) {
 		}
 	}()
 	for i := range lifeBanks {
-		l, err := agent.NewLogisticLearner(agent.LogisticConfig{Dim: 4, Samples: 64, TaskSeed: r.o.Seed, DataSeed: r.o.Seed*31 + uint64(i)})
+		l, err := agent.NewLogisticLearner(agent.LogisticConfig{Dim: 4, Samples: 64, TaskSeed: r.o.Seed, DataSeed: seeds.Party(r.o.Seed, i, seeds.Sampler)})
 		if err != nil {
 			return lifeRun{}, err
 		}
-		a, err := deploy.NewAgent(ctx, r.local.AgentOptions(deploy.AgentOptions{ID: ClientID(i), Job: r.local.Job(),
+		a, err := deploy.NewAgent(ctx, r.local.AgentOptions(deploy.AgentOptions{ID: deploy.ClientID(i), Job: r.local.Job(),
 			Task: deploy.TaskNode, Algo: aggregator.AlgoFedAvg, Durable: true, Learner: l, LocalEpochs: 2,
 			Slowdown: 40 * time.Millisecond, Privacy: logisticPrivacy(r.o.Seed, i), Log: r.o.Log}))
 		if err != nil {
@@ -238,7 +239,7 @@ func stoppedCleanly(name string, run lifeRun, stopAfter uint64) (Outcome, bool) 
 	for i, err := range run.agentErr {
 		var js *agent.JobStopped
 		if !errors.As(err, &js) || js.Reason != run.agg.Stopped {
-			return fail(name, "agents-exit", "%s returned %v, want the aggregator's stop (%q)", ClientID(i), err, run.agg.Stopped), false
+			return fail(name, "agents-exit", "%s returned %v, want the aggregator's stop (%q)", deploy.ClientID(i), err, run.agg.Stopped), false
 		}
 		slowest = max(slowest, run.exited[i].Sub(run.stopAt))
 	}
@@ -267,7 +268,7 @@ func finishedCleanly(name string, run lifeRun) (Outcome, bool) {
 	}
 	for i, err := range run.agentErr {
 		if err != nil || run.agents[i].Final == nil {
-			return fail(name, InvNoProgress, "%s did not finish the job: %v", ClientID(i), err), false
+			return fail(name, InvNoProgress, "%s did not finish the job: %v", deploy.ClientID(i), err), false
 		}
 	}
 	return Outcome{}, true

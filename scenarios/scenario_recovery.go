@@ -12,6 +12,7 @@ import (
 	"graphfed/agent"
 	"graphfed/aggregator"
 	"graphfed/deploy"
+	"graphfed/seeds"
 )
 
 // The recovery scenarios run a durable job on real NATS (the aggregator
@@ -56,7 +57,7 @@ func (c recoveryConfig) id(i int) string {
 	if c.parties != nil {
 		return c.parties.ids[i]
 	}
-	return ClientID(i)
+	return deploy.ClientID(i)
 }
 
 // recoveryJob is a running durable job.
@@ -218,7 +219,7 @@ func (j *recoveryJob) agentOptions(i int) (deploy.AgentOptions, error) {
 		o.Task, o.Algo = p.task, p.round.Algo
 		return o, nil
 	}
-	l, err := agent.NewLogisticLearner(agent.LogisticConfig{Dim: 4, Samples: 64, TaskSeed: j.cfg.seed, DataSeed: j.cfg.seed*31 + uint64(i)})
+	l, err := agent.NewLogisticLearner(agent.LogisticConfig{Dim: 4, Samples: 64, TaskSeed: j.cfg.seed, DataSeed: seeds.Party(j.cfg.seed, i, seeds.Sampler)})
 	if err != nil {
 		return deploy.AgentOptions{}, err
 	}
@@ -231,7 +232,7 @@ func (j *recoveryJob) agentOptions(i int) (deploy.AgentOptions, error) {
 func logisticPrivacy(seed uint64, i int) deploy.PrivacyOptions {
 	p := deploy.DefaultPrivacy()
 	p.ModelSigma, p.ModelClip = 0.01, 10
-	noise := deploy.PartySeed(seed, i)
+	noise := seeds.Party(seed, i, seeds.Noise)
 	p.NoiseSeed = &noise
 	return p
 }

@@ -7,6 +7,7 @@ import (
 
 	"graphfed/aggregator"
 	"graphfed/bus"
+	"graphfed/deploy"
 )
 
 const (
@@ -179,7 +180,7 @@ func agentCrashRejoinScenario() Scenario {
 				return Outcome{}, err
 			}
 			if err := j.waitClosed(3, 20*time.Second); err != nil {
-				return fail(name, InvUpdateLost, "round 3 never closed after %s rejoined: %v", ClientID(bank), err), nil
+				return fail(name, InvUpdateLost, "round 3 never closed after %s rejoined: %v", deploy.ClientID(bank), err), nil
 			}
 			rejoined := time.Since(began)
 			res, err := j.finish(recTimeout)

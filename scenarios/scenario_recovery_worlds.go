@@ -10,6 +10,7 @@ import (
 	"graphfed/aml/worldgen"
 	"graphfed/deploy"
 	"graphfed/privacy"
+	"graphfed/seeds"
 	"graphfed/workload/rec"
 )
 
@@ -80,9 +81,9 @@ const lpsfedKillPhi = 16
 // lpsfedKillWorld draws a 240-user world, splits it into three client
 // directories under dir and returns the job's parties.
 func lpsfedKillWorld(dir string, seed uint64) (*partySpec, error) {
-	wc := DefaultRecWorld()
+	wc := rec.DefaultWorld()
 	wc.Seed = seed
-	w, err := GenerateRecWorld(wc)
+	w, err := rec.GenerateWorld(wc)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +117,7 @@ func lpsfedKillWorld(dir string, seed uint64) (*partySpec, error) {
 // run is a function of its seeds.
 func seededPrivacy(seed uint64, i int) deploy.PrivacyOptions {
 	p := deploy.DefaultPrivacy()
-	noise := deploy.PartySeed(seed, i)
+	noise := seeds.Party(seed, i, seeds.Noise)
 	p.NoiseSeed = &noise
 	return p
 }

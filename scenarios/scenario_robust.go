@@ -11,6 +11,7 @@ import (
 	"graphfed/aggregator"
 	"graphfed/deploy"
 	"graphfed/learner"
+	"graphfed/seeds"
 )
 
 // The robust-aggregation scenario (issue 29, item 2): five banks on a
@@ -107,7 +108,7 @@ func runRobustJob(ctx context.Context, job string, o ScenarioOptions, rule aggre
 	learners := make([]*scalingLearner, banks)
 	for i := range banks {
 		l, err := agent.NewLogisticLearner(agent.LogisticConfig{Dim: robustDim, Samples: robustSamples, TaskSeed: o.Seed,
-			DataSeed: o.Seed*31 + uint64(i), LabelNoise: robustLabelNoise})
+			DataSeed: seeds.Party(o.Seed, i, seeds.Sampler), LabelNoise: robustLabelNoise})
 		if err != nil {
 			return robustRun{}, err
 		}
@@ -117,7 +118,7 @@ func runRobustJob(ctx context.Context, job string, o ScenarioOptions, rule aggre
 		}
 		p := logisticPrivacy(o.Seed, i)
 		p.ModelSigma, p.ModelClip = robustSigma, robustClip
-		jo.Agents = append(jo.Agents, deploy.AgentOptions{ID: ClientID(i), Learner: learners[i], LocalEpochs: 2,
+		jo.Agents = append(jo.Agents, deploy.AgentOptions{ID: deploy.ClientID(i), Learner: learners[i], LocalEpochs: 2,
 			Privacy: p, Log: o.Log})
 	}
 	j, err := deploy.StartJob(ctx, jo)
@@ -263,7 +264,7 @@ func judgeRobust(name string, clean robustRun, runs []robustRun) Outcome {
 	base := clean.res.Aggregator.Model
 	loss, acc := honestScores(clean.res.Aggregator)
 	m := map[string]float64{"clean_test_loss": loss, "clean_test_acc": acc, "clean_norm": norm2(base)}
-	attacker := ClientID(robustAttacker)
+	attacker := deploy.ClientID(robustAttacker)
 	for k, run := range runs {
 		r, a := robustRules[k], run.res.Aggregator
 		d, bound := dist2(a.Model, base), robustBound(run.honest, r.factor)
@@ -310,7 +311,7 @@ func judgeRobust(name string, clean robustRun, runs []robustRun) Outcome {
 func honestScores(a aggregator.Result) (loss, acc float64) {
 	n := 0
 	for i := range robustBanks - 1 {
-		if sc, ok := a.Final[ClientID(i)]; ok {
+		if sc, ok := a.Final[deploy.ClientID(i)]; ok {
 			loss, acc = loss+sc["test_loss"], acc+sc["test_acc"]
 			n++
 		}

@@ -7,6 +7,7 @@ import (
 
 	"graphfed/aggregator"
 	"graphfed/bus"
+	"graphfed/deploy"
 )
 
 // Under attack by a bank that scales its releases to the clip every
@@ -57,7 +58,7 @@ func TestRobustBound(t *testing.T) {
 // The judge fails every way the rules, the attack or the job could fall
 // short.
 func TestScenarioRobustJudge(t *testing.T) {
-	attacker := ClientID(robustAttacker)
+	attacker := deploy.ClientID(robustAttacker)
 	run := func(banks int, model []float32, loss float64, aside map[string]int) robustRun {
 		var r robustRun
 		a := &r.res.Aggregator
@@ -68,7 +69,7 @@ func TestScenarioRobustJudge(t *testing.T) {
 				h = append(h, []float32{1 + 0.01*float32(i), 2})
 			}
 			r.honest = append(r.honest, h)
-			a.Final[ClientID(i)] = map[string]float64{"test_loss": loss, "test_acc": 0.8}
+			a.Final[deploy.ClientID(i)] = map[string]float64{"test_loss": loss, "test_acc": 0.8}
 		}
 		for i := range robustRounds {
 			a.Closes = append(a.Closes, aggregator.RoundClosed{Round: uint64(i + 1), In: bankIDsN(banks), SetAside: aside})
@@ -86,7 +87,7 @@ func TestScenarioRobustJudge(t *testing.T) {
 		var runs []robustRun
 		for _, r := range robustRules {
 			if r.holds {
-				runs = append(runs, run(robustBanks, []float32{1.01, 2}, 0.41, map[string]int{attacker: 9, ClientID(0): 2}))
+				runs = append(runs, run(robustBanks, []float32{1.01, 2}, 0.41, map[string]int{attacker: 9, deploy.ClientID(0): 2}))
 			} else {
 				runs = append(runs, run(robustBanks, []float32{5, 9}, 0.6, nil))
 			}
@@ -106,10 +107,10 @@ func TestScenarioRobustJudge(t *testing.T) {
 			runs[median].res.Aggregator.Rejects = map[string]uint64{bus.ReasonNorm: 6}
 		}, InvNotRejected},
 		{"a round without the attacker set aside", func(_ *robustRun, runs []robustRun) {
-			runs[median].res.Aggregator.Closes[2].SetAside = map[string]int{ClientID(0): 2}
+			runs[median].res.Aggregator.Closes[2].SetAside = map[string]int{deploy.ClientID(0): 2}
 		}, InvNotRejected},
 		{"an honest bank set aside as much", func(_ *robustRun, runs []robustRun) {
-			runs[median].res.Aggregator.SetAside[ClientID(0)] = runs[median].res.Aggregator.SetAside[attacker]
+			runs[median].res.Aggregator.SetAside[deploy.ClientID(0)] = runs[median].res.Aggregator.SetAside[attacker]
 		}, InvNotRejected},
 		{"the mean sets something aside", func(_ *robustRun, runs []robustRun) {
 			runs[0].res.Aggregator.SetAside = map[string]int{attacker: 1}

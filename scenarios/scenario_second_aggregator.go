@@ -15,6 +15,7 @@ import (
 	"graphfed/aggregator"
 	"graphfed/bus"
 	"graphfed/deploy"
+	"graphfed/seeds"
 )
 
 // The second-aggregator scenario (issue 28, item 4) tries to get a second
@@ -118,7 +119,7 @@ type saRig struct {
 func startSARig(ctx context.Context, job string, o ScenarioOptions) (*saRig, error) {
 	var banks []string
 	for i := range saBanks {
-		banks = append(banks, ClientID(i))
+		banks = append(banks, deploy.ClientID(i))
 	}
 	l, err := deploy.StartLocal(ctx, deploy.LocalOptions{Job: job, Banks: banks, Secure: true})
 	if err != nil {
@@ -226,11 +227,11 @@ func runSecondAggregatorJob(ctx context.Context, job string, o ScenarioOptions, 
 		}
 	}()
 	for i := range saBanks {
-		l, err := agent.NewLogisticLearner(agent.LogisticConfig{Dim: 4, Samples: 64, TaskSeed: o.Seed, DataSeed: o.Seed*31 + uint64(i)})
+		l, err := agent.NewLogisticLearner(agent.LogisticConfig{Dim: 4, Samples: 64, TaskSeed: o.Seed, DataSeed: seeds.Party(o.Seed, i, seeds.Sampler)})
 		if err != nil {
 			return saRun{}, err
 		}
-		a, err := deploy.NewAgent(ctx, r.local.AgentOptions(deploy.AgentOptions{ID: ClientID(i), Job: job,
+		a, err := deploy.NewAgent(ctx, r.local.AgentOptions(deploy.AgentOptions{ID: deploy.ClientID(i), Job: job,
 			Task: deploy.TaskNode, Algo: aggregator.AlgoFedAvg, Durable: true, Learner: l, LocalEpochs: 2,
 			Slowdown: 40 * time.Millisecond, Privacy: logisticPrivacy(o.Seed, i), Log: o.Log}))
 		if err != nil {
@@ -377,10 +378,10 @@ func judgeSecondAggregator(name, want string, run saRun) Outcome {
 	}
 	for i, err := range run.agentErr {
 		if err != nil {
-			return fail(name, InvAgentsLeftRun, "%s: %v", ClientID(i), err)
+			return fail(name, InvAgentsLeftRun, "%s: %v", deploy.ClientID(i), err)
 		}
 		if n := run.agentRejects[i][bus.ReasonOtherRun]; n > 0 {
-			return fail(name, InvAgentsLeftRun, "%s rejected %d messages of a run it did not follow: one went out", ClientID(i), n)
+			return fail(name, InvAgentsLeftRun, "%s rejected %d messages of a run it did not follow: one went out", deploy.ClientID(i), n)
 		}
 	}
 	if !slices.Contains(taken, run.first.Run) {

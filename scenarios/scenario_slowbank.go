@@ -5,9 +5,13 @@ import (
 	"slices"
 	"time"
 
+	"graphfed/deploy"
+	"graphfed/job"
+
 	"graphfed/agent"
 	"graphfed/aggregator"
 	"graphfed/learner"
+	"graphfed/seeds"
 )
 
 // slowBankScenario runs a real job (RunSim: embedded NATS, the aggregator's
@@ -31,7 +35,7 @@ func slowBankScenario() Scenario {
 			learners := make([]learner.Learner, banks)
 			slowdown := map[int]time.Duration{}
 			for i := range learners {
-				l, err := agent.NewLogisticLearner(agent.LogisticConfig{Dim: 4, Samples: 64, TaskSeed: o.Seed, DataSeed: o.Seed*31 + uint64(i)})
+				l, err := agent.NewLogisticLearner(agent.LogisticConfig{Dim: 4, Samples: 64, TaskSeed: o.Seed, DataSeed: seeds.Party(o.Seed, i, seeds.Sampler)})
 				if err != nil {
 					return Outcome{}, err
 				}
@@ -41,7 +45,7 @@ func slowBankScenario() Scenario {
 			slowdown[slow] = 5 * pace
 			rctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 			defer cancel()
-			res, err := RunSim(rctx, SimConfig{
+			res, err := job.RunSim(rctx, job.SimConfig{
 				Job:          name,
 				Algo:         aggregator.AlgoFedAvg,
 				Learners:     learners,
@@ -57,13 +61,13 @@ func slowBankScenario() Scenario {
 			if err != nil {
 				return fail(name, InvNoProgress, "the job did not finish: %v", err), nil
 			}
-			return judgeSlowBank(name, res, rounds, ClientID(slow)), nil
+			return judgeSlowBank(name, res, rounds, deploy.ClientID(slow)), nil
 		},
 	}
 }
 
 // judgeSlowBank checks a slow-bank job's close decisions.
-func judgeSlowBank(name string, res SimResult, rounds int, slowID string) Outcome {
+func judgeSlowBank(name string, res job.SimResult, rounds int, slowID string) Outcome {
 	closes := res.Agg.Closes
 	if len(closes) != rounds {
 		return fail(name, InvNoProgress, "%d of %d rounds closed", len(closes), rounds)

@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"graphfed/deploy"
+	"graphfed/job"
+
 	"graphfed/agent"
 	"graphfed/aggregator"
 	"graphfed/bus"
@@ -71,7 +74,7 @@ func TestScenarioSlowBankJudge(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			res := SimResult{Agg: aggregator.Result{Closes: tc.closes, Model: []float32{1}}}
+			res := job.SimResult{Agg: aggregator.Result{Closes: tc.closes, Model: []float32{1}}}
 			if out := judgeSlowBank("slow-bank", res, 2, "client-3"); out.FailedInvariant != tc.want {
 				t.Fatalf("got %+v, want invariant %q", out, tc.want)
 			}
@@ -80,7 +83,7 @@ func TestScenarioSlowBankJudge(t *testing.T) {
 }
 
 func TestScenarioHostileJudge(t *testing.T) {
-	honest := []string{ClientID(0), ClientID(1), ClientID(2)}
+	honest := []string{deploy.ClientID(0), deploy.ClientID(1), deploy.ClientID(2)}
 	good := func() (hostileRun, hostileRun) {
 		var closes []aggregator.RoundClosed
 		for r := uint64(1); r <= hostileRounds; r++ {

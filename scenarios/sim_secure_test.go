@@ -12,31 +12,29 @@ import (
 	"graphfed/aggregator"
 	"graphfed/bus"
 	"graphfed/deploy"
+	"graphfed/job"
 	"graphfed/learner"
+	"graphfed/seeds"
 )
 
 // TestSecureSimRejectsForgery builds a secure simulation's parties exactly
-// as RunSim does (simJobOptions, deploy.StartJob) and attacks it: a
+// as job.RunSim does (job.SimJobOptions, deploy.StartJob) and attacks it: a
 // stranger without credentials is refused by the server, and a bank's
 // connection publishing an update signed with a key that is not the
 // bank's is rejected by the aggregator as "signature" and never counted.
 func TestSecureSimRejectsForgery(t *testing.T) {
-	const job, banks, rounds = "forged", 3, 3
+	const jobID, banks, rounds = "forged", 3, 3
 	learners := make([]learner.Learner, banks)
 	for i := range learners {
-		l, err := agent.NewLogisticLearner(agent.LogisticConfig{Dim: 4, Samples: 64, TaskSeed: 1, DataSeed: 31 + uint64(i)})
+		l, err := agent.NewLogisticLearner(agent.LogisticConfig{Dim: 4, Samples: 64, TaskSeed: 1, DataSeed: seeds.Party(1, i, seeds.Sampler)})
 		if err != nil {
 			t.Fatal(err)
 		}
 		learners[i] = l
 	}
-	cfg := SimConfig{Job: job, Algo: aggregator.AlgoFedAvg, Learners: learners, Rounds: rounds, LocalEpochs: 1,
+	cfg := job.SimConfig{Job: jobID, Algo: aggregator.AlgoFedAvg, Learners: learners, Rounds: rounds, LocalEpochs: 1,
 		RoundTimeout: 20 * time.Second, Seed: 1, Secure: true, Log: zerolog.Nop()}
-	learners, ids, err := simLearners(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o, err := simJobOptions(cfg, learners, ids)
+	o, err := job.SimJobOptions(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +44,7 @@ func TestSecureSimRejectsForgery(t *testing.T) {
 	var j *deploy.Job
 	o.Aggregator.OnRound = func(rc aggregator.RoundClosed) {
 		if rc.Round == 1 {
-			forged <- forgeUpdate(ctx, j.Local(), job, ClientID(1), learners[1].NumParams())
+			forged <- forgeUpdate(ctx, j.Local(), jobID, deploy.ClientID(1), learners[1].NumParams())
 		}
 	}
 	if j, err = deploy.StartJob(ctx, o); err != nil {

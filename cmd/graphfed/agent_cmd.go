@@ -12,9 +12,9 @@ import (
 	"graphfed/aml/amllearner"
 	"graphfed/deploy"
 	"graphfed/fedgsp"
+	"graphfed/job"
 	"graphfed/privacy"
 	"graphfed/runreport"
-	"graphfed/scenarios"
 )
 
 // agentFlags are `graphfed agent`'s settings beyond the privacy flags.
@@ -100,7 +100,7 @@ func newAgentCmd(g *globalFlags) *cobra.Command {
 			if es, err := ag.Gate().Entries(cmd.Context()); err == nil {
 				kind, _ := privacy.ParseAccountantKind(priv.accountant)
 				if rep, err := privacy.Audit(es, privacy.AuditOptions{Kind: kind, Delta: sp.Delta}); err == nil {
-					pr["channels"], pr["dp_channels"], pr["no_dp_channels"] = runreport.ClaimsMap(runreport.Claims(rep, claimParams(scenarios.SimPrivacy{
+					pr["channels"], pr["dp_channels"], pr["no_dp_channels"] = runreport.ClaimsMap(runreport.Claims(rep, claimParams(job.SimPrivacy{
 						Delta: sp.Delta, Accountant: kind, Budget: privacy.Budget{Epsilon: o.Privacy.BudgetEpsilon},
 						ModelSigma: o.Privacy.ModelSigma, GradSigma: o.Privacy.GradSigma, NodeTarget: o.Privacy.NodeTarget})))
 				}
@@ -149,7 +149,7 @@ func (a *agentFlags) register(cmd *cobra.Command) {
 	f.Float64Var(&l.Node.WeightDecay, "weight-decay", l.Node.WeightDecay, "node: L2 weight decay")
 	f.Float64Var(&l.Node.Dropout, "dropout", l.Node.Dropout, "node: dropout probability")
 	f.Float64Var(&l.Node.Prox, "mu", deploy.DefaultProx, "node (fedprox): proximal weight μ")
-	f.StringVar(&l.FedGSPPreset, "fedgsp-preset", "auto", "node (fedgsp): the spectral model's settings, auto (by the data's name, else its train nodes' homophily), "+strings.Join(fedgsp.PresetNames(), ", "))
+	f.StringVar(&l.FedGSP.Preset, "fedgsp-preset", "auto", "node (fedgsp): the spectral model's settings, auto (by the data's name, else its train nodes' homophily), "+strings.Join(fedgsp.PresetNames(), ", "))
 	f.Float64("desc-sigma", agent.DefaultDescriptorSigma, "node (fedgsp): Gaussian σ on the descriptor rows, released once")
 	// aml, as `graphfed sim --scenario aml`
 	f.StringVar(&l.AML.Kind, "gnn", l.AML.Kind, "aml: message passing, gin, sage or gcn")

@@ -14,7 +14,7 @@ import (
 func (a *agentFlags) schema(cmd *cobra.Command, g *globalFlags, priv privacyFlags) error {
 	start := time.Now()
 	o := a.options(cmd, priv, g.logger())
-	l, err := deploy.NewLearner(o.Task, o.Algo, o.Data, g.logger())
+	l, err := deploy.BuildLearner(o.Task, o.Algo, deploy.Data{Dir: o.Data.Dir}, o.Data, deploy.Party{ID: o.ID, Seed: o.Data.Seed}, g.logger())
 	if err != nil {
 		return fmt.Errorf("agent --print-schema: %w", err)
 	}

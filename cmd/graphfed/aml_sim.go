@@ -19,7 +19,6 @@ import (
 	"graphfed/job"
 	"graphfed/privacy"
 	"graphfed/runreport"
-	"graphfed/scenarios"
 )
 
 // amlFlags are sim's settings for --scenario aml.
@@ -90,7 +89,7 @@ func runAMLSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Time) 
 		return fmt.Errorf("sim: %w", err)
 	}
 	var p *progress
-	var planned scenarios.SimPrivacy
+	var planned job.SimPrivacy
 	spec.OnPlan = func(plan job.AMLPlan) {
 		planned = plan.Privacy
 		s.algo, s.rounds, s.localEpochs = plan.Algo, plan.Rounds, plan.LocalSteps
@@ -146,7 +145,7 @@ func runAMLSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Time) 
 // given) are left for the library to resolve.
 func (s simFlags) amlSpec(cmd *cobra.Command, log zerolog.Logger) (job.AMLSpec, error) {
 	fl := cmd.Flags()
-	sc := s.simConfig(deploy.TaskAML, log, scenarios.SimPrivacy{})
+	sc := s.simConfig(deploy.TaskAML, log, job.SimPrivacy{})
 	if !fl.Changed("algo") {
 		sc.Algo = ""
 	}
@@ -210,7 +209,7 @@ func writeAMLRun(cmd *cobra.Command, dir string, r simRun) error {
 // printNodeTarget states the node target and the σ0 it implies before the
 // run: σ0 depends on ρ_p90, which each bank measures on the embeddings of
 // each exchange before releasing them (privacy/target.go).
-func printNodeTarget(w io.Writer, p scenarios.SimPrivacy) error {
+func printNodeTarget(w io.Writer, p job.SimPrivacy) error {
 	mu := privacy.MaxMu(p.NodeTarget, p.Delta, p.Accountant)
 	var ex []string
 	for _, rho := range []float64{0.4, 0.7} {

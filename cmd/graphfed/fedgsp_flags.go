@@ -12,7 +12,7 @@ import (
 	"graphfed/fedgsp"
 	"graphfed/graph"
 	"graphfed/learner"
-	"graphfed/scenarios"
+	"graphfed/seeds"
 )
 
 // fedgspFlags are FedGSP's settings: the client's spectral model (a
@@ -145,12 +145,12 @@ func fedgspLearners(clients []*graph.ClientGraph, c fedgsp.Config, seed uint64) 
 	ids := make([]string, len(clients))
 	for i, cg := range clients {
 		cfg := c
-		cfg.Seed = seed*1000003 + uint64(i) + 1
+		cfg.Seed = seeds.Party(seed, i, seeds.Learner)
 		l, err := deploy.NewFedGSPLearner(cg.Data, cfg)
 		if err != nil {
 			return nil, nil, fmt.Errorf("client %d: %w", i, err)
 		}
-		ls[i], ids[i] = l, scenarios.ClientID(i)
+		ls[i], ids[i] = l, deploy.ClientID(i)
 	}
 	return ls, ids, nil
 }

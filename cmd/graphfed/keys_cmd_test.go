@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"graphfed/bus"
-	"graphfed/scenarios"
+	"graphfed/deploy"
 )
 
 // runKeysCLI runs `graphfed <args> --json` with the keys command in this
@@ -114,7 +114,7 @@ func TestKeysSecuredProcesses(t *testing.T) {
 	dirs := writeClients(t, 3)
 	banks := make([]string, len(dirs))
 	for i := range dirs {
-		banks[i] = scenarios.ClientID(i)
+		banks[i] = deploy.ClientID(i)
 	}
 	keys := filepath.Join(t.TempDir(), "keys")
 	if _, err := runKeysCLI(t, "keys", "--job", job, "--banks", strings.Join(banks, ","), "--out", keys); err != nil {

@@ -13,8 +13,8 @@ import (
 	"graphfed/graph"
 	"graphfed/job"
 	"graphfed/lpsfed"
-	"graphfed/scenarios"
 	"graphfed/spectral"
+	"graphfed/workload/rec"
 )
 
 // lpsfedFlags are sim's settings for federated recommendation on a
@@ -89,7 +89,7 @@ func runLPSFedSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Tim
 		}
 		split = "validation"
 	}
-	clients, prep, err := scenarios.PrepareLPSFed(d, scenarios.LPSFedPrepOptions{Clients: s.clients, Phi: l.phi,
+	clients, prep, err := rec.PrepareClients(d, rec.ClientsOptions{Clients: s.clients, Phi: l.phi,
 		EdgeVariation: l.edgeVariation, MaxUsers: l.maxUsers, Seed: s.seed})
 	if err != nil {
 		return fmt.Errorf("sim: %w", err)
@@ -106,7 +106,7 @@ func runLPSFedSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Tim
 	var rows []roundRow
 	p := newProgress("sim "+s.algo, s.rounds)
 	trainStart := time.Now()
-	learners, ids, err := scenarios.LPSFedLearners(clients, s.algo, mc, l.ref.strict, s.seed, log)
+	learners, ids, err := job.RecLearners(clients, s.algo, deploy.RecOptions{Model: mc, Strict: l.ref.strict}, s.seed, log)
 	if err != nil {
 		return fmt.Errorf("sim: %w", err)
 	}
@@ -133,8 +133,8 @@ func runLPSFedSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Tim
 		rows = append(rows, roundRow{rc: rc})
 		p.update(int(rc.Round), fmt.Sprintf("%s in=%d frozen=%v margin=%.3f", rc.Reason, len(rc.In), rc.Frozen, margin))
 	}
-	sc.OnProgress = func(_ aggregator.RoundClosed, pr scenarios.Progress) { rows[len(rows)-1].prog = pr }
-	res, err := scenarios.RunSim(cmd.Context(), sc)
+	sc.OnProgress = func(_ aggregator.RoundClosed, pr deploy.Progress) { rows[len(rows)-1].prog = pr }
+	res, err := job.RunSim(cmd.Context(), sc)
 	p.finish()
 	if err != nil {
 		return fmt.Errorf("sim: %w", err)
@@ -168,7 +168,7 @@ func runLPSFedSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Tim
 
 // recMetrics are the report's metrics: Recall@20 and NDCG@20 as the mean
 // over clients (and pooled over users), per client, and the configuration.
-func recMetrics(res scenarios.SimResult, prep scenarios.LPSFedPrepStats, l lpsfedFlags, s simFlags, mc lpsfed.Config, split string, trainSec float64) map[string]any {
+func recMetrics(res job.SimResult, prep rec.ClientsStats, l lpsfedFlags, s simFlags, mc lpsfed.Config, split string, trainSec float64) map[string]any {
 	recall, n := meanScore(res.Agg.Final, "recall_at_20")
 	ndcg, _ := meanScore(res.Agg.Final, "ndcg_at_20")
 	per := map[string]any{}

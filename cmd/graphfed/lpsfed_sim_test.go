@@ -5,13 +5,13 @@ import (
 	"path/filepath"
 	"testing"
 
-	"graphfed/scenarios"
+	"graphfed/workload/rec"
 )
 
 // TestSimLightGCN runs `graphfed sim --lightgcn` as a process on a small
 // synthetic world and checks the JSON report of the CLI contract.
 func TestSimLightGCN(t *testing.T) {
-	w, err := scenarios.GenerateRecWorld(scenarios.DefaultRecWorld())
+	w, err := rec.GenerateWorld(rec.DefaultWorld())
 	if err != nil {
 		t.Fatal(err)
 	}

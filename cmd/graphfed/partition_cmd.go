@@ -7,9 +7,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"graphfed/deploy"
 	"graphfed/graph"
 	joblib "graphfed/job"
-	"graphfed/scenarios"
 )
 
 func newPartitionCmd(g *globalFlags) *cobra.Command {
@@ -37,8 +37,8 @@ func newPartitionCmd(g *globalFlags) *cobra.Command {
 			}
 			for i, cg := range cgs {
 				// The dataset stays in the name: a FedGSP agent picks its preset by it.
-				cg.Data.Name = name + "/" + scenarios.ClientID(i)
-				if err := graph.WriteTSV(filepath.Join(out, scenarios.ClientID(i)), cg.Data); err != nil {
+				cg.Data.Name = name + "/" + deploy.ClientID(i)
+				if err := graph.WriteTSV(filepath.Join(out, deploy.ClientID(i)), cg.Data); err != nil {
 					return fmt.Errorf("partition: %w", err)
 				}
 			}

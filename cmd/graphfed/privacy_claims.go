@@ -4,13 +4,13 @@ import (
 	"fmt"
 
 	"graphfed/agent"
+	"graphfed/job"
 	"graphfed/runreport"
-	"graphfed/scenarios"
 )
 
 // claimParams are the simulation's privacy settings as the claims judge
 // them (runreport.Claims), with the agents' default noise filled in.
-func claimParams(p scenarios.SimPrivacy) runreport.ClaimParams {
+func claimParams(p job.SimPrivacy) runreport.ClaimParams {
 	pick := func(v, def float64) float64 {
 		if v != 0 {
 			return v
@@ -25,7 +25,7 @@ func claimParams(p scenarios.SimPrivacy) runreport.ClaimParams {
 // progressClaims is the short per-round form for progress lines: the
 // embedding ε at p90 against its target, and the client channels' ε with
 // whether they carry a guarantee.
-func progressClaims(nodeEps, clientEps float64, p scenarios.SimPrivacy) string {
+func progressClaims(nodeEps, clientEps float64, p job.SimPrivacy) string {
 	emb := fmt.Sprintf("emb ε_p90=%.3g", nodeEps)
 	switch {
 	case p.NodeTarget > 0 && nodeEps <= p.NodeTarget*(1+1e-9):

@@ -9,9 +9,9 @@ import (
 
 	"graphfed/agent"
 	"graphfed/deploy"
+	"graphfed/job"
 	"graphfed/privacy"
 	"graphfed/runreport"
-	"graphfed/scenarios"
 )
 
 // privacyFlags are the gate settings shared by sim and agent.
@@ -143,12 +143,12 @@ func simTask(cmd *cobra.Command) string {
 // sim turns the flags into the simulation's gate settings. Noise is seeded
 // (reproducible, marked non-private in the ledger) only when --seed was
 // given explicitly; otherwise it comes from crypto/rand.
-func (p *privacyFlags) sim(cmd *cobra.Command, seed uint64, out string) (scenarios.SimPrivacy, error) {
+func (p *privacyFlags) sim(cmd *cobra.Command, seed uint64, out string) (job.SimPrivacy, error) {
 	kind, err := privacy.ParseAccountantKind(p.accountant)
 	if err != nil {
-		return scenarios.SimPrivacy{}, err
+		return job.SimPrivacy{}, err
 	}
-	sp := scenarios.SimPrivacy{Delta: p.delta, Budget: privacy.Budget{Epsilon: p.budgetEps}, Accountant: kind,
+	sp := job.SimPrivacy{Delta: p.delta, Budget: privacy.Budget{Epsilon: p.budgetEps}, Accountant: kind,
 		ModelSigma: p.modelSigma, ModelClip: p.modelClip}
 	if cmd.Flags().Changed("seed") {
 		sp.NoiseSeed = &seed
@@ -161,7 +161,7 @@ func (p *privacyFlags) sim(cmd *cobra.Command, seed uint64, out string) (scenari
 
 // privacyReport summarises what the agents reported spending and what the
 // ledger holds, for the JSON report.
-func privacyReport(final map[string]map[string]float64, ledger []privacy.Entry, p scenarios.SimPrivacy) map[string]any {
+func privacyReport(final map[string]map[string]float64, ledger []privacy.Entry, p job.SimPrivacy) map[string]any {
 	worst := 0.0
 	for _, sc := range final {
 		if e := sc["privacy_epsilon_client"]; !math.IsNaN(e) && e > worst {

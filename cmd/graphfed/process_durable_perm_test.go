@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"graphfed/bus"
-	"graphfed/scenarios"
+	"graphfed/deploy"
 )
 
 // A durable job runs end to end on a server configured by `graphfed keys`:
@@ -65,7 +65,7 @@ func TestProcessDurableUnderPermissions(t *testing.T) {
 	agents := make([]*exec.Cmd, len(dirs))
 	errs := make([]bytes.Buffer, len(dirs))
 	for i, d := range dirs {
-		id := scenarios.ClientID(i)
+		id := deploy.ClientID(i)
 		agents[i] = graphfedCmd(t, "agent", "--nats", url, "--job", job, "--client", id, "--data", d, "--local-epochs", "2",
 			"--durable", "--creds", seeds[id], "--keyring", keyring, "--json", "--log-level", "info")
 		agents[i].Stderr = &errs[i]
@@ -86,7 +86,7 @@ func TestProcessDurableUnderPermissions(t *testing.T) {
 	if err := agg.Wait(); err != nil {
 		var logs strings.Builder
 		for i := range errs {
-			fmt.Fprintf(&logs, "--- %s\n%s", scenarios.ClientID(i), errs[i].String())
+			fmt.Fprintf(&logs, "--- %s\n%s", deploy.ClientID(i), errs[i].String())
 		}
 		t.Fatalf("aggregator: %v\n%s\n%s", err, aggErr.String(), logs.String())
 	}
@@ -102,7 +102,7 @@ func TestProcessDurableUnderPermissions(t *testing.T) {
 	}
 	logs := map[string]string{"aggregator": aggErr.String()}
 	for i := range errs {
-		logs[scenarios.ClientID(i)] = errs[i].String()
+		logs[deploy.ClientID(i)] = errs[i].String()
 	}
 	for who, log := range logs {
 		if strings.Contains(strings.ToLower(log), "permissions violation") {

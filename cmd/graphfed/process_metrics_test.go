@@ -19,7 +19,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"graphfed/bus"
-	"graphfed/scenarios"
+	"graphfed/deploy"
 )
 
 // metricsProc is a graphfed process serving --metrics-addr: the address
@@ -204,8 +204,8 @@ func TestProcessMetricsAgreeWithReports(t *testing.T) {
 	agents := make([]*metricsProc, len(dirs))
 	addrs := make([]string, len(dirs))
 	for i, dir := range dirs {
-		agents[i] = startMetricsProc(t, scenarios.ClientID(i), "agent", "--insecure", "--nats", url, "--job", job,
-			"--client", scenarios.ClientID(i), "--data", dir, "--local-epochs", "2", "--log-level", "info")
+		agents[i] = startMetricsProc(t, deploy.ClientID(i), "agent", "--insecure", "--nats", url, "--job", job,
+			"--client", deploy.ClientID(i), "--data", dir, "--local-epochs", "2", "--log-level", "info")
 		addrs[i] = agents[i].waitAddr(t)
 	}
 	// Live: the endpoint answers while the job runs.
@@ -267,7 +267,7 @@ func TestProcessMetricsAgreeWithReports(t *testing.T) {
 	var trained float64
 	for i, a := range agents {
 		ar, af := a.waitReport(t, addrs[i])
-		am, id := ar["metrics"].(map[string]any), scenarios.ClientID(i)
+		am, id := ar["metrics"].(map[string]any), deploy.ClientID(i)
 		trained += am["rounds_trained"].(float64)
 		sameCounts(t, id+" rejects", am["rejects"], byLabel(af, "graphfed_messages_rejected_total", "reason"))
 		if got := sumOf(af, "graphfed_messages_rejected_total", "reason", bus.ReasonGarbage); got < 1 {

@@ -19,7 +19,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"graphfed/bus"
-	"graphfed/scenarios"
+	"graphfed/deploy"
 )
 
 const recRounds = 5
@@ -77,7 +77,7 @@ func (r *durableRun) startAgents(t *testing.T, extra func(i int) []string) {
 func (r *durableRun) startAgentsFor(t *testing.T, job string, extra func(i int) []string) {
 	t.Helper()
 	for i, dir := range r.dirs {
-		args := []string{"agent", "--insecure", "--nats", r.url, "--job", job, "--client", scenarios.ClientID(i), "--data", dir,
+		args := []string{"agent", "--insecure", "--nats", r.url, "--job", job, "--client", deploy.ClientID(i), "--data", dir,
 			"--local-epochs", "2", "--durable", "--seed", fmt.Sprint(i + 1), "--noise-seed", fmt.Sprint(100 + i),
 			"--json", "--log-level", "warn"}
 		if extra != nil {

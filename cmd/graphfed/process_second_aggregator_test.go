@@ -20,7 +20,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"graphfed/bus"
-	"graphfed/scenarios"
+	"graphfed/deploy"
 )
 
 // secureJob is a job of separate processes on a server configured as
@@ -88,7 +88,7 @@ func (j *secureJob) aggregator(t *testing.T, rounds int) (*exec.Cmd, *bytes.Buff
 func (j *secureJob) startAgents(t *testing.T) {
 	t.Helper()
 	for i, dir := range j.dirs {
-		id := scenarios.ClientID(i)
+		id := deploy.ClientID(i)
 		a := graphfedCmd(t, "agent", "--nats", j.url, "--job", j.job, "--client", id, "--data", dir, "--local-epochs", "2",
 			"--durable", "--seed", fmt.Sprint(i+1), "--noise-seed", fmt.Sprint(100+i),
 			"--creds", j.seeds[id], "--keyring", j.keyring, "--json", "--log-level", "warn")
@@ -301,7 +301,7 @@ func TestProcessSecondAggregatorRefusedThenTakeover(t *testing.T) {
 	}
 	for i := range j.agents {
 		if log := j.agentErrs[i].String(); strings.Contains(log, bus.ReasonOtherRun) {
-			t.Fatalf("%s saw a message of another run:\n%s", scenarios.ClientID(i), log)
+			t.Fatalf("%s saw a message of another run:\n%s", deploy.ClientID(i), log)
 		}
 	}
 }

@@ -19,8 +19,8 @@ import (
 	"github.com/nats-io/nkeys"
 
 	"graphfed/bus"
+	"graphfed/deploy"
 	"graphfed/graph"
-	"graphfed/scenarios"
 )
 
 // TestMain lets the test binary stand in for the graphfed binary: with
@@ -60,7 +60,7 @@ func writeClients(t *testing.T, n int) []string {
 	}
 	dirs := make([]string, n)
 	for i, cg := range cgs {
-		dirs[i] = filepath.Join(t.TempDir(), scenarios.ClientID(i))
+		dirs[i] = filepath.Join(t.TempDir(), deploy.ClientID(i))
 		if err := graph.WriteTSV(dirs[i], cg.Data); err != nil {
 			t.Fatal(err)
 		}
@@ -107,7 +107,7 @@ func startJob(t *testing.T, rounds int, timeout string, dirs []string) *procRun 
 	}
 	t.Cleanup(func() { p.agg.Process.Kill(); pw.Close() })
 	for i, dir := range dirs {
-		a := graphfedCmd(t, "agent", "--insecure", "--nats", url, "--job", "proc", "--client", scenarios.ClientID(i), "--data", dir,
+		a := graphfedCmd(t, "agent", "--insecure", "--nats", url, "--job", "proc", "--client", deploy.ClientID(i), "--data", dir,
 			"--local-epochs", "2", "--json", "--log-level", "warn")
 		a.Stderr = &p.agentErrs[i]
 		if err := a.Start(); err != nil {
@@ -191,7 +191,7 @@ func writeDeployment(t *testing.T, job string, n int) (*bus.Deployment, map[stri
 	t.Helper()
 	var banks []string
 	for i := range n {
-		banks = append(banks, scenarios.ClientID(i))
+		banks = append(banks, deploy.ClientID(i))
 	}
 	dep, err := bus.NewDeployment(job, banks)
 	if err != nil {
@@ -274,7 +274,7 @@ func TestProcessSignedRunRejectsForgery(t *testing.T) {
 	agents := make([]*exec.Cmd, len(dirs))
 	outs, errs := make([]bytes.Buffer, len(dirs)), make([]bytes.Buffer, len(dirs))
 	for i, dir := range dirs {
-		id := scenarios.ClientID(i)
+		id := deploy.ClientID(i)
 		agents[i] = graphfedCmd(t, "agent", "--insecure", "--nats", url, "--job", job, "--client", id, "--data", dir, "--local-epochs", "2",
 			"--creds", seeds[id], "--keyring", keyring, "--json", "--log-level", "warn")
 		agents[i].Stdout, agents[i].Stderr = &outs[i], &errs[i]

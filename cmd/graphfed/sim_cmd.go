@@ -17,7 +17,7 @@ import (
 	"graphfed/job"
 	"graphfed/learner"
 	"graphfed/learner/node"
-	"graphfed/scenarios"
+	"graphfed/seeds"
 	"graphfed/telemetry"
 )
 
@@ -137,12 +137,12 @@ func nodeLearners(s simFlags, clients []*graph.ClientGraph) ([]learner.Learner, 
 	}
 	ids := make([]string, len(clients))
 	for i := range clients {
-		ids[i] = scenarios.ClientID(i)
+		ids[i] = deploy.ClientID(i)
 	}
 	ls := make([]learner.Learner, len(clients))
 	for i, cg := range clients {
 		cfg := deploy.CEFedConfigFor(s.algo, s.cefed)
-		cfg.Seed = s.seed*1000003 + uint64(i) + 1
+		cfg.Seed = seeds.Party(s.seed, i, seeds.Learner)
 		l, err := cefedgnn.New(cg, ids, cfg)
 		if err != nil {
 			return nil, nil, err
@@ -220,8 +220,8 @@ func runSim(cmd *cobra.Command, g *globalFlags, s simFlags) error {
 		rows = append(rows, roundRow{rc: rc, acc: acc})
 		p.update(int(rc.Round), fmt.Sprintf("%s in=%d late=%d test_%s(start)=%.4f%s", rc.Reason, len(rc.In), len(rc.Late), metric, acc, budgetNote(rc)))
 	}
-	sc.OnProgress = func(_ aggregator.RoundClosed, pr scenarios.Progress) { rows[len(rows)-1].prog = pr }
-	res, err := scenarios.RunSim(cmd.Context(), sc)
+	sc.OnProgress = func(_ aggregator.RoundClosed, pr deploy.Progress) { rows[len(rows)-1].prog = pr }
+	res, err := job.RunSim(cmd.Context(), sc)
 	p.finish()
 	if err != nil {
 		return fmt.Errorf("sim: %w", err)
@@ -255,8 +255,8 @@ func runSim(cmd *cobra.Command, g *globalFlags, s simFlags) error {
 
 // simConfig maps the flags every task shares onto the simulation's
 // options; each task's runner adds its learners and progress callbacks.
-func (s simFlags) simConfig(task string, log zerolog.Logger, priv scenarios.SimPrivacy) scenarios.SimConfig {
-	return scenarios.SimConfig{Job: s.job, Task: task, Algo: s.algo, Rounds: s.rounds, LocalEpochs: s.localEpochs,
+func (s simFlags) simConfig(task string, log zerolog.Logger, priv job.SimPrivacy) job.SimConfig {
+	return job.SimConfig{Job: s.job, Task: task, Algo: s.algo, Rounds: s.rounds, LocalEpochs: s.localEpochs,
 		RoundTimeout: s.roundTimeout, DeadlineFactor: s.deadlineFactor, DeadlineCap: s.deadlineCap,
 		Quorum: s.quorum, Buffer: s.async.buffer, Seed: s.seed,
 		Staleness: aggregator.Staleness{Policy: s.staleness, Factor: s.staleFactor, A: s.staleA},
@@ -297,7 +297,7 @@ func meanOf(scores map[string]map[string]float64, score func(map[string]float64)
 type roundRow struct {
 	rc   aggregator.RoundClosed
 	acc  float64
-	prog scenarios.Progress
+	prog deploy.Progress
 }
 
 // meanScore averages key over clients, unweighted: "mean client accuracy".

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"graphfed/graph"
-	"graphfed/scenarios"
+	"graphfed/workload/rec"
 )
 
 // TestSimSecureDurable runs `graphfed sim --secure --durable` for each
@@ -32,7 +32,7 @@ func TestSimSecureDurable(t *testing.T) {
 	if err := graph.WriteTSV(node, d); err != nil {
 		t.Fatal(err)
 	}
-	w, err := scenarios.GenerateRecWorld(scenarios.DefaultRecWorld())
+	w, err := rec.GenerateWorld(rec.DefaultWorld())
 	if err != nil {
 		t.Fatal(err)
 	}

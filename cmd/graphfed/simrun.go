@@ -13,9 +13,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"graphfed/job"
 	"graphfed/privacy"
 	"graphfed/runreport"
-	"graphfed/scenarios"
 )
 
 // simRun is what a simulation leaves in its run directory.
@@ -26,8 +26,8 @@ type simRun struct {
 	// clientScore is one client's score in metric from its reported
 	// scores (NaN where it reported none).
 	clientScore func(map[string]float64) float64
-	res         scenarios.SimResult
-	priv        scenarios.SimPrivacy
+	res         job.SimResult
+	priv        job.SimPrivacy
 	start       time.Time // when the command started: the summary's seconds
 }
 

@@ -1,15 +1,14 @@
-package scenarios
+package rec
 
 import (
 	"fmt"
 	"time"
 
 	"graphfed/graph"
-	"graphfed/workload/rec"
 )
 
-// LPSFedPrepOptions configures PrepareLPSFed.
-type LPSFedPrepOptions struct {
+// ClientsOptions configures PrepareClients.
+type ClientsOptions struct {
 	Clients int
 	Phi     int // eigenpairs per client (Φ); a smaller client gets all its nodes' worth
 	// EdgeVariation is the spread of interaction counts across clients
@@ -23,8 +22,8 @@ type LPSFedPrepOptions struct {
 	Tol      float64 // eigenpair residual tolerance; default 1e-8
 }
 
-// LPSFedClientStats describe one prepared client.
-type LPSFedClientStats struct {
+// ClientStats describe one prepared client.
+type ClientStats struct {
 	ID                   string
 	Users, Items, Train  int
 	TestUsers, TestItems int // users with held-out items in the catalog, and those items
@@ -34,47 +33,54 @@ type LPSFedClientStats struct {
 	Seconds              float64 // eigensolver time
 }
 
-// LPSFedPrepStats describe a preparation.
-type LPSFedPrepStats struct {
-	Clients          []LPSFedClientStats
+// ClientsStats describe a preparation.
+type ClientsStats struct {
+	Clients          []ClientStats
 	Moved            int // users moved by the partition's rebalancing
 	NoTrainUsers     int // users without training interactions, left out
 	PartitionSeconds float64
 	EigenSeconds     float64
 }
 
-// PrepareLPSFed builds LPSFed's federated benchmark from a user–item
+// PrepareClients builds LPSFed's federated benchmark from a user–item
 // dataset (Appendix D.2): users are split into opt.Clients clients by
-// spectral clustering of the training graph (rec.Split), each client holds
+// spectral clustering of the training graph (Split), each client holds
 // its users, the items they trained on and their held-out interactions on
 // those items, and each client's Φ lowest eigenpairs (P̄, λ) and kernel K^c
-// are computed once, by Lanczos (rec.Prepare, as a deployed agent does on
+// are computed once, by Lanczos (Prepare, as a deployed agent does on
 // the client directory `graphfed split rec` writes).
-func PrepareLPSFed(d *graph.Interactions, opt LPSFedPrepOptions) ([]LPSFedClient, LPSFedPrepStats, error) {
-	var st LPSFedPrepStats
+func PrepareClients(d *graph.Interactions, opt ClientsOptions) ([]PreparedClient, ClientsStats, error) {
+	var st ClientsStats
 	if opt.Phi < 1 {
-		return nil, st, fmt.Errorf("scenarios: prepare lpsfed: phi %d < 1", opt.Phi)
+		return nil, st, fmt.Errorf("rec: prepare clients: phi %d < 1", opt.Phi)
 	}
 	start := time.Now()
-	parts, sst, err := rec.Split(d, rec.SplitOptions{Clients: opt.Clients, Partition: rec.PartitionSpectral,
+	parts, sst, err := Split(d, SplitOptions{Clients: opt.Clients, Partition: PartitionSpectral,
 		EdgeVariation: opt.EdgeVariation, MaxUsers: opt.MaxUsers, Seed: opt.Seed, Tol: opt.Tol})
 	if err != nil {
-		return nil, st, fmt.Errorf("scenarios: prepare lpsfed: %w", err)
+		return nil, st, fmt.Errorf("rec: prepare clients: %w", err)
 	}
 	st.PartitionSeconds, st.Moved, st.NoTrainUsers = time.Since(start).Seconds(), sst.Moved, sst.NoTrainUsers
-	out := make([]LPSFedClient, len(parts))
+	out := make([]PreparedClient, len(parts))
 	for c, part := range parts {
 		t0 := time.Now()
-		p, err := rec.Prepare(part.Data, rec.PrepareOptions{Phi: opt.Phi, Seed: opt.Seed, Tol: opt.Tol})
+		p, err := Prepare(part.Data, PrepareOptions{Phi: opt.Phi, Seed: opt.Seed, Tol: opt.Tol})
 		if err != nil {
-			return nil, st, fmt.Errorf("scenarios: prepare lpsfed: client %s: %w", part.ID, err)
+			return nil, st, fmt.Errorf("rec: prepare clients: client %s: %w", part.ID, err)
 		}
-		cs := LPSFedClientStats{ID: part.ID, Users: part.Data.Users, Items: part.Data.Items, Train: part.Data.Train.NNZ(),
+		cs := ClientStats{ID: part.ID, Users: part.Data.Users, Items: part.Data.Items, Train: part.Data.Train.NNZ(),
 			TestUsers: p.TestUsers, TestItems: p.TestItems, TestDropped: part.TestDropped + p.TestDropped,
 			Components: p.Components, LambdaMax: p.LambdaMax, Seconds: time.Since(t0).Seconds()}
 		st.EigenSeconds += cs.Seconds
-		out[c] = LPSFedClient{ID: part.ID, Data: p.Data, Vectors: p.Vectors, Kernel: p.Kernel}
+		out[c] = PreparedClient{ID: part.ID, Prepared: p}
 		st.Clients = append(st.Clients, cs)
 	}
 	return out, st, nil
+}
+
+// PreparedClient is one client of a prepared benchmark: its id and its
+// data, eigenpairs and kernel.
+type PreparedClient struct {
+	ID string
+	Prepared
 }

@@ -1,4 +1,4 @@
-package scenarios
+package job
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"graphfed/aml/amllearner"
 	"graphfed/aml/bank"
+	"graphfed/deploy"
 	"graphfed/learner"
 	"graphfed/privacy"
 )
@@ -46,7 +47,7 @@ func testAMLSimExchange(t *testing.T, release string, releaseDims, wantDim int) 
 	var learners []learner.Learner
 	var ids []string
 	for i, v := range views {
-		d, err := AMLData(v)
+		d, err := deploy.AMLData(v)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package scenarios
+package job
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"graphfed/deploy"
 	"graphfed/privacy"
+	"graphfed/seeds"
 )
 
 // SimPrivacy configures every agent's privacy gate. A zero σ, clip or δ
@@ -31,7 +32,7 @@ type SimPrivacy struct {
 	EmbReleases int
 	// NoiseSeed fixes the noise for a reproducible simulation and marks every
 	// ledger entry non-private; nil draws noise from crypto/rand. Each
-	// client gets its own stream (deploy.PartySeed).
+	// client gets its own stream (seeds.Party, stream seeds.Noise).
 	NoiseSeed *uint64
 	// ExportLedger, if set, is a file the whole job's ledger is copied to
 	// after the run (the JetStream ledger of an embedded server is gone
@@ -59,7 +60,7 @@ func (p SimPrivacy) options(i int) (deploy.PrivacyOptions, error) {
 		}
 	}
 	if p.NoiseSeed != nil {
-		s := deploy.PartySeed(*p.NoiseSeed, i)
+		s := seeds.Party(*p.NoiseSeed, i, seeds.Noise)
 		o.NoiseSeed = &s
 	}
 	return o, o.Validate()

@@ -1,4 +1,4 @@
-package scenarios
+package job
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"graphfed/aggregator"
 	"graphfed/bus"
+	"graphfed/deploy"
 	"graphfed/learner"
 )
 
@@ -165,7 +166,7 @@ func TestSlowBankEachPolicy(t *testing.T) {
 			// The aggregator's copy of the slow bank's update is queued
 			// before this one is delivered, so it comes before any update
 			// a fast bank publishes after the gate opens.
-			if _, err := watch.Subscribe(bus.Subject(job, bus.KindUpdate, ClientID(slow)), func(*nats.Msg) { events.sent() }); err != nil {
+			if _, err := watch.Subscribe(bus.Subject(job, bus.KindUpdate, deploy.ClientID(slow)), func(*nats.Msg) { events.sent() }); err != nil {
 				t.Fatal(err)
 			}
 			if err := watch.Flush(); err != nil {
@@ -198,7 +199,7 @@ func TestSlowBankEachPolicy(t *testing.T) {
 			if len(closes) != rounds {
 				t.Fatalf("%d rounds closed, want %d", len(closes), rounds)
 			}
-			slowID := ClientID(slow)
+			slowID := deploy.ClientID(slow)
 			folded := 0
 			for _, rc := range closes {
 				// A deadline close would mean the job waited for the slow bank.

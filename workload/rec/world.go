@@ -1,4 +1,4 @@
-package scenarios
+package rec
 
 import (
 	"fmt"
@@ -8,12 +8,12 @@ import (
 	"graphfed/graph"
 )
 
-// RecWorldConfig describes a synthetic user–item world with community
+// WorldConfig describes a synthetic user–item world with community
 // structure, for tests and demos of federated recommendation: users and
 // items belong to Communities blocks, a user draws most of its items from
 // its own block, and the last HoldOut share of each user's items is held
 // out as test interactions, as the LightGCN split does.
-type RecWorldConfig struct {
+type WorldConfig struct {
 	Users, Items, Communities int
 	MinDegree, MaxDegree      int     // items per user, uniform in [MinDegree, MaxDegree]
 	InBlock                   float64 // probability an item comes from the user's block
@@ -21,13 +21,13 @@ type RecWorldConfig struct {
 	Seed                      uint64
 }
 
-// DefaultRecWorld is a world small enough for unit tests.
-func DefaultRecWorld() RecWorldConfig {
-	return RecWorldConfig{Users: 240, Items: 160, Communities: 4, MinDegree: 6, MaxDegree: 14, InBlock: 0.85, HoldOut: 0.2, Seed: 1}
+// DefaultWorld is a world small enough for unit tests.
+func DefaultWorld() WorldConfig {
+	return WorldConfig{Users: 240, Items: 160, Communities: 4, MinDegree: 6, MaxDegree: 14, InBlock: 0.85, HoldOut: 0.2, Seed: 1}
 }
 
-// GenerateRecWorld draws the world; it is deterministic in cfg.Seed.
-func GenerateRecWorld(cfg RecWorldConfig) (*graph.Interactions, error) {
+// GenerateWorld draws the world; it is deterministic in cfg.Seed.
+func GenerateWorld(cfg WorldConfig) (*graph.Interactions, error) {
 	c := cfg
 	if c.Users < 1 || c.Communities < 1 || c.Items < 2*c.Communities || c.MinDegree < 1 || c.MaxDegree < c.MinDegree ||
 		c.MaxDegree > c.Items/c.Communities || !(c.InBlock >= 0 && c.InBlock <= 1) || !(c.HoldOut >= 0 && c.HoldOut < 1) {

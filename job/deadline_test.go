@@ -1,4 +1,4 @@
-package scenarios
+package job
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"graphfed/aggregator"
+	"graphfed/deploy"
 	"graphfed/learner"
 )
 
@@ -50,7 +51,7 @@ func TestAdaptiveDeadlineFitsSlowTraining(t *testing.T) {
 		if len(closes) != rounds {
 			t.Fatalf("%d rounds closed, want %d", len(closes), rounds)
 		}
-		all := []string{ClientID(0), ClientID(1), ClientID(2)}
+		all := []string{deploy.ClientID(0), deploy.ClientID(1), deploy.ClientID(2)}
 		for _, rc := range closes {
 			if rc.Reason != "quorum" || !slices.Equal(rc.In, all) {
 				t.Errorf("round %d closed by %s with %v in (late %v), want every bank in by quorum", rc.Round, rc.Reason, rc.In, rc.Late)

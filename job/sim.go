@@ -1,4 +1,4 @@
-package scenarios
+package job
 
 import (
 	"context"
@@ -31,7 +31,7 @@ type SimConfig struct {
 	Clients []*graph.ClientGraph
 	Node    node.Config
 	// Learners, when set, are the clients' learners (one per client, ids
-	// from IDs or ClientID(i)); Clients and Node are then ignored.
+	// from IDs or deploy.ClientID(i)); Clients and Node are then ignored.
 	Learners    []learner.Learner
 	IDs         []string
 	Rounds      int
@@ -87,14 +87,11 @@ type SimConfig struct {
 	OnRound func(rc aggregator.RoundClosed, scores map[string]map[string]float64)
 	// OnProgress, if set, is called after every close decision with the
 	// traffic and privacy spending so far.
-	OnProgress func(rc aggregator.RoundClosed, p Progress)
+	OnProgress func(rc aggregator.RoundClosed, p deploy.Progress)
 	// Metrics, when set, records every party's live metrics into one
 	// registry (telemetry; party and client labels tell them apart).
 	Metrics *telemetry.Metrics
 }
-
-// Progress is a running job's traffic and privacy spending.
-type Progress = deploy.Progress
 
 // SimResult is a finished simulation.
 type SimResult struct {
@@ -109,9 +106,6 @@ type SimResult struct {
 	// LedgerRate is how fast the ledger took the banks' appends.
 	LedgerRate LedgerRate
 }
-
-// ClientID names client i of a simulation.
-func ClientID(i int) string { return fmt.Sprintf("client-%d", i) }
 
 // RunSim starts the job's environment, builds the aggregator and one agent
 // per client through deploy, runs them and waits for the job to finish.
@@ -203,7 +197,7 @@ func simLearners(cfg SimConfig) ([]learner.Learner, []string, error) {
 		ids := cfg.IDs
 		if ids == nil {
 			for i := range cfg.Learners {
-				ids = append(ids, ClientID(i))
+				ids = append(ids, deploy.ClientID(i))
 			}
 		}
 		if len(ids) != len(cfg.Learners) {
@@ -214,16 +208,23 @@ func simLearners(cfg SimConfig) ([]learner.Learner, []string, error) {
 	if len(cfg.Clients) == 0 {
 		return nil, nil, errors.New("no clients")
 	}
-	learners := make([]learner.Learner, len(cfg.Clients))
+	data := make([]deploy.Data, len(cfg.Clients))
 	ids := make([]string, len(cfg.Clients))
 	for i, cg := range cfg.Clients {
-		nc := deploy.NodeConfigFor(cfg.Algo, cfg.Node)
-		nc.Seed = cfg.Seed*1000003 + uint64(i) + 1
-		l, err := node.New(cg.Data, nc)
-		if err != nil {
-			return nil, nil, fmt.Errorf("client %d: %w", i, err)
-		}
-		learners[i], ids[i] = l, ClientID(i)
+		data[i], ids[i] = deploy.Data{Node: cg}, deploy.ClientID(i)
 	}
-	return learners, ids, nil
+	o := deploy.DefaultLearnerOptions()
+	o.Node, o.NodeKind = cfg.Node, "adam"
+	learners, err := buildLearners(deploy.TaskNode, cfg.Algo, data, ids, o, cfg.Seed, cfg.Log)
+	return learners, ids, err
+}
+
+// SimJobOptions are the deploy options RunSim starts cfg's job with, for
+// rigs that start the same parties themselves to attack them.
+func SimJobOptions(cfg SimConfig) (deploy.JobOptions, error) {
+	learners, ids, err := simLearners(cfg)
+	if err != nil {
+		return deploy.JobOptions{}, fmt.Errorf("job: sim: %w", err)
+	}
+	return simJobOptions(cfg, learners, ids)
 }

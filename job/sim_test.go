@@ -1,4 +1,4 @@
-package scenarios
+package job
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"graphfed/bus"
+	"graphfed/deploy"
 	"graphfed/graph"
 	"graphfed/learner/node"
 	"graphfed/privacy"
@@ -143,7 +144,7 @@ func runTapped(t *testing.T, job string, p SimPrivacy, rounds int) (SimResult, t
 func TestTapEveryReleaseLoggedFirst(t *testing.T) {
 	res, s := runTapped(t, "tap", SimPrivacy{}, 4)
 	for i := range 3 {
-		id := ClientID(i)
+		id := deploy.ClientID(i)
 		if s.updatesWithParams[id] != 4 || s.ledger[id] != 4 {
 			t.Fatalf("%s: %d updates with parameters and %d ledger entries, want 4 and 4", id, s.updatesWithParams[id], s.ledger[id])
 		}
@@ -159,7 +160,7 @@ func TestTapOverBudgetPublishesNothing(t *testing.T) {
 	// admits a few of the 8 rounds' releases.
 	res, s := runTapped(t, "budget", SimPrivacy{ModelSigma: 60, ModelClip: 15, Budget: privacy.Budget{Epsilon: 3}}, 8)
 	for i := range 3 {
-		id := ClientID(i)
+		id := deploy.ClientID(i)
 		n := s.updatesWithParams[id]
 		if n == 0 || n >= 8 {
 			t.Fatalf("%s published %d parameter updates in 8 rounds under a budget", id, n)

@@ -1,4 +1,4 @@
-package scenarios
+package job
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 
 	"graphfed/aggregator"
 	"graphfed/bus"
+	"graphfed/deploy"
 	"graphfed/fedgsp"
 	"graphfed/graph"
 	"graphfed/learner"
@@ -51,7 +52,7 @@ func fedgspClients(t *testing.T) ([]*graph.ClientGraph, []learner.Learner, []str
 		if err != nil {
 			t.Fatal(err)
 		}
-		ls, ids = append(ls, l), append(ids, ClientID(i))
+		ls, ids = append(ls, l), append(ids, deploy.ClientID(i))
 	}
 	return clients, ls, ids, cfg
 }

@@ -1,4 +1,4 @@
-package scenarios
+package job
 
 import (
 	"testing"
@@ -6,6 +6,7 @@ import (
 	"graphfed/aml/amlworld"
 	"graphfed/aml/bank"
 	"graphfed/aml/worldgen"
+	"graphfed/deploy"
 )
 
 func tinyWorld(t testing.TB, seed uint64, banks int, rows int64) *amlworld.Graph {
@@ -45,7 +46,7 @@ func TestAMLDataBoundariesMeet(t *testing.T) {
 		d func() map[int64]string // global id of a foreign account -> its bank
 	}{}
 	for _, v := range views {
-		d, err := AMLData(v)
+		d, err := deploy.AMLData(v)
 		if err != nil {
 			t.Fatal(err)
 		}

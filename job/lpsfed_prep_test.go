@@ -1,4 +1,4 @@
-package scenarios
+package job
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"graphfed/deploy"
 	"graphfed/graph"
 	"graphfed/lpsfed"
+	"graphfed/workload/rec"
 )
 
 // TestLPSFedWorldEndToEnd is the Gowalla run in miniature: a synthetic
@@ -19,7 +20,7 @@ import (
 // spectral-clustering clients, eigenpairs per client, the GNMK reference,
 // and the three algorithms over an embedded NATS server.
 func TestLPSFedWorldEndToEnd(t *testing.T) {
-	w, err := GenerateRecWorld(DefaultRecWorld())
+	w, err := rec.GenerateWorld(rec.DefaultWorld())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +33,7 @@ func TestLPSFedWorldEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	const phi, nc = 16, 3
-	clients, st, err := PrepareLPSFed(d, LPSFedPrepOptions{Clients: nc, Phi: phi, EdgeVariation: 0.2, Seed: 1})
+	clients, st, err := rec.PrepareClients(d, rec.ClientsOptions{Clients: nc, Phi: phi, EdgeVariation: 0.2, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +74,7 @@ func TestLPSFedWorldEndToEnd(t *testing.T) {
 	recall := map[string]float64{}
 	for _, algo := range []string{aggregator.AlgoFedAvg, aggregator.AlgoLPSFedBPR, aggregator.AlgoLPSFed} {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		learners, ids, err := LPSFedLearners(clients, algo, mc, false, 1, zerolog.Nop())
+		learners, ids, err := RecLearners(clients, algo, deploy.RecOptions{Model: mc}, 1, zerolog.Nop())
 		if err != nil {
 			t.Fatal(err)
 		}

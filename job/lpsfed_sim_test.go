@@ -1,4 +1,4 @@
-package scenarios
+package job
 
 import (
 	"context"
@@ -17,15 +17,16 @@ import (
 	"graphfed/deploy"
 	"graphfed/lpsfed"
 	"graphfed/privacy"
+	"graphfed/workload/rec"
 )
 
 // tinyLPSFedClients draws clients whose users prefer one block of their
 // catalog, holds one interaction per user out, and prepares each with a
 // dense eigendecomposition (the stand-in for Lanczos at this size).
-func tinyLPSFedClients(t *testing.T, n, phi int) []LPSFedClient {
+func tinyLPSFedClients(t *testing.T, n, phi int) []rec.PreparedClient {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(21, 22))
-	var out []LPSFedClient
+	var out []rec.PreparedClient
 	for c := range n {
 		users, items := 60+10*c, 40+8*c
 		d := &lpsfed.Data{Users: users, Items: items, Train: make([][]int32, users), Test: make([][]int32, users)}
@@ -61,7 +62,7 @@ func tinyLPSFedClients(t *testing.T, n, phi int) []LPSFedClient {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, LPSFedClient{ID: fmt.Sprintf("shop-%d", c), Data: d, Vectors: vec, Kernel: lowPassKernel(t, lam)})
+		out = append(out, rec.PreparedClient{ID: fmt.Sprintf("shop-%d", c), Prepared: rec.Prepared{Data: d, Vectors: vec, Kernel: lowPassKernel(t, lam)}})
 	}
 	return out
 }
@@ -117,7 +118,7 @@ func TestLPSFedSimTapped(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			const rounds = 3
-			learners, ids, err := LPSFedLearners(clients, algo, mc, false, 1, zerolog.Nop())
+			learners, ids, err := RecLearners(clients, algo, deploy.RecOptions{Model: mc}, 1, zerolog.Nop())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -146,7 +147,7 @@ func TestLPSFedSimTapped(t *testing.T) {
 	}
 }
 
-func checkLPSFedWire(t *testing.T, job, algo string, numShared, phi int, clients []LPSFedClient, msgs []bus.Msg) {
+func checkLPSFedWire(t *testing.T, job, algo string, numShared, phi int, clients []rec.PreparedClient, msgs []bus.Msg) {
 	t.Helper()
 	// The largest thing allowed on the wire is the MLP vector with its
 	// envelope; a client's embedding table is far larger.
