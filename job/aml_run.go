@@ -119,7 +119,7 @@ func RunAML(ctx context.Context, spec AMLSpec, onRound func(AMLRound)) (AMLResul
 			Msg("aml: local steps per round from the banks' training transactions")
 	}
 	plan.LocalSteps = sc.LocalEpochs
-	if plan.Privacy, err = spec.Privacy.resolveAML(sc.Algo, privacy.PlannedReleases(sc.Rounds, lc.ExchangeEvery)); err != nil {
+	if plan.Privacy, err = spec.Privacy.resolve(deploy.TaskAML, sc.Algo, privacy.PlannedReleases(sc.Rounds, lc.ExchangeEvery)); err != nil {
 		return fail(err)
 	}
 	if spec.Out != "" {

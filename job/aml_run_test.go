@@ -70,7 +70,7 @@ func TestPrivacyResolveAML(t *testing.T) {
 		{"an unknown accountant", Privacy{Accountant: "moments"}, aggregator.AlgoCEFedGNN, 0, 0, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sp, err := tc.p.resolveAML(tc.algo, 3)
+			sp, err := tc.p.resolve(deploy.TaskAML, tc.algo, 3)
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("error %v, want error %v", err, tc.wantErr)
 			}

@@ -1,15 +1,11 @@
 package job
 
 import (
-	"errors"
-	"fmt"
-	"math"
 	"time"
 
 	"graphfed/aggregator"
 	"graphfed/aml/amllearner"
 	"graphfed/deploy"
-	"graphfed/privacy"
 )
 
 // AMLSpec is an AML job. Every zero field is unset and takes the
@@ -101,66 +97,6 @@ func resolveLearner(c amllearner.Config, rounds int) amllearner.Config {
 		c.ExchangeEvery = amllearner.DefaultExchangeEvery(c.Release, rounds)
 	}
 	return c
-}
-
-// Privacy is what a job asks of its gates. The zero value is the task's
-// private default: for an AML job whose algorithm releases boundary
-// embeddings (cefedgnn, fedgnn-st), ε = deploy.DefaultAMLNodeTarget per
-// node at the 90th-percentile metric distance, with the exact accountant
-// at δ = deploy.DefaultDelta.
-type Privacy struct {
-	Delta         float64 // 0: deploy.DefaultDelta
-	BudgetEpsilon float64 // per-client ε cap on the model channel; 0: none
-	// Accountant is "rdp" or "exact"; "": exact under a node target, rdp
-	// otherwise.
-	Accountant string
-	// NodeTarget is the per-node ε target of embedding releases. nil: the
-	// default target, unless EmbSigma is set (a fixed σ0 instead); zero or
-	// negative: none.
-	NodeTarget *float64
-	// σ and clips; 0: deploy.DefaultPrivacy's.
-	EmbSigma, ModelSigma, ModelClip, GradSigma, DescSigma float64
-	// NoiseSeed fixes the noise (reproducible, marked non-private); nil:
-	// crypto/rand.
-	NoiseSeed *uint64
-}
-
-// resolveAML is p for an AML job under algo with releases planned
-// embedding releases: the gates' settings, node target decided.
-func (p Privacy) resolveAML(algo string, releases int) (SimPrivacy, error) {
-	sp := SimPrivacy{Delta: p.Delta, Budget: privacy.Budget{Epsilon: p.BudgetEpsilon}, ModelSigma: p.ModelSigma,
-		ModelClip: p.ModelClip, GradSigma: p.GradSigma, EmbSigma: p.EmbSigma, DescSigma: p.DescSigma, NoiseSeed: p.NoiseSeed}
-	var target float64
-	switch t := p.NodeTarget; {
-	case !deploy.ExchangesEmbeddings(algo):
-		if t != nil && *t > 0 {
-			return sp, fmt.Errorf("job: privacy: a node ε target applies to algorithms that release embeddings (cefedgnn, fedgnn-st), not %s", algo)
-		}
-	case t != nil && (math.IsNaN(*t) || math.IsInf(*t, 0)):
-		return sp, fmt.Errorf("job: privacy: node ε target %v; want a finite number (0: none)", *t)
-	case t != nil && *t > 0 && p.EmbSigma != 0:
-		return sp, errors.New("job: privacy: a fixed σ0 (EmbSigma) and a node ε target both choose σ0: give one")
-	case t != nil:
-		target = max(*t, 0)
-	case p.EmbSigma == 0:
-		target = deploy.DefaultAMLNodeTarget
-	}
-	acc := p.Accountant
-	if acc == "" {
-		acc = privacy.RDP.String()
-		if target > 0 {
-			acc = privacy.Exact.String()
-		}
-	}
-	kind, err := privacy.ParseAccountantKind(acc)
-	if err != nil {
-		return sp, fmt.Errorf("job: privacy: %w", err)
-	}
-	sp.Accountant = kind
-	if target > 0 {
-		sp.NodeTarget, sp.EmbReleases = target, releases
-	}
-	return sp, nil
 }
 
 // AMLPlan is an AML job as resolved, before it runs.
