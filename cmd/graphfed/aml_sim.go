@@ -119,7 +119,7 @@ func runAMLSim(cmd *cobra.Command, g *globalFlags, s simFlags, start time.Time) 
 		Command: "sim", Algo: res.Plan.Algo, Dataset: res.Dataset, Clients: res.Plan.Banks, Rounds: int(res.Sim.Agg.Rounds), Seed: int64(s.seed),
 		Metrics: map[string]any{"test_f1_illicit": sc.TestF1, "test_precision_illicit": sc.TestPrecision, "test_recall_illicit": sc.TestRecall,
 			"val_f1_illicit": sc.ValF1, "test_f1_illicit_tuned": sc.TunedF1, "rows": res.Plan.Rows, "gnn": res.Plan.Learner.Kind,
-			"k": res.Plan.LocalSteps, "rejects": res.Sim.Agg.Rejects, "peak_rss_mib": peakRSSMiB()},
+			"k": res.Plan.LocalSteps, "rejects": res.Sim.Agg.Rejects, "peak_rss_mib": runreport.PeakRSSMiB()},
 		Comm:    &CommReport{Bytes: res.Sim.Bytes, Messages: res.Sim.Messages},
 		Privacy: privacyReport(res.Sim.Agg.Final, res.Sim.Ledger, priv),
 	}

@@ -1,19 +1,11 @@
 package main
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"graphfed/aml/amlworld"
-	"graphfed/graph"
 	"graphfed/job"
 )
 
@@ -29,11 +21,7 @@ func newDataCmd(g *globalFlags) *cobra.Command {
 
 // newDataStatsCmd is `graphfed data stats`.
 func newDataStatsCmd(g *globalFlags) *cobra.Command {
-	var (
-		aml, dataset, lightgcn string
-		lenient                bool
-		maxIssues              int
-	)
+	spec := job.DefaultDataStatsSpec()
 	cmd := &cobra.Command{
 		Use:   "stats (--aml FILE | --dataset DIR | --lightgcn DIR)",
 		Short: "Summarise a dataset: an AMLworld *_Trans.csv, a node-classification TSV directory or a LightGCN directory",
@@ -51,186 +39,20 @@ counted (metric skipped_rows) and the first few logged.
 degree spread.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			given := 0
-			for _, s := range []string{aml, dataset, lightgcn} {
-				if s != "" {
-					given++
-				}
+			start := time.Now()
+			spec.Log, spec.Progress = g.logger(), cmdProgress{}
+			r, err := job.DataStats(cmd.Context(), spec)
+			if err != nil {
+				return fmt.Errorf("data stats: %w", err)
 			}
-			if given != 1 {
-				return errors.New("data stats: give exactly one of --aml FILE, --dataset DIR, --lightgcn DIR")
-			}
-			opt := amlworld.Options{MaxIssues: maxIssues}
-			if lenient {
-				opt.Policy = amlworld.Lenient
-			}
-			switch {
-			case aml != "":
-				return g.amlStats(aml, opt)
-			case dataset != "":
-				return g.datasetStats(dataset)
-			}
-			return g.lightGCNStats(lightgcn)
+			return g.emit(Report{Command: "data stats", Dataset: r.Dataset, Clients: r.Clients, Metrics: r.Metrics}, start)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&aml, "aml", "", "AMLworld transactions file, e.g. HI-Small_Trans.csv")
-	f.StringVar(&dataset, "dataset", "", "node-classification dataset directory (TSV layout)")
-	f.StringVar(&lightgcn, "lightgcn", "", "LightGCN-format recommendation dataset directory (train.txt, test.txt)")
-	f.BoolVar(&lenient, "lenient", false, "skip and count malformed AML rows instead of failing on the first")
-	f.IntVar(&maxIssues, "max-issues", 20, "malformed rows to keep and log under --lenient (all are counted)")
+	f.StringVar(&spec.AML, "aml", "", "AMLworld transactions file, e.g. HI-Small_Trans.csv")
+	f.StringVar(&spec.Dataset, "dataset", "", "node-classification dataset directory (TSV layout)")
+	f.StringVar(&spec.LightGCN, "lightgcn", "", "LightGCN-format recommendation dataset directory (train.txt, test.txt)")
+	f.BoolVar(&spec.Lenient, "lenient", false, "skip and count malformed AML rows instead of failing on the first")
+	f.IntVar(&spec.MaxIssues, "max-issues", spec.MaxIssues, "malformed rows to keep and log under --lenient (all are counted)")
 	return cmd
-}
-
-// amlStats reports an AMLworld transactions file and its patterns file.
-func (g *globalFlags) amlStats(path string, opt amlworld.Options) error {
-	start := time.Now()
-	log := g.logger()
-	st, err := os.Stat(path)
-	if err != nil {
-		return fmt.Errorf("data stats: %w", err)
-	}
-	p := newProgress("load "+filepath.Base(path), int(st.Size()))
-	opt.Progress = func(done, total int64) { p.update(int(done), "bytes") }
-	tg, iss, err := amlworld.LoadTrans(path, opt)
-	p.finish()
-	if err != nil {
-		return fmt.Errorf("data stats: %w", err)
-	}
-	logIssues(g, iss)
-	s := tg.Stats()
-	split := tg.TemporalSplit()
-	counts := split.Counts()
-	bankEdges := map[string]int64{}
-	for b, n := range s.BankEdges {
-		bankEdges[tg.BankIDs[b]] = n
-	}
-	m := map[string]any{
-		"rows":                        s.Rows,
-		"accounts":                    s.Accounts,
-		"banks":                       s.Banks,
-		"laundering_rows":             s.LaunderingRows,
-		"laundering_rate":             s.LaunderingRate,
-		"cross_bank_share":            s.CrossBankShare,
-		"laundering_cross_bank_share": s.LaunderingCrossBankShare,
-		"bank_edge_ratio":             s.BankEdgeRatio,
-		"bank_edges":                  bankEdges,
-		"self_transfer_share":         ratio64(s.SelfTransfers, s.Rows),
-		"mixed_currency_rows":         s.MixedCurrencyRows,
-		"skipped_rows":                iss.Count,
-		"days":                        split.Days(),
-		"split_days":                  []int{split.TrainEnd, split.ValEnd - split.TrainEnd, split.Days() - split.ValEnd},
-		"split_rows":                  counts[:],
-	}
-	if s.Rows > 0 {
-		m["first_timestamp"] = string(amlworld.AppendTime(nil, s.FirstTime))
-		m["last_timestamp"] = string(amlworld.AppendTime(nil, s.LastTime))
-	}
-	ppath, err := amlworld.SiblingPath(path, "Patterns")
-	if err == nil {
-		_, err = os.Stat(ppath)
-	}
-	switch {
-	case err == nil:
-		attempts, piss, err := amlworld.LoadPatterns(ppath, amlworld.Options{Policy: opt.Policy, MaxIssues: opt.MaxIssues})
-		if err != nil {
-			return fmt.Errorf("data stats: %w", err)
-		}
-		logIssues(g, piss)
-		rows := amlworld.RowsPerTypology(attempts)
-		typ := map[string]int64{}
-		var total int64
-		for t, n := range rows {
-			typ[amlworld.Typology(t).String()] = n
-			total += n
-		}
-		m["rows_per_typology"] = typ
-		m["attempts"] = len(attempts)
-		m["pattern_rows"] = total
-		m["patterns_file"] = ppath
-		m["skipped_pattern_lines"] = piss.Count
-	case errors.Is(err, fs.ErrNotExist):
-		log.Warn().Str("file", ppath).Msg("no patterns file next to the transactions; rows_per_typology omitted")
-	default:
-		log.Warn().Err(err).Msg("patterns file not read; rows_per_typology omitted")
-	}
-	return g.emit(Report{Command: "data stats", Dataset: tg.Name, Clients: s.Banks, Metrics: m}, start)
-}
-
-// logIssues logs the malformed lines a lenient parse skipped.
-func logIssues(g *globalFlags, iss amlworld.Issues) { job.LogAMLIssues(g.logger(), iss) }
-
-// datasetStats reports a node-classification dataset in the TSV layout.
-func (g *globalFlags) datasetStats(dir string) error {
-	start := time.Now()
-	d, err := graph.LoadTSV(dir)
-	if err != nil {
-		return fmt.Errorf("data stats: %w", err)
-	}
-	s := graph.DatasetStats(d)
-	// The summary's JSON field names are the metric names.
-	raw, err := json.Marshal(s)
-	if err != nil {
-		return fmt.Errorf("data stats: %w", err)
-	}
-	m := map[string]any{}
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return fmt.Errorf("data stats: %w", err)
-	}
-	return g.emit(Report{Command: "data stats", Dataset: d.Name, Metrics: m}, start)
-}
-
-// lightGCNStats reports a LightGCN-layout recommendation dataset.
-func (g *globalFlags) lightGCNStats(dir string) error {
-	start := time.Now()
-	d, err := graph.LoadLightGCN(dir)
-	if err != nil {
-		return fmt.Errorf("data stats: %w", err)
-	}
-	users := make([]int, d.Users)
-	var trainUsers, testUsers, testOnly int
-	for u := range d.Users {
-		users[u] = d.Train.Degree(u)
-		if users[u] > 0 {
-			trainUsers++
-		}
-		if d.Test.Degree(u) > 0 {
-			testUsers++
-			if users[u] == 0 {
-				testOnly++
-			}
-		}
-	}
-	items := d.ItemDegrees()
-	var coldTest int // test interactions with an item nobody trained on
-	for _, i := range d.Test.ColIdx {
-		if items[i] == 0 {
-			coldTest++
-		}
-	}
-	m := map[string]any{
-		"users": d.Users, "items": d.Items, "nodes": d.Users + d.Items,
-		"train_interactions": d.NumTrain(), "test_interactions": d.NumTest(),
-		"train_users": trainUsers, "test_users": testUsers, "test_users_without_train": testOnly,
-		"test_interactions_cold_item": coldTest,
-		"density":                     ratio64(int64(d.NumTrain()), int64(d.Users)*int64(d.Items)),
-		"user_degree":                 degreeSummary(users),
-		"item_degree":                 degreeSummary(items),
-	}
-	return g.emit(Report{Command: "data stats", Dataset: d.Name, Metrics: m}, start)
-}
-
-// degreeSummary is the mean, median, p90 and maximum of degrees.
-func degreeSummary(deg []int) map[string]any {
-	if len(deg) == 0 {
-		return map[string]any{"mean": 0, "median": 0, "p90": 0, "max": 0}
-	}
-	s := slices.Clone(deg)
-	slices.Sort(s)
-	var sum int
-	for _, v := range s {
-		sum += v
-	}
-	return map[string]any{"mean": float64(sum) / float64(len(s)), "median": s[len(s)/2],
-		"p90": s[min(len(s)-1, len(s)*9/10)], "max": s[len(s)-1]}
 }

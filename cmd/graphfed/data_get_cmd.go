@@ -9,13 +9,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	joblib "graphfed/job"
 	"graphfed/workload/dataget"
 )
 
-// newDataGetCmd is `graphfed data get NAME`: flags into dataget.Options.
+// newDataGetCmd is `graphfed data get NAME`: flags into job.DataGetSpec.
 func newDataGetCmd(g *globalFlags) *cobra.Command {
 	var (
-		opt  dataget.Options
+		spec = joblib.DefaultDataGetSpec()
 		list bool
 	)
 	cmd := &cobra.Command{
@@ -39,15 +40,8 @@ Datasets: ` + strings.Join(dataget.Names(), ", ") + `.`,
 			if list {
 				return g.emitCatalog(start)
 			}
-			opt.Log = g.logger()
-			spec, err := dataget.Lookup(args[0])
-			if err != nil {
-				return err
-			}
-			p := newProgress("get "+spec.Name, int(spec.Bytes()))
-			opt.Progress = func(pr dataget.Progress) { p.update(int(pr.Done), pr.File) }
-			res, err := dataget.Get(cmd.Context(), spec.Name, opt)
-			p.finish()
+			spec.Name, spec.Log, spec.Progress = args[0], g.logger(), cmdProgress{}
+			res, err := joblib.DataGet(cmd.Context(), spec)
 			if err != nil {
 				return err
 			}
@@ -57,18 +51,14 @@ Datasets: ` + strings.Join(dataget.Names(), ", ") + `.`,
 				fmt.Fprintln(g.humanOut(), "  ", statsLine(res.Stats))
 				return nil
 			}
-			m := map[string]any{"dir": res.Dir, "layout": res.Layout, "repo": res.Repo, "commit": res.Commit, "files": res.Files}
-			for k, v := range res.Stats {
-				m[k] = v
-			}
-			return g.emit(Report{Command: "data get", Dataset: res.Dataset, Metrics: m}, start)
+			return g.emit(Report{Command: "data get", Dataset: res.Dataset, Metrics: res.Metrics}, start)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opt.Dir, "dir", "data", "parent directory: the dataset goes to DIR/NAME")
-	f.StringVar(&opt.BaseURL, "base-url", dataget.DefaultBaseURL, "where files are fetched from, as BASE/OWNER/REPO/COMMIT/PATH (a mirror)")
-	f.StringVar(&opt.From, "from", "", "read the files from this local directory (by file name) instead of downloading them; they are verified all the same")
-	f.BoolVar(&opt.Force, "force", false, "replace an existing DIR/NAME (only once the new one is complete)")
+	f.StringVar(&spec.Dir, "dir", spec.Dir, "parent directory: the dataset goes to DIR/NAME")
+	f.StringVar(&spec.BaseURL, "base-url", spec.BaseURL, "where files are fetched from, as BASE/OWNER/REPO/COMMIT/PATH (a mirror)")
+	f.StringVar(&spec.From, "from", "", "read the files from this local directory (by file name) instead of downloading them; they are verified all the same")
+	f.BoolVar(&spec.Force, "force", false, "replace an existing DIR/NAME (only once the new one is complete)")
 	f.BoolVar(&list, "list", false, "list the datasets with their sources and sizes")
 	return cmd
 }
@@ -76,16 +66,13 @@ Datasets: ` + strings.Join(dataget.Names(), ", ") + `.`,
 // emitCatalog prints the datasets data get offers.
 func (g *globalFlags) emitCatalog(start time.Time) error {
 	out := g.humanOut()
-	var names []any
 	for _, s := range dataget.Catalog() {
 		fmt.Fprintf(out, "%-19s %-8s %7s  %s@%.7s  %s\n", s.Name, s.Layout, humanBytes(s.Bytes()), s.Repo, s.Commit, s.Title)
-		names = append(names, map[string]any{"name": s.Name, "layout": s.Layout, "bytes": s.Bytes(), "repo": s.Repo,
-			"commit": s.Commit, "title": s.Title, "licence": s.Licence, "files": s.Files})
 	}
 	if !g.json {
 		return nil
 	}
-	return g.emit(Report{Command: "data get", Metrics: map[string]any{"datasets": names}}, start)
+	return g.emit(Report{Command: "data get", Metrics: joblib.DataCatalog()}, start)
 }
 
 // statsLine is the converted dataset's counts, sorted by name.

@@ -2,12 +2,11 @@ package main
 
 import (
 	"fmt"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	joblib "graphfed/job"
 	"graphfed/workload/rec"
 )
 
@@ -16,11 +15,8 @@ import (
 // spectral's property test.
 func newGenRecCmd(g *globalFlags) *cobra.Command {
 	d := rec.DefaultGenConfig()
-	var (
-		cfg    = d
-		out    string
-		shapes string
-	)
+	spec := joblib.GenRecSpec{Config: d}
+	cfg := &spec.Config
 	cmd := &cobra.Command{
 		Use:   "rec --users N --items M --seed S --out DIR [--user-tail a] [--item-zipf s] [--shapes LIST]",
 		Short: "Generate a user–item recommendation dataset in the LightGCN layout (train.txt, test.txt)",
@@ -49,45 +45,11 @@ flags, the seed included.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			start := time.Now()
-			if out == "" {
-				return fmt.Errorf("gen rec: --out DIR is required")
-			}
-			if err := rec.ParseShapes(shapes, &cfg.Shapes); err != nil {
-				return fmt.Errorf("gen rec: --shapes: %w", err)
-			}
-			cfg.Name = filepath.Base(filepath.Clean(out))
-			if err := cfg.Validate(); err != nil {
-				return fmt.Errorf("gen rec: %w", err)
-			}
-			data, err := rec.Generate(cfg)
+			r, err := joblib.GenRec(cmd.Context(), spec)
 			if err != nil {
 				return fmt.Errorf("gen rec: %w", err)
 			}
-			if err := data.WriteLightGCN(out); err != nil {
-				return fmt.Errorf("gen rec: %w", err)
-			}
-			users := make([]int, data.Users)
-			for u := range users {
-				users[u] = data.Train.Degree(u)
-			}
-			s := cfg.Shapes
-			return g.emit(Report{
-				Command: "gen rec", Dataset: data.Name, Seed: int64(cfg.Seed),
-				Metrics: map[string]any{
-					"users": data.Users, "items": data.Items, "nodes": data.Users + data.Items,
-					"train_interactions": data.NumTrain(), "test_interactions": data.NumTest(),
-					"user_degree": degreeSummary(users), "item_degree": degreeSummary(data.ItemDegrees()),
-					"config": map[string]any{"users": cfg.Users, "items": cfg.Items, "user_tail": cfg.UserTail,
-						"min_degree": cfg.MinDegree, "max_degree": cfg.MaxDegree, "item_zipf": cfg.ItemZipf,
-						"test_fraction": cfg.TestFraction, "shapes": strings.TrimSpace(shapes)},
-					"shapes": map[string]any{"dup_users": s.DupUsers, "stars": s.Stars, "star_leaves": s.StarLeaves,
-						"detached_stars": s.DetachedStars, "hub_items": s.HubItems, "hub_leaves": s.HubLeaves,
-						"detached_hubs": s.DetachedHubs, "pendants": s.Pendants, "chain": s.Chain,
-						"components": s.Components, "component_users": s.ComponentUsers, "component_items": s.ComponentItems,
-						"isolated_users": s.IsolatedUsers, "isolated_items": s.IsolatedItems},
-					"train_file": filepath.Join(out, "train.txt"), "test_file": filepath.Join(out, "test.txt"),
-				},
-			}, start)
+			return g.emit(Report{Command: "gen rec", Dataset: r.Dataset, Seed: int64(cfg.Seed), Metrics: r.Metrics}, start)
 		},
 	}
 	f := cmd.Flags()
@@ -98,8 +60,8 @@ flags, the seed included.`,
 	f.IntVar(&cfg.MaxDegree, "max-degree", 0, "largest user degree (0: items/2)")
 	f.Float64Var(&cfg.ItemZipf, "item-zipf", d.ItemZipf, "Zipf exponent of item popularity (0: uniform)")
 	f.Float64Var(&cfg.TestFraction, "test-fraction", d.TestFraction, "share of each user's items held out as test interactions")
-	f.StringVar(&shapes, "shapes", "", "pathological shapes to add, e.g. dup=30,stars=4:200,pendants=10:5 or all (see --help)")
+	f.StringVar(&spec.Shapes, "shapes", "", "pathological shapes to add, e.g. dup=30,stars=4:200,pendants=10:5 or all (see --help)")
 	f.Uint64Var(&cfg.Seed, "seed", d.Seed, "random seed; the same flags and seed give the same files")
-	f.StringVar(&out, "out", "", "output directory (created if missing); its name is the dataset's")
+	f.StringVar(&spec.Out, "out", "", "output directory (created if missing); its name is the dataset's")
 	return cmd
 }

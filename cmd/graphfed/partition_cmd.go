@@ -2,60 +2,41 @@ package main
 
 import (
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"graphfed/deploy"
-	"graphfed/graph"
 	joblib "graphfed/job"
 )
 
 func newPartitionCmd(g *globalFlags) *cobra.Command {
 	var (
-		dir, scenario, method, out, split string
-		clients                           int
-		seed                              uint64
-		csbm                              csbmFlags
+		spec = joblib.DefaultPartitionSpec()
+		csbm csbmFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "partition (--dataset DIR | --scenario csbm) --clients N --partition louvain|random|metis|metis-overlap [--split random:0.2,0.4,0.4] --out DIR",
 		Short: "Split a dataset into per-client TSV directories for separate agent processes",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			start := time.Now()
-			d, name, err := joblib.LoadNodeDataset(dir, scenario, csbm.cfg, seed)
+			spec.CSBM = csbm.cfg
+			r, err := joblib.Partition(cmd.Context(), spec)
 			if err != nil {
 				return fmt.Errorf("partition: %w", err)
 			}
-			if d, err = joblib.ResplitDataset(d, split, seed); err != nil {
-				return fmt.Errorf("partition: %w", err)
-			}
-			cgs, err := joblib.PartitionDataset(d, clients, method, seed)
-			if err != nil {
-				return fmt.Errorf("partition: %w", err)
-			}
-			for i, cg := range cgs {
-				// The dataset stays in the name: a FedGSP agent picks its preset by it.
-				cg.Data.Name = name + "/" + deploy.ClientID(i)
-				if err := graph.WriteTSV(filepath.Join(out, deploy.ClientID(i)), cg.Data); err != nil {
-					return fmt.Errorf("partition: %w", err)
-				}
-			}
-			ps := graph.PartitionStats(cgs)
-			fmt.Fprintf(g.humanOut(), "wrote %d clients under %s (nodes %d..%d, cross-edge share %.3f)\n", clients, out, ps.MinNodes, ps.MaxNodes, ps.CrossShare)
-			return g.emit(Report{Command: "partition", Dataset: name, Clients: clients, Seed: int64(seed),
-				Metrics: map[string]any{"min_nodes": ps.MinNodes, "max_nodes": ps.MaxNodes, "cross_share": ps.CrossShare, "out": out}}, start)
+			fmt.Fprintf(g.humanOut(), "wrote %d clients under %s (nodes %d..%d, cross-edge share %.3f)\n",
+				r.Clients, spec.Out, r.Stats.MinNodes, r.Stats.MaxNodes, r.Stats.CrossShare)
+			return g.emit(Report{Command: "partition", Dataset: r.Dataset, Clients: r.Clients, Seed: int64(spec.Seed), Metrics: r.Metrics}, start)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&dir, "dataset", "", "dataset directory in the TSV layout")
-	f.StringVar(&scenario, "scenario", "", "generate instead: csbm")
-	f.StringVar(&method, "partition", "louvain", joblib.PartitionMethods)
-	f.StringVar(&split, "split", "public", joblib.SplitHelp)
-	f.IntVar(&clients, "clients", 3, "number of clients")
-	f.StringVar(&out, "out", "", "output directory (one sub-directory per client)")
-	f.Uint64Var(&seed, "seed", 1, "seed")
+	f.StringVar(&spec.Dataset, "dataset", "", "dataset directory in the TSV layout")
+	f.StringVar(&spec.Scenario, "scenario", "", "generate instead: csbm")
+	f.StringVar(&spec.Method, "partition", spec.Method, joblib.PartitionMethods)
+	f.StringVar(&spec.Split, "split", spec.Split, joblib.SplitHelp)
+	f.IntVar(&spec.Clients, "clients", spec.Clients, "number of clients")
+	f.StringVar(&spec.Out, "out", "", "output directory (one sub-directory per client)")
+	f.Uint64Var(&spec.Seed, "seed", spec.Seed, "seed")
 	csbm.register(cmd)
 	cmd.MarkFlagRequired("out")
 	return cmd

@@ -58,7 +58,7 @@ func writeSimRun(cmd *cobra.Command, dir string, r simRun) error {
 		}
 	}
 	if _, ok := rep.Metrics["peak_rss_mib"]; !ok {
-		if m := peakRSSMiB(); !math.IsNaN(m) {
+		if m := runreport.PeakRSSMiB(); !math.IsNaN(m) {
 			rep.Metrics["peak_rss_mib"] = m
 		}
 	}

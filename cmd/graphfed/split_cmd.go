@@ -6,8 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"graphfed/aml/amlworld"
-	"graphfed/aml/bank"
+	joblib "graphfed/job"
 )
 
 // newSplitCmd is `graphfed split`, the parent of the per-party data
@@ -23,10 +22,7 @@ func newSplitCmd(g *globalFlags) *cobra.Command {
 
 // newSplitAMLCmd is `graphfed split aml`: one AMLworld directory per bank.
 func newSplitAMLCmd(g *globalFlags) *cobra.Command {
-	var (
-		opt     bank.SplitOptions
-		lenient bool
-	)
+	var spec joblib.SplitAMLSpec
 	cmd := &cobra.Command{
 		Use:   "aml --trans FILE --out DIR [--accounts FILE] [--patterns FILE]",
 		Short: "Write DIR/bank-<id>/ per bank: the rows, accounts and patterns that bank sees, and the world's split",
@@ -41,39 +37,19 @@ split.json with the world's temporal split, which every bank applies.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			start := time.Now()
-			if lenient {
-				opt.Policy = amlworld.Lenient
-			}
-			s, err := bank.Write(opt)
+			r, err := joblib.SplitAML(cmd.Context(), spec)
 			if err != nil {
 				return fmt.Errorf("split aml: %w", err)
 			}
-			rows := map[string]int{}
-			accounts := map[string]int{}
-			for _, b := range s.Banks {
-				rows[b.Bank], accounts[b.Bank] = b.Rows, b.Accounts
-			}
-			return g.emit(Report{
-				Command: "split aml", Dataset: s.Name, Clients: len(s.Banks),
-				Metrics: map[string]any{
-					"rows":                  s.Rows,
-					"skipped_rows":          s.Skipped,
-					"banks":                 s.Banks,
-					"bank_rows":             rows,
-					"bank_accounts":         accounts,
-					"accounts_without_rows": s.AccountsWithoutRows,
-					"split":                 s.Cut,
-					"out":                   opt.Out,
-				},
-			}, start)
+			return g.emit(Report{Command: "split aml", Dataset: r.Dataset, Clients: r.Clients, Metrics: r.Metrics}, start)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opt.Trans, "trans", "", "the world's <name>_Trans.csv (required)")
-	f.StringVar(&opt.Out, "out", "", "output directory; bank-<id> directories are written in it (required)")
-	f.StringVar(&opt.Accounts, "accounts", "", "the world's accounts file (default: <name>_accounts.csv beside --trans, if present)")
-	f.StringVar(&opt.Patterns, "patterns", "", "the world's patterns file (default: <name>_Patterns.txt beside --trans, if present)")
-	f.BoolVar(&lenient, "lenient", false, "skip malformed rows (counted in skipped_rows) instead of failing")
+	f.StringVar(&spec.Trans, "trans", "", "the world's <name>_Trans.csv (required)")
+	f.StringVar(&spec.Out, "out", "", "output directory; bank-<id> directories are written in it (required)")
+	f.StringVar(&spec.Accounts, "accounts", "", "the world's accounts file (default: <name>_accounts.csv beside --trans, if present)")
+	f.StringVar(&spec.Patterns, "patterns", "", "the world's patterns file (default: <name>_Patterns.txt beside --trans, if present)")
+	f.BoolVar(&spec.Lenient, "lenient", false, "skip malformed rows (counted in skipped_rows) instead of failing")
 	_ = cmd.MarkFlagRequired("trans")
 	_ = cmd.MarkFlagRequired("out")
 	return cmd

@@ -2,17 +2,10 @@ package main
 
 import (
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
-
-	"graphfed/aml/amllearner"
-	"graphfed/aml/amlworld"
-	"graphfed/aml/edgegnn"
-	"graphfed/deploy"
-	"graphfed/gnn"
 )
 
 // trainCmdRoot is a root command holding `train` only.
@@ -124,84 +117,5 @@ func TestTrainAMLFlags(t *testing.T) {
 		if err == nil || strings.Contains(err.Error(), "x_Trans.csv") {
 			t.Errorf("%v: not refused before loading the file: %v", args, err)
 		}
-	}
-}
-
-// TestTrainAMLConfig checks the configuration the flags build: by default
-// the federated banks' learner (deploy.DefaultAMLConfig) and recipe, the
-// uniform weighted recipe with every row an epoch when asked for.
-func TestTrainAMLConfig(t *testing.T) {
-	bank := deploy.DefaultAMLConfig()
-	for _, tc := range []struct {
-		name  string
-		args  []string
-		frac  float64
-		steps int
-	}{
-		{"defaults", nil, amllearner.DefaultPosFraction, amlTrainStepsPerEpoch},
-		{"zero share is the default", []string{"--pos-fraction", "0"}, edgegnn.DefaultPosFraction, amlTrainStepsPerEpoch},
-		{"another share", []string{"--pos-fraction", "0.2", "--steps-per-epoch", "100"}, 0.2, 100},
-		{"uniform", []string{"--pos-fraction", "-1"}, 0, 0},
-		{"uniform, capped", []string{"--pos-fraction", "-1", "--steps-per-epoch", "50"}, 0, 50},
-		{"uniform, old flag", []string{"--pos-fraction", "-0.5", "--steps", "7"}, 0, 7},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var a amlTrainFlags
-			cmd := &cobra.Command{Use: "train"}
-			node := gnn.DefaultTrainConfig()
-			cmd.Flags().IntVar(&node.Hidden, "hidden", node.Hidden, "")
-			cmd.Flags().IntVar(&node.Epochs, "epochs", node.Epochs, "")
-			cmd.Flags().Float64Var(&node.LR, "lr", node.LR, "")
-			a.register(cmd)
-			if err := cmd.ParseFlags(tc.args); err != nil {
-				t.Fatal(err)
-			}
-			c, err := a.config(cmd, node)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if c.PosFraction != tc.frac || c.StepsPerEpoch != tc.steps {
-				t.Errorf("pos fraction %v, %d steps per epoch; want %v, %d", c.PosFraction, c.StepsPerEpoch, tc.frac, tc.steps)
-			}
-			if c.Model.Kind != bank.Kind || c.Model.Hidden != bank.Hidden || c.LR != bank.LR || c.BatchSize != bank.BatchSize ||
-				!slices.Equal(c.FanOut, bank.FanOut) || c.Epochs != amlTrainEpochs {
-				t.Errorf("%s h%d lr %v batch %d fan-out %v, %d epochs; the banks' learner: %+v", c.Model.Kind, c.Model.Hidden, c.LR, c.BatchSize, c.FanOut, c.Epochs, bank)
-			}
-		})
-	}
-}
-
-// TestAMLMatchTypologies matches pattern rows to transactions by accounts,
-// time and amount, and tallies recall per typology.
-func TestAMLMatchTypologies(t *testing.T) {
-	w := amlworld.NewGraph("m")
-	rows := []amlworld.TxRow{
-		{Time: 60, FromBank: "1", FromAccount: "A", ToBank: "2", ToAccount: "B", AmountPaid: 5, Laundering: true},
-		{Time: 60, FromBank: "1", FromAccount: "A", ToBank: "2", ToAccount: "B", AmountPaid: 6},
-		{Time: 120, FromBank: "2", FromAccount: "B", ToBank: "1", ToAccount: "C", AmountPaid: 5, Laundering: true},
-		{Time: 180, FromBank: "1", FromAccount: "C", ToBank: "1", ToAccount: "A", AmountPaid: 1, Laundering: true},
-	}
-	for i := range rows {
-		w.AddRow(&rows[i])
-	}
-	attempts := []amlworld.Attempt{
-		{Type: amlworld.Cycle, Rows: []amlworld.TxRow{rows[0], rows[2]}},
-		{Type: amlworld.FanOut, Rows: []amlworld.TxRow{{Time: 60, FromBank: "9", FromAccount: "Z", ToBank: "1", ToAccount: "A", AmountPaid: 5}}},
-	}
-	typ, matched := amlworld.MatchTypologies(w, attempts)
-	if want := []int8{int8(amlworld.Cycle), -1, int8(amlworld.Cycle), -1}; matched != 2 || !slices.Equal(typ, want) {
-		t.Fatalf("typologies %v, matched %d", typ, matched)
-	}
-	rec := amlTypologyRecall(w, typ, []int32{0, 1, 2, 3}, []float32{1, 5, -1, 0.5}, 0.8)
-	cyc := rec["cycle"].(map[string]any) // sim's key for CYCLE
-	if cyc["rows"] != 2 || cyc["recall"] != 0.5 || cyc["recall_tuned"] != 0.5 {
-		t.Errorf("cycle %v", cyc)
-	}
-	un := rec["unlisted"].(map[string]any)
-	if un["rows"] != 1 || un["recall"] != 1.0 || un["recall_tuned"] != 0.0 {
-		t.Errorf("unlisted %v", un)
-	}
-	if len(rec) != 2 {
-		t.Errorf("recall %v", rec)
 	}
 }

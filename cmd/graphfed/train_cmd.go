@@ -2,72 +2,106 @@ package main
 
 import (
 	"fmt"
-	"math/rand/v2"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"graphfed/gnn"
-	"graphfed/graph"
 	joblib "graphfed/job"
 )
 
+// newTrainCmd is `graphfed train`: flags into job.TrainNodeSpec, or with
+// --aml into job.TrainAMLSpec (train_aml.go).
 func newTrainCmd(g *globalFlags) *cobra.Command {
 	var (
-		dir, scenario string
-		seed          uint64
-		csbm          csbmFlags
+		node   = joblib.TrainNodeSpec{Model: joblib.DefaultNodeModel}
+		aml    amlTrainFlags
+		params joblib.TrainParams
+		seed   uint64
+		csbm   csbmFlags
 	)
-	var aml amlTrainFlags
-	cfg := gnn.DefaultTrainConfig()
 	cmd := &cobra.Command{
 		Use:   "train (--dataset DIR | --scenario csbm | --aml FILE) [--model gcn|sage] [--kind gin|sage|gcn]",
 		Short: "Centralized baseline: train one model on the whole graph",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if aml.path != "" {
-				if dir != "" || scenario != "" {
+			start := time.Now()
+			var (
+				res joblib.TrainResult
+				err error
+			)
+			if aml.spec.Trans != "" {
+				if node.Dataset != "" || node.Scenario != "" {
 					return fmt.Errorf("train: --aml excludes --dataset and --scenario")
 				}
-				return aml.run(cmd, g, cfg, seed)
-			}
-			start := time.Now()
-			d, name, err := joblib.LoadNodeDataset(dir, scenario, csbm.cfg, seed)
-			if err != nil {
-				return fmt.Errorf("train: %w", err)
-			}
-			cfg.EvalEvery = max(cfg.Epochs/10, 1)
-			cfg.RowNormalize = graph.NonNegative(d.Features)
-			p := newProgress("train "+cfg.Model, cfg.Epochs)
-			cfg.OnEpoch = func(e gnn.EpochStats) {
-				if e.Val.Count > 0 {
-					p.update(e.Epoch, fmt.Sprintf("loss %.4f val_acc %.4f", e.Loss, e.Val.Acc))
+				res, err = aml.run(cmd, g, params, seed)
+			} else {
+				node.CSBM, node.Params, node.Seed, node.Progress = csbm.cfg, params, seed, cmdProgress{}
+				if res, err = joblib.TrainNode(cmd.Context(), node); err != nil {
+					err = fmt.Errorf("train: %w", err)
 				}
 			}
-			h, err := gnn.TrainCentralized(d, cfg, rand.New(rand.NewPCG(seed, 0x7a1)))
-			p.finish()
 			if err != nil {
-				return fmt.Errorf("train: %w", err)
+				return err
 			}
-			return g.emit(Report{
-				Command: "train", Algo: "centralized-" + cfg.Model, Dataset: name, Clients: 1, Seed: int64(seed),
-				Metrics: map[string]any{
-					"test_acc": h.Test.Acc, "test_macro_f1": h.Test.MacroF1, "val_acc": h.Val.Acc,
-					"train_acc": h.Train.Acc, "epochs": cfg.Epochs, "final_loss": h.Epochs[len(h.Epochs)-1].Loss,
-				},
-			}, start)
+			return g.emit(Report{Command: "train", Algo: res.Algo, Dataset: res.Dataset, Clients: 1, Seed: int64(seed),
+				Metrics: res.Metrics}, start)
 		},
 	}
+	n, a := joblib.NodeTrainHyper(), joblib.AMLTrainHyper()
 	f := cmd.Flags()
-	f.StringVar(&dir, "dataset", "", "dataset directory in the TSV layout (e.g. examples/data/cora)")
-	f.StringVar(&scenario, "scenario", "", "generate a dataset instead: csbm")
-	f.StringVar(&cfg.Model, "model", cfg.Model, "gcn or sage")
-	f.IntVar(&cfg.Epochs, "epochs", cfg.Epochs, "training epochs")
-	f.Float64Var(&cfg.LR, "lr", cfg.LR, "Adam learning rate")
-	f.Float64Var(&cfg.WeightDecay, "weight-decay", cfg.WeightDecay, "L2 weight decay on the first layer")
-	f.IntVar(&cfg.Hidden, "hidden", cfg.Hidden, "hidden units")
-	f.Float64Var(&cfg.Dropout, "dropout", cfg.Dropout, "dropout probability")
+	f.StringVar(&node.Dataset, "dataset", "", "dataset directory in the TSV layout (e.g. examples/data/cora)")
+	f.StringVar(&node.Scenario, "scenario", "", "generate a dataset instead: csbm")
+	f.StringVar(&node.Model, "model", node.Model, "gcn or sage")
+	f.IntVar(&params.Epochs, "epochs", 0, fmt.Sprintf("training epochs (default %d; --aml: %d)", n.Epochs, a.Epochs))
+	f.Float64Var(&params.LR, "lr", 0, fmt.Sprintf("Adam learning rate (default %v; --aml: %v)", n.LR, a.LR))
+	f.Var(unsetFloat{&params.WeightDecay}, "weight-decay", fmt.Sprintf("L2 weight decay on the first layer (default %v; --aml: %v)", n.WeightDecay, a.WeightDecay))
+	f.IntVar(&params.Hidden, "hidden", 0, fmt.Sprintf("hidden units (default %d; --aml: %d)", n.Hidden, a.Hidden))
+	f.Var(unsetFloat{&params.Dropout}, "dropout", fmt.Sprintf("dropout probability (default %v; --aml: %v)", n.Dropout, a.Dropout))
 	f.Uint64Var(&seed, "seed", 1, "random seed")
 	csbm.register(cmd)
 	aml.register(cmd)
 	return cmd
 }
+
+// unsetFloat is a float flag whose field stays nil, the library's
+// "unset", until the flag is given.
+type unsetFloat struct{ p **float64 }
+
+func (u unsetFloat) Set(s string) error {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return err
+	}
+	*u.p = &v
+	return nil
+}
+
+func (u unsetFloat) String() string {
+	if u.p == nil || *u.p == nil {
+		return ""
+	}
+	return strconv.FormatFloat(**u.p, 'g', -1, 64)
+}
+
+func (unsetFloat) Type() string { return "float" }
+
+// unsetInt is unsetFloat's int.
+type unsetInt struct{ p **int }
+
+func (u unsetInt) Set(s string) error {
+	v, err := strconv.Atoi(s)
+	if err != nil {
+		return err
+	}
+	*u.p = &v
+	return nil
+}
+
+func (u unsetInt) String() string {
+	if u.p == nil || *u.p == nil {
+		return ""
+	}
+	return strconv.Itoa(**u.p)
+}
+
+func (unsetInt) Type() string { return "int" }
