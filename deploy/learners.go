@@ -74,12 +74,16 @@ func DefaultLearnerOptions() LearnerOptions {
 		FedGSP: FedGSPOptions{Preset: "auto"}, Rec: DefaultRecOptions()}
 }
 
-// DefaultAMLConfig is the AML learner `graphfed sim --scenario aml` runs:
-// GIN, 32 hidden units, Adam at 5e-3, 512 seed transactions per step,
-// fan-out 5×5, CE-FedGNN's γ, an exchange every round.
+// DefaultAMLConfig is the AML learner `graphfed sim --scenario aml` runs,
+// the one place its defaults are written: GIN, 32 hidden units, Adam at
+// 5e-3, 512 seed transactions per step, fan-out 5×5, CE-FedGNN's γ,
+// layer-0 feature releases (amllearner.DefaultRelease) and the learner's
+// own pooling, batch stratification and evaluation sample.
 func DefaultAMLConfig() amllearner.Config {
 	return amllearner.Config{Kind: "gin", Hidden: 32, LR: 5e-3, BatchSize: 512, FanOut: []int{5, 5},
-		Gamma: cefedgnn.DefaultConfig().Gamma}
+		Gamma: cefedgnn.DefaultConfig().Gamma, Release: amllearner.DefaultRelease, PoolWeight: amllearner.DefaultPoolWeight,
+		PosFraction: amllearner.DefaultPosFraction, EvalSample: amllearner.DefaultEvalSample,
+		Beta: amllearner.DefaultBeta, Eta: amllearner.DefaultEta}
 }
 
 // DefaultAlgo is the algorithm a task runs unless told otherwise: FedAvg

@@ -6,6 +6,7 @@ import (
 	"math"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"graphfed/aggregator"
 	"graphfed/aml/amllearner"
@@ -17,6 +18,7 @@ import (
 	"graphfed/graph"
 	"graphfed/learner"
 	"graphfed/privacy"
+	"graphfed/runreport"
 	"graphfed/seeds"
 )
 
@@ -36,6 +38,8 @@ type AMLResult struct {
 	Sim     SimResult
 	Rounds  []AMLRound
 	Scores  eval.Scores
+	// Summary is the report `graphfed sim --scenario aml` prints.
+	Summary runreport.Summary
 }
 
 // RunAML runs the AML job of spec: it generates the world (or loads
@@ -44,8 +48,16 @@ type AMLResult struct {
 // the job on an embedded server (or Sim.NATSURL). OnRound, if set, hears
 // each round as it closes.
 func RunAML(ctx context.Context, spec AMLSpec, onRound func(AMLRound)) (AMLResult, error) {
+	start := time.Now()
 	fail := func(err error) (AMLResult, error) { return AMLResult{}, fmt.Errorf("job: aml: %w", err) }
 	sc := spec.Sim
+	if spec.Seed != nil {
+		sc.Seed = *spec.Seed
+		if spec.Privacy.NoiseSeed == nil {
+			seed := *spec.Seed
+			spec.Privacy.NoiseSeed = &seed
+		}
+	}
 	log, p := sc.Log, progressOr(spec.Progress)
 	sc = resolveSim(sc)
 	if sc.Algo == "" {
@@ -128,6 +140,14 @@ func RunAML(ctx context.Context, spec AMLSpec, onRound func(AMLRound)) (AMLResul
 	if spec.OnPlan != nil {
 		spec.OnPlan(plan)
 	}
+	if spec.Notes != nil && plan.Privacy.NodeTarget > 0 {
+		if note, err := NodeTargetPlan(plan.Privacy); err != nil {
+			log.Warn().Err(err).Msg("aml: the node target's plan")
+		} else {
+			fmt.Fprint(spec.Notes, note)
+		}
+	}
+	bar := p.Stage("sim aml "+sc.Algo, sc.Rounds)
 	log.Info().Int("banks", len(views)).Int("rows", plan.Rows).Int("accounts", plan.Accounts).Msg("AML world ready")
 	sc.Learners, sc.IDs, sc.EvalEvery, sc.SlowFactor, sc.Privacy = learners, ids, spec.EvalEvery, spec.SlowFactor, plan.Privacy
 	if sc.InProcess, err = InProcessConns(spec.Conns, sc.NATSURL, len(learners)+2, log); err != nil {
@@ -144,11 +164,15 @@ func RunAML(ctx context.Context, spec AMLSpec, onRound func(AMLRound)) (AMLResul
 	sc.OnProgress = func(_ aggregator.RoundClosed, pr deploy.Progress) {
 		r := &rounds[len(rounds)-1]
 		r.Progress = pr
+		bar.Update(int(r.Close.Round), fmt.Sprintf("%s in=%d late=%d val_f1(start)=%.4f %s %s",
+			r.Close.Reason, len(r.Close.In), len(r.Close.Late), r.ValF1, humanBytes(pr.Bytes),
+			progressClaims(pr.NodeEpsilonP90, pr.ClientEpsilon, plan.Privacy)))
 		if onRound != nil {
 			onRound(*r)
 		}
 	}
 	res, err := RunSim(ctx, sc)
+	bar.Finish()
 	final.finish()
 	out := AMLResult{Plan: plan, Dataset: w.dataset, Sim: res, Rounds: rounds}
 	if err != nil {
@@ -156,6 +180,17 @@ func RunAML(ctx context.Context, spec AMLSpec, onRound func(AMLRound)) (AMLResul
 	}
 	if out.Scores, err = eval.Score(res.Agg.Final); err != nil {
 		return out, err
+	}
+	out.Summary = amlSummary(out, sc)
+	if spec.Notes != nil && out.Scores.Typology != nil {
+		if err := eval.WriteTypologyTable(spec.Notes, out.Scores.Typology); err != nil {
+			return out, fmt.Errorf("job: aml: %w", err)
+		}
+	}
+	if spec.Out != "" {
+		if err := writeAMLRun(ctx, spec, sc, out, start); err != nil {
+			return out, fmt.Errorf("job: aml: %w", err)
+		}
 	}
 	return out, nil
 }

@@ -1,6 +1,7 @@
 package job
 
 import (
+	"io"
 	"time"
 
 	"graphfed/aggregator"
@@ -34,6 +35,17 @@ type AMLSpec struct {
 	// exported to Out/ledger.jsonl.
 	Out      string
 	Progress Progress // nil: none shown
+	// Seed, when set, is the job's seed (Sim.Seed) and seeds the noise
+	// too, unless Privacy.NoiseSeed says otherwise; nil: Sim.Seed (0: 1),
+	// noise from crypto/rand.
+	Seed *uint64
+	// Notes, when set, takes the job's human notes: the node target's
+	// plan before the run, the recall by typology after it.
+	Notes io.Writer
+	// Settings and Changed are the command's settings, for the run
+	// directory's summary.
+	Settings map[string]string
+	Changed  []string
 	// OnPlan, if set, hears the resolved job before it starts: the
 	// privacy plan (node target, planned releases) and K.
 	OnPlan func(AMLPlan)
@@ -52,6 +64,9 @@ func resolveSim(sc SimConfig) SimConfig {
 	}
 	if sc.RoundTimeout == 0 {
 		sc.RoundTimeout = DefaultRoundTimeout
+	}
+	if sc.Seed == 0 {
+		sc.Seed = 1
 	}
 	return sc
 }

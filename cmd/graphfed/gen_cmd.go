@@ -48,8 +48,8 @@ Output is determined by the flags, the seed included.`,
 	f.Uint64Var(&spec.Seed, "seed", spec.Seed, "random seed; the same flags and seed give the same files")
 	f.StringVar(&spec.Out, "out", spec.Out, "output directory (created if missing)")
 	f.StringVar(&spec.Prefix, "prefix", "", "file prefix (default from size and ratio, e.g. HI-Small)")
-	f.Var(unsetFloat{&spec.IllicitRatio}, "illicit-ratio", "override the share of laundering rows (e.g. 0.01)")
-	f.Var(unsetFloat{&spec.CrossBankHop}, "cross-bank-hop", "override the probability that a laundering hop changes bank (default 0.75)")
-	f.Var(unsetFloat{&spec.RecruitPool}, "recruit-pool", "override the probability that an account a laundering hop recruits is a repeat launderer rather than a one-off mule (default 0.7)")
+	f.Var(unsetFloat(&spec.IllicitRatio), "illicit-ratio", "override the share of laundering rows (e.g. 0.01)")
+	f.Var(unsetFloat(&spec.CrossBankHop), "cross-bank-hop", "override the probability that a laundering hop changes bank (default 0.75)")
+	f.Var(unsetFloat(&spec.RecruitPool), "recruit-pool", "override the probability that an account a laundering hop recruits is a repeat launderer rather than a one-off mule (default 0.7)")
 	return cmd
 }

@@ -45,8 +45,8 @@ func printDefaults(cmd *cobra.Command, args []string) error {
 		fmt.Sprintf("graphfed job file: `graphfed %s --algo %s` with every setting at its default.", run, algo),
 		"Run it with: graphfed run FILE.yaml [flags]; flags given on the command line override the keys here.",
 		fmt.Sprintf("Every key is a flag of `graphfed %s`, with the same name and the same values (docs/JOBS.md).", run),
-		"Keys are commented out (#key: default): setting a key is giving its flag, and a few settings act " +
-			"differently when given (an explicit seed seeds the privacy noise; the AML defaults of --rounds and --algo apply only when they are not given). " +
+		"Keys are commented out (#key: default): setting a key is giving its flag. A key left out, or at 0 or empty, takes the job library's " +
+			"default for the task that runs (its algorithm, rounds, local epochs, round timeout); an explicit seed seeds the privacy noise too. " +
 			"Uncomment the lines you mean to set. Paths are relative to the working directory.",
 	}
 	set := []jobfile.Pair{{Key: jobfile.RunKey, Value: run}, {Key: "algo", Value: algo}}
@@ -102,13 +102,12 @@ func flagGroups() []struct {
 		{"Rounds: adaptive deadline", func(c *cobra.Command) { registerDeadlineFlags(c, new(float64), new(time.Duration)) }},
 		{"Asynchrony", func(c *cobra.Command) { (&asyncFlags{}).register(c) }},
 		{"Robust aggregation", func(c *cobra.Command) { (&robustFlags{}).register(c.Flags()) }},
-		{"Privacy", func(c *cobra.Command) { (&privacyFlags{}).register(c) }},
+		{"Privacy", func(c *cobra.Command) { (&privacyFlags{}).register(c.Flags()) }},
 		{"Durability (JetStream)", func(c *cobra.Command) { (&recoveryFlags{}).register(c) }},
 		{"Large messages (object store)", func(c *cobra.Command) { (&blobFlags{}).register(c) }},
-		{"AML", func(c *cobra.Command) { (&amlFlags{}).register(c) }},
-		{"Recommendation (LPSFed)", func(c *cobra.Command) { (&lpsfedFlags{}).register(c) }},
-		{"Recommendation (LPSFed)", func(c *cobra.Command) { (&recFlags{}).registerReference(c.Flags()) }},
-		{"FedGSP", func(c *cobra.Command) { (&fedgspFlags{}).register(c) }},
+		{"AML", func(c *cobra.Command) { (&simFlags{}).registerAML(c) }},
+		{"Recommendation (LPSFed)", func(c *cobra.Command) { (&simFlags{}).registerRec(c) }},
+		{"FedGSP", func(c *cobra.Command) { (&fedgspFlags{}).registerServer(c) }},
 		{"Process", func(c *cobra.Command) { registerMemoryLimit(c, 0, "") }},
 	}
 }

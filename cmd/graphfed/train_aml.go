@@ -28,9 +28,9 @@ func (a *amlTrainFlags) register(cmd *cobra.Command) {
 	f.IntVar(&s.BatchSize, "batch", s.BatchSize, "AML: seed transactions per step")
 	f.IntSliceVar(&s.FanOut, "fanout", s.FanOut, "AML: neighbours sampled per node and direction at each layer, nearest hop first (-1: all)")
 	f.Float64Var(&s.PosFraction, "pos-fraction", s.PosFraction, "AML: share of laundering transactions in each training batch, unweighted, with scores shifted back to the class-weighted decision, as the federated banks train (0: the default; negative: uniform batches with the class weights in the loss)")
-	f.Var(unsetInt{&s.StepsPerEpoch}, "steps-per-epoch", fmt.Sprintf("AML: training steps per epoch. Stratified batches: default %d, the local steps of one bank over a default federated job (%d rounds × %d), so --epochs E takes as many steps as E banks; uniform batches (--pos-fraction < 0): default 0, every training row once, else a fresh random subset of them",
+	f.Var(unsetInt(&s.StepsPerEpoch), "steps-per-epoch", fmt.Sprintf("AML: training steps per epoch. Stratified batches: default %d, the local steps of one bank over a default federated job (%d rounds × %d), so --epochs E takes as many steps as E banks; uniform batches (--pos-fraction < 0): default 0, every training row once, else a fresh random subset of them",
 		joblib.DefaultAMLTrainStepsPerEpoch, joblib.DefaultAMLRounds, deploy.DefaultAMLLocalSteps))
-	f.Var(unsetInt{&a.steps}, "steps", "AML: old name of --steps-per-epoch")
+	f.Var(unsetInt(&a.steps), "steps", "AML: old name of --steps-per-epoch")
 	_ = f.MarkDeprecated("steps", "use --steps-per-epoch")
 	f.IntVar(&s.EvalBatch, "eval-batch", s.EvalBatch, "AML: seed transactions per evaluation batch")
 	f.IntVar(&s.ValSample, "val-sample", s.ValSample, "AML: the validation after every epoch (which picks the best epoch) scores every laundering validation transaction and at most this many legitimate ones, F1 weighed back to the split; the best epoch's model is then scored on all of them (≤ 0: all every epoch)")

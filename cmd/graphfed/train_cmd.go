@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -54,54 +53,11 @@ func newTrainCmd(g *globalFlags) *cobra.Command {
 	f.StringVar(&node.Model, "model", node.Model, "gcn or sage")
 	f.IntVar(&params.Epochs, "epochs", 0, fmt.Sprintf("training epochs (default %d; --aml: %d)", n.Epochs, a.Epochs))
 	f.Float64Var(&params.LR, "lr", 0, fmt.Sprintf("Adam learning rate (default %v; --aml: %v)", n.LR, a.LR))
-	f.Var(unsetFloat{&params.WeightDecay}, "weight-decay", fmt.Sprintf("L2 weight decay on the first layer (default %v; --aml: %v)", n.WeightDecay, a.WeightDecay))
+	f.Var(unsetFloat(&params.WeightDecay), "weight-decay", fmt.Sprintf("L2 weight decay on the first layer (default %v; --aml: %v)", n.WeightDecay, a.WeightDecay))
 	f.IntVar(&params.Hidden, "hidden", 0, fmt.Sprintf("hidden units (default %d; --aml: %d)", n.Hidden, a.Hidden))
-	f.Var(unsetFloat{&params.Dropout}, "dropout", fmt.Sprintf("dropout probability (default %v; --aml: %v)", n.Dropout, a.Dropout))
+	f.Var(unsetFloat(&params.Dropout), "dropout", fmt.Sprintf("dropout probability (default %v; --aml: %v)", n.Dropout, a.Dropout))
 	f.Uint64Var(&seed, "seed", 1, "random seed")
 	csbm.register(cmd)
 	aml.register(cmd)
 	return cmd
 }
-
-// unsetFloat is a float flag whose field stays nil, the library's
-// "unset", until the flag is given.
-type unsetFloat struct{ p **float64 }
-
-func (u unsetFloat) Set(s string) error {
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return err
-	}
-	*u.p = &v
-	return nil
-}
-
-func (u unsetFloat) String() string {
-	if u.p == nil || *u.p == nil {
-		return ""
-	}
-	return strconv.FormatFloat(**u.p, 'g', -1, 64)
-}
-
-func (unsetFloat) Type() string { return "float" }
-
-// unsetInt is unsetFloat's int.
-type unsetInt struct{ p **int }
-
-func (u unsetInt) Set(s string) error {
-	v, err := strconv.Atoi(s)
-	if err != nil {
-		return err
-	}
-	*u.p = &v
-	return nil
-}
-
-func (u unsetInt) String() string {
-	if u.p == nil || *u.p == nil {
-		return ""
-	}
-	return strconv.Itoa(**u.p)
-}
-
-func (unsetInt) Type() string { return "int" }
