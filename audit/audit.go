@@ -47,7 +47,7 @@ type Config struct {
 
 // DefaultConfig is `graphfed audit` without flags but its source.
 func DefaultConfig() Config {
-	return Config{Delta: 1e-4, Accountant: "rdp"}
+	return Config{Delta: deploy.DefaultDelta, Accountant: privacy.RDP.String()}
 }
 
 // Run audits cfg's ledger; log gets the reading's warnings (a torn last

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"graphfed/deploy"
 	"graphfed/privacy"
 )
 
@@ -58,8 +59,8 @@ func newPrivacyEpsilonCmd(g *globalFlags) *cobra.Command {
 	f.Float64Var(&sigma, "sigma", 0, "noise standard deviation per coordinate")
 	f.Float64Var(&rho, "rho", 0, "metric distance (embeddings) or sensitivity (model channels: 2·clip·sqrt(rows))")
 	f.IntVar(&releases, "releases", 0, "number of releases composed")
-	f.Float64Var(&delta, "delta", 1e-4, "δ")
-	f.StringVar(&accountant, "accountant", "rdp", "rdp (Opacus orders, as CE-FedGNN) or exact (composed Gaussian)")
+	f.Float64Var(&delta, "delta", deploy.DefaultDelta, "δ")
+	f.StringVar(&accountant, "accountant", privacy.RDP.String(), "rdp (Opacus orders, as CE-FedGNN) or exact (composed Gaussian)")
 	for _, name := range []string{"sigma", "rho", "releases"} {
 		_ = cmd.MarkFlagRequired(name)
 	}
