@@ -2,11 +2,11 @@ package main
 
 import (
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"graphfed/deploy"
 	"graphfed/privacy"
 )
 
@@ -20,9 +20,8 @@ func newPrivacyCmd(g *globalFlags) *cobra.Command {
 	return cmd
 }
 
-// newPrivacyEpsilonCmd is `graphfed privacy epsilon`: the ε at δ of N
-// Gaussian releases with noise σ at metric distance (or sensitivity) ρ —
-// one cell of CE-FedGNN Table 6.
+// newPrivacyEpsilonCmd is `graphfed privacy epsilon`: flags into
+// privacy.EpsilonForSigma, one cell of CE-FedGNN Table 6.
 func newPrivacyEpsilonCmd(g *globalFlags) *cobra.Command {
 	var (
 		sigma, rho, delta float64
@@ -40,28 +39,19 @@ func newPrivacyEpsilonCmd(g *globalFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			switch {
-			case !(sigma > 0) || math.IsInf(sigma, 0):
-				return fmt.Errorf("privacy epsilon: --sigma must be positive, got %v", sigma)
-			case !(rho >= 0) || math.IsInf(rho, 0):
-				return fmt.Errorf("privacy epsilon: --rho must be non-negative, got %v", rho)
-			case releases < 0:
-				return fmt.Errorf("privacy epsilon: --releases must be non-negative, got %d", releases)
-			case !(delta > 0 && delta < 1):
-				return fmt.Errorf("privacy epsilon: --delta must be in (0, 1), got %v", delta)
+			c, err := privacy.EpsilonForSigma(sigma, delta, rho, releases, kind)
+			if err != nil {
+				return fmt.Errorf("privacy epsilon: %w", err)
 			}
-			mu2 := float64(releases) * rho * rho / (sigma * sigma)
-			eps := kind.Epsilon(mu2, delta)
-			metrics := map[string]any{"epsilon": eps, "mu": math.Sqrt(mu2), "releases": releases, "sigma": sigma, "rho": rho}
+			metrics := map[string]any{"epsilon": c.Epsilon, "mu": c.Mu, "releases": releases, "sigma": sigma, "rho": rho}
 			if kind == privacy.RDP {
-				_, alpha := privacy.RDPEpsilon(mu2, delta)
-				metrics["rdp_order"] = alpha
+				metrics["rdp_order"] = c.RDPOrder
 			}
 			fmt.Fprintf(g.humanOut(), "%s accountant: %d releases, σ=%g, ρ=%g (μ=%.6g): ε=%.6f at δ=%g\n",
-				kind, releases, sigma, rho, math.Sqrt(mu2), eps, delta)
+				kind, releases, sigma, rho, c.Mu, c.Epsilon, delta)
 			return g.emit(Report{
 				Command: "privacy epsilon", Algo: kind.String(), Metrics: metrics,
-				Privacy: map[string]any{"delta": delta, "epsilon": eps, "accountant": kind.String()},
+				Privacy: map[string]any{"delta": delta, "epsilon": c.Epsilon, "accountant": kind.String()},
 			}, start)
 		},
 	}
@@ -69,8 +59,8 @@ func newPrivacyEpsilonCmd(g *globalFlags) *cobra.Command {
 	f.Float64Var(&sigma, "sigma", 0, "noise standard deviation per coordinate")
 	f.Float64Var(&rho, "rho", 0, "metric distance (embeddings) or sensitivity (model channels: 2·clip·sqrt(rows))")
 	f.IntVar(&releases, "releases", 0, "number of releases composed")
-	f.Float64Var(&delta, "delta", 1e-4, "δ")
-	f.StringVar(&accountant, "accountant", "rdp", "rdp (Opacus orders, as CE-FedGNN) or exact (composed Gaussian)")
+	f.Float64Var(&delta, "delta", deploy.DefaultDelta, "δ")
+	f.StringVar(&accountant, "accountant", privacy.RDP.String(), "rdp (Opacus orders, as CE-FedGNN) or exact (composed Gaussian)")
 	for _, name := range []string{"sigma", "rho", "releases"} {
 		_ = cmd.MarkFlagRequired(name)
 	}

@@ -1,54 +1,41 @@
 package main
 
 import (
+	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
-	"graphfed/bus"
+	"graphfed/operator"
 )
 
+// newServerCmd is `graphfed server`: flags into operator.ServerConfig,
+// the embedded nats-server run until stopped.
 func newServerCmd(g *globalFlags) *cobra.Command {
-	var (
-		o        bus.ServerOptions
-		insecure bool
-		mf       metricsFlags // --metrics-addr only: the server runs until stopped, so there is nothing to linger after
-	)
+	cfg := operator.DefaultServerConfig()
+	var mf metricsFlags // --metrics-addr only: the server runs until stopped, so there is nothing to linger after
 	cmd := &cobra.Command{
 		Use:   "server --config FILE [--port P] [--store DIR] | server --insecure",
 		Short: "Run graphfed's embedded nats-server (JetStream on) as a standalone process",
 		Long: `Run graphfed's embedded nats-server with JetStream, from the configuration graphfed keys writes
 (one login per party, with its permissions). Without --config it refuses to run unless --insecure.
-The JetStream store (the privacy ledger, durable jobs' checkpoints) is --store, else the configuration's
-store_dir, else ` + "`$XDG_STATE_HOME/graphfed/jetstream`" + ` (default ~/.local/state/graphfed/jetstream): it survives restarts.
-What the server refuses (permission violations, failed logins, slow consumers, limits hit) is logged as
-warn lines with an event field, rate-limited, and counted in --metrics-addr's graphfed_server_events_total
-(docs/METRICS.md).`,
+The JetStream store (the privacy ledger, durable jobs' checkpoints) survives restarts.
+What the server refuses is logged as warn lines with an event field, rate-limited, and counted
+in --metrics-addr's graphfed_server_events_total (docs/DEPLOY.md, docs/METRICS.md).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log := g.logger()
-			if err := requireCredentials("server", o.ConfigFile != "", insecure, "--config FILE with the parties' logins", log); err != nil {
+			if err := requireCredentials("server", cfg.ConfigFile != "", cfg.Insecure, "--config FILE with the parties' logins", log); err != nil {
 				return err
 			}
-			def, err := defaultStoreDir()
-			if err != nil {
-				return fmt.Errorf("graphfed server: %w (give --store DIR)", err)
-			}
-			o.DefaultStoreDir = def
-			// The server's own lines go to the process's log; the level
-			// flag applies (its notices are debug, its refusals warn).
-			o.Logger = &log
-			srv, err := bus.StartServer(o)
-			if err != nil {
-				return err
+			srv, err := operator.StartServer(cfg, log)
+			var open *operator.NoLoginsError
+			if errors.As(err, &open) {
+				return fmt.Errorf("graphfed server: %w; %s, or pass --insecure", err, keysHint)
+			} else if err != nil {
+				return fmt.Errorf("graphfed server: %w", err)
 			}
 			defer srv.Shutdown()
-			if !srv.Authenticated() && !insecure {
-				return fmt.Errorf("graphfed server: refusing to run: the configuration %s lists no logins, so anyone could connect; "+
-					"%s, or pass --insecure", o.ConfigFile, keysHint)
-			}
 			m, stopMetrics, err := mf.start(cmd.Context(), log)
 			if err != nil {
 				return fmt.Errorf("graphfed server: %w", err)
@@ -60,36 +47,16 @@ warn lines with an event field, rate-limited, and counted in --metrics-addr's gr
 				}
 			}
 			fmt.Fprintln(g.humanOut(), "nats-server listening on", srv.ClientURL())
-			log.Info().Str("url", srv.ClientURL()).Str("config", o.ConfigFile).Bool("auth", srv.Authenticated()).
-				Str("store", srv.StoreDir()).Bool("store_temporary", srv.Temporary()).Bool("jetstream", !o.NoJetStream).
-				Int("max_payload", srv.MaxPayload()).
-				Msg("server ready")
-			<-cmd.Context().Done()
-			// What the server refused over its life, for an operator who
-			// does not scrape it.
-			log.Info().Str("reason", fmt.Sprint(contextCause(cmd.Context()))).Interface("refusals", srv.Refusals()).Msg("server stopping")
+			operator.Serve(cmd.Context(), srv, cfg, log)
 			return nil
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.Host, "host", "127.0.0.1", "listen address")
-	f.IntVar(&o.Port, "port", 4222, "client port (-1: random)")
-	f.StringVar(&o.StoreDir, "store", "", "JetStream store directory (default: the configuration's store_dir, else $XDG_STATE_HOME/graphfed/jetstream or ~/.local/state/graphfed/jetstream)")
-	f.StringVar(&o.ConfigFile, "config", "", "nats-server configuration file from graphfed keys (logins, permissions, cluster)")
+	f.StringVar(&cfg.Host, "host", cfg.Host, "listen address")
+	f.IntVar(&cfg.Port, "port", cfg.Port, "client port (-1: random)")
+	f.StringVar(&cfg.StoreDir, "store", "", "JetStream store directory (default: the configuration's store_dir, else $XDG_STATE_HOME/graphfed/jetstream or ~/.local/state/graphfed/jetstream)")
+	f.StringVar(&cfg.ConfigFile, "config", "", "nats-server configuration file from graphfed keys (logins, permissions, cluster)")
 	f.StringVar(&mf.addr, "metrics-addr", "", "serve Prometheus metrics (the server's refusals, graphfed_server_events_total) at http://HOST:PORT/metrics (port 0: a free port, logged); empty: off")
-	registerInsecure(cmd, &insecure)
+	registerInsecure(cmd, &cfg.Insecure)
 	return cmd
-}
-
-// defaultStoreDir is the persistent JetStream store of `graphfed server`:
-// $XDG_STATE_HOME/graphfed/jetstream, or ~/.local/state/graphfed/jetstream.
-func defaultStoreDir() (string, error) {
-	if d := os.Getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
-		return filepath.Join(d, "graphfed", "jetstream"), nil
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("default store directory: %w", err)
-	}
-	return filepath.Join(home, ".local", "state", "graphfed", "jetstream"), nil
 }

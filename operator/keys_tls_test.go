@@ -1,4 +1,4 @@
-package main
+package operator
 
 import (
 	"bytes"
@@ -19,6 +19,26 @@ import (
 	"graphfed/bus"
 )
 
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// keysConfig is DefaultKeysConfig for job aml-1 of banks into out, with
+// change applied.
+func keysConfig(out string, banks []string, change func(*KeysConfig)) KeysConfig {
+	cfg := DefaultKeysConfig()
+	cfg.Job, cfg.Banks, cfg.Out = "aml-1", banks, out
+	if change != nil {
+		change(&cfg)
+	}
+	return cfg
+}
+
 func readCert(t *testing.T, path string) *x509.Certificate {
 	t.Helper()
 	b, _ := pem.Decode(mustRead(t, path))
@@ -32,13 +52,16 @@ func readCert(t *testing.T, path string) *x509.Certificate {
 	return c
 }
 
-// `graphfed keys --tls` writes the job CA, the server's pair and a pair
+// WriteKeys with TLS.Generate (graphfed keys --tls) writes the job CA, the server's pair and a pair
 // per credential (keys 0600, certificates 0644), and every configuration
 // requires mutual TLS with them, on the routes of a cluster too.
 func TestKeysTLS(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "keys")
-	rep, err := runKeysCLI(t, "keys", "--job", "aml-1", "--banks", "bank-0,bank-1", "--out", out, "--listen", "0.0.0.0:4222",
-		"--cluster", "nats-1.example:6222,nats-2.example:6222,nats-3.example:6222", "--tls", "--tls-hosts", "nats.example.org")
+	rep, err := WriteKeys(keysConfig(out, []string{"bank-0", "bank-1"}, func(c *KeysConfig) {
+		c.Listen = "0.0.0.0:4222"
+		c.Cluster = []string{"nats-1.example:6222", "nats-2.example:6222", "nats-3.example:6222"}
+		c.TLS.Generate, c.TLS.Hosts = true, []string{"nats.example.org"}
+	}), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,9 +115,8 @@ func TestKeysTLS(t *testing.T) {
 			t.Fatalf("%s: route TLS %v", name, o.Cluster.TLSConfig != nil)
 		}
 	}
-	m, ok := rep.Metrics["tls"].(map[string]any)
-	if !ok || m["mode"] != "generated" || m["own_ca"] != false || len(m["files"].(map[string]any)) != len(files) {
-		t.Fatalf("report tls %v", rep.Metrics["tls"])
+	if m := rep.TLS; m == nil || m.Mode != "generated" || m.OwnCA || len(m.Files) != len(files) {
+		t.Fatalf("report tls %+v", rep.TLS)
 	}
 }
 
@@ -108,7 +130,7 @@ func TestKeysTLSRefusesToOverwrite(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(out, "bank-0.crt"), []byte("mine"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := runKeysCLI(t, "keys", "--job", "aml-1", "--banks", "bank-0,bank-1", "--out", out, "--tls")
+	_, err := WriteKeys(keysConfig(out, []string{"bank-0", "bank-1"}, func(c *KeysConfig) { c.TLS.Generate = true }), time.Now())
 	if err == nil || !strings.Contains(err.Error(), "bank-0.crt exists") {
 		t.Fatalf("error %v", err)
 	}
@@ -134,7 +156,7 @@ func TestKeysTLSOwnCA(t *testing.T) {
 	os.WriteFile(caCert, ca.CertPEM(), 0o644)
 	os.WriteFile(caKey, key, 0o600)
 	out := filepath.Join(dir, "keys")
-	rep, err := runKeysCLI(t, "keys", "--job", "aml-1", "--banks", "bank-0", "--out", out, "--tls-ca-cert", caCert, "--tls-ca-key", caKey)
+	rep, err := WriteKeys(keysConfig(out, []string{"bank-0"}, func(c *KeysConfig) { c.TLS.CACert, c.TLS.CAKey = caCert, caKey }), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,8 +174,8 @@ func TestKeysTLSOwnCA(t *testing.T) {
 			t.Fatalf("%s: %v", f, err)
 		}
 	}
-	if m := rep.Metrics["tls"].(map[string]any); m["own_ca"] != true {
-		t.Fatalf("report tls %v", m)
+	if !rep.TLS.OwnCA {
+		t.Fatalf("report tls %+v", rep.TLS)
 	}
 }
 
@@ -181,8 +203,9 @@ func TestKeysTLSOwnServerFiles(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "keys")
-			rep, err := runKeysCLI(t, "keys", "--job", "aml-1", "--banks", "bank-0", "--out", out,
-				"--tls-server-cert", tc.cert, "--tls-server-key", tc.key, "--tls-ca-cert", tc.ca)
+			rep, err := WriteKeys(keysConfig(out, []string{"bank-0"}, func(c *KeysConfig) {
+				c.TLS.ServerCert, c.TLS.ServerKey, c.TLS.CACert = tc.cert, tc.key, tc.ca
+			}), time.Now())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -195,15 +218,16 @@ func TestKeysTLSOwnServerFiles(t *testing.T) {
 			if m, _ := filepath.Glob(filepath.Join(out, "*.crt")); len(m) != 0 {
 				t.Fatalf("generated %v", m)
 			}
-			if m := rep.Metrics["tls"].(map[string]any); m["mode"] != "own" || m["checked"] != tc.checked {
-				t.Fatalf("report tls %v", m)
+			if m := rep.TLS; m.Mode != "own" || m.Checked != tc.checked {
+				t.Fatalf("report tls %+v", m)
 			}
 		})
 	}
 	// A key that is not the certificate's is caught here, not at the
 	// server's start.
-	_, err = runKeysCLI(t, "keys", "--job", "aml-1", "--banks", "bank-0", "--out", filepath.Join(t.TempDir(), "keys"),
-		"--tls-server-cert", cert, "--tls-server-key", filepath.Join(dir, "ca.key"), "--tls-ca-cert", ca)
+	_, err = WriteKeys(keysConfig(filepath.Join(t.TempDir(), "keys"), []string{"bank-0"}, func(c *KeysConfig) {
+		c.TLS.ServerCert, c.TLS.ServerKey, c.TLS.CACert = cert, filepath.Join(dir, "ca.key"), ca
+	}), time.Now())
 	if err == nil || !strings.Contains(err.Error(), "not the certificate's") {
 		t.Fatalf("a mismatched key: %v", err)
 	}
@@ -213,22 +237,23 @@ func TestKeysTLSOwnServerFiles(t *testing.T) {
 // anything is written.
 func TestKeysTLSFlagErrors(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		args []string
-		want string
+		name   string
+		change func(*KeysConfig)
+		want   string
 	}{
-		{"hosts without tls", []string{"--tls-hosts", "a.example"}, "need --tls"},
-		{"generate and own", []string{"--tls", "--tls-server-cert", "s.crt", "--tls-server-key", "s.key"}, "one or the other"},
-		{"ca key alone", []string{"--tls-ca-key", "ca.key"}, "go together"},
-		{"server cert alone", []string{"--tls-server-cert", "s.crt"}, "needs --tls-server-key"},
-		{"own with hosts", []string{"--tls-server-cert", "s.crt", "--tls-server-key", "s.key", "--tls-ca-cert", "ca.crt", "--tls-hosts", "x"}, "apply to generated"},
-		{"bad host", []string{"--tls", "--tls-hosts", "a b"}, "neither an IP"},
-		{"bank named server", []string{"--tls", "--banks", "server"}, "reserved"},
+		{"hosts without tls", func(c *KeysConfig) { c.TLS.Hosts = []string{"a.example"} }, "need --tls"},
+		{"generate and own", func(c *KeysConfig) { c.TLS.Generate, c.TLS.ServerCert, c.TLS.ServerKey = true, "s.crt", "s.key" }, "one or the other"},
+		{"ca key alone", func(c *KeysConfig) { c.TLS.CAKey = "ca.key" }, "go together"},
+		{"server cert alone", func(c *KeysConfig) { c.TLS.ServerCert = "s.crt" }, "needs --tls-server-key"},
+		{"own with hosts", func(c *KeysConfig) {
+			c.TLS = KeysTLS{ServerCert: "s.crt", ServerKey: "s.key", CACert: "ca.crt", Hosts: []string{"x"}}
+		}, "apply to generated"},
+		{"bad host", func(c *KeysConfig) { c.TLS.Generate, c.TLS.Hosts = true, []string{"a b"} }, "neither an IP"},
+		{"bank named server", func(c *KeysConfig) { c.TLS.Generate, c.Banks = true, []string{"server"} }, "reserved"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "keys")
-			args := append([]string{"keys", "--job", "aml-1", "--banks", "bank-0", "--out", out}, tc.args...)
-			_, err := runKeysCLI(t, args...)
+			_, err := WriteKeys(keysConfig(out, []string{"bank-0"}, tc.change), time.Now())
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %v, want one with %q", err, tc.want)
 			}
