@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 
@@ -43,12 +42,4 @@ func requireCredentials(what string, have, insecure bool, use string, log zerolo
 	fmt.Fprintf(os.Stderr, "\n*** WARNING: INSECURE ***\n%s.\n\n", msg)
 	log.Warn().Bool("insecure", true).Msg(msg)
 	return nil
-}
-
-// contextCause is ctx's cause (the signal main received) or its error.
-func contextCause(ctx context.Context) error {
-	if c := context.Cause(ctx); c != nil {
-		return c
-	}
-	return ctx.Err()
 }

@@ -4,10 +4,7 @@ package main
 // file goes when their branches land.
 
 import (
-	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"sort"
 
 	"graphfed/aml/eval"
@@ -31,18 +28,6 @@ func meanScore(scores map[string]map[string]float64, key string) (float64, int) 
 		return 0, 0
 	}
 	return sum / float64(n), n
-}
-
-func writeFileWith(path string, fill func(*os.File) error) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("run dir: %w", err)
-	}
-	if err := fill(f); err != nil {
-		f.Close()
-		return fmt.Errorf("run dir: %s: %w", filepath.Base(path), err)
-	}
-	return f.Close()
 }
 
 var _ = eval.PooledF1
