@@ -58,8 +58,11 @@ func newAggregatorCmd(g *globalFlags) *cobra.Command {
 			// --metrics-linger after it).
 			stopMetrics := func() {}
 			defer func() { stopMetrics() }()
-			spec.StartMetrics = func() (m *telemetry.Metrics, err error) {
-				m, stopMetrics, err = mf.start(cmd.Context(), log)
+			spec.StartMetrics = func() (*telemetry.Metrics, error) {
+				m, stop, err := mf.start(cmd.Context(), log)
+				if err == nil {
+					stopMetrics = stop
+				}
 				return m, err
 			}
 			// Stopped by a signal: the report so far is written, then the
