@@ -178,7 +178,7 @@ func RunNode(ctx context.Context, spec NodeSpec) (NodeResult, error) {
 	sc.OnRound = func(rc aggregator.RoundClosed, scores map[string]map[string]float64) {
 		acc := meanOf(scores, nodeScore)
 		rows = append(rows, roundOf(rc, acc))
-		bar.Update(int(rc.Round), fmt.Sprintf("%s in=%d late=%d test_%s(start)=%.4f%s", rc.Reason, len(rc.In), len(rc.Late), metric, acc, budgetNote(rc)))
+		bar.Update(int(rc.Round), fmt.Sprintf("%s in=%d late=%d test_%s(start)=%.4f%s", rc.Reason, len(rc.In), len(rc.Late), metric, acc, RoundBudgetNote(rc)))
 	}
 	sc.OnProgress = func(_ aggregator.RoundClosed, pr deploy.Progress) { withProgress(&rows[len(rows)-1], pr) }
 	res, err := RunSim(ctx, sc)

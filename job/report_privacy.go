@@ -4,10 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"time"
 
 	"graphfed/agent"
-	"graphfed/aggregator"
 	"graphfed/privacy"
 	"graphfed/runreport"
 )
@@ -142,15 +140,4 @@ func humanBytes(n int64) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", n)
-}
-
-// budgetNote is a progress line's note on an adaptive deadline.
-func budgetNote(rc aggregator.RoundClosed) string {
-	switch {
-	case rc.Budget == 0:
-		return ""
-	case rc.Extensions > 0:
-		return fmt.Sprintf(" budget=%v (extended %d×)", rc.Budget.Round(time.Millisecond), rc.Extensions)
-	}
-	return fmt.Sprintf(" budget=%v", rc.Budget.Round(time.Millisecond))
 }

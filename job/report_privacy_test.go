@@ -3,7 +3,6 @@ package job
 import (
 	"strings"
 	"testing"
-
 )
 
 // TestProgressClaims: the progress line claims the embedding target only

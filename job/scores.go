@@ -139,21 +139,16 @@ func finiteOrNil(v float64) any {
 	return v
 }
 
-// putRobust adds the robust aggregation rule and what it set aside per
-// sender to a report, when the job ran one.
-func putRobust(metrics map[string]any, r aggregator.Robust, res aggregator.Result) {
-	if r.Rule == aggregator.RobustNone {
-		return
-	}
-	metrics["robust"], metrics["robust_set_aside"] = r.Rule, res.SetAside
-	if r.Rule == aggregator.RobustTrimmed {
-		metrics["robust_trim"] = r.Trim
-	}
-}
-
 // putLedgerRate adds how fast the ledger took the appends.
 func putLedgerRate(metrics map[string]any, lr LedgerRate) {
 	if lr.Appends > 0 {
 		metrics["ledger_appends_per_s"], metrics["ledger_appends_per_s_slowest_round"] = lr.PerSecond, lr.SlowestRound
+	}
+}
+
+// putRobust adds RobustMetrics to a report's metrics.
+func putRobust(metrics map[string]any, r aggregator.Robust, res aggregator.Result) {
+	for k, v := range RobustMetrics(r, res) {
+		metrics[k] = v
 	}
 }

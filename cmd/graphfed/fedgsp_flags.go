@@ -25,7 +25,9 @@ func (f *fedgspFlags) registerServer(cmd *cobra.Command) {
 	if fl.Lookup("fedgsp-preset") == nil {
 		fl.StringVar(&f.preset, "fedgsp-preset", "cora", "FedGSP server settings to start from: "+strings.Join(job.FedGSPPresets(), ", ")+"; the --fedgsp-* flags given override it")
 	}
-	help := func(what string, def any) string { return fmt.Sprintf("FedGSP %s (default: the preset's; cora's %v)", what, def) }
+	help := func(what string, def any) string {
+		return fmt.Sprintf("FedGSP %s (default: the preset's; cora's %v)", what, def)
+	}
 	fl.Var(unsetFloat(&f.server.Gamma), "fedgsp-gamma", help("γ: spread of the collaboration rows (larger: closer to uniform)", s.Gamma))
 	fl.Var(unsetFloat(&f.server.Alpha), "fedgsp-alpha", help("α: weight of the complementing (heterophily) similarity", s.Alpha))
 	fl.Var(unsetFloat(&f.server.Beta), "fedgsp-beta", help("β: weight of the sharing (homophily) similarity", s.Beta))

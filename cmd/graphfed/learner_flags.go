@@ -68,7 +68,9 @@ func (l *learnerFlags) register(f *pflag.FlagSet) {
 // preset; each stays unset until given.
 func (l *learnerFlags) registerFedGSP(f *pflag.FlagSet) {
 	s, d := &l.o.FedGSP.Set, job.DefaultFedGSPClient()
-	help := func(what string, def any) string { return fmt.Sprintf("FedGSP %s (default: the preset's; cora's %v)", what, def) }
+	help := func(what string, def any) string {
+		return fmt.Sprintf("FedGSP %s (default: the preset's; cora's %v)", what, def)
+	}
 	f.Var(unsetInt(&s.Orders), "fedgsp-orders", help("polynomial orders K", d.Orders))
 	f.Var(unsetFloat(&s.Tau), "fedgsp-tau", help("τ: weight of the homophily basis P^kX against the heterophily basis U_k", d.Tau))
 	f.Var(unsetInt(&s.Hidden), "fedgsp-hidden", help("MLP hidden width", d.Hidden))

@@ -35,7 +35,6 @@ func (o optional[T]) String() string {
 
 func (o optional[T]) Type() string { return o.typ }
 
-
 func parseFloat(s string) (float64, error) { return strconv.ParseFloat(s, 64) }
 func parseUint(s string) (uint64, error)   { return strconv.ParseUint(s, 0, 64) }
 

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"time"
 
@@ -48,55 +47,36 @@ func newScenarioRunCmd(g *globalFlags) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("scenario run: %w", err)
 			}
-			selected, err := reg.Select(args[0])
+			// The parties inside real-job scenarios log every round and every
+			// expected rejection; they speak only when asked to.
+			req := scenarios.RunRequest{Name: args[0], Workers: workers, Log: zerolog.Nop(),
+				OnOutcome: func(out scenarios.Outcome) { scenarios.WriteOutcome(g.humanOut(), out) }}
+			fl := cmd.Flags()
+			if fl.Changed("seed") {
+				req.Seed = &seed
+			}
+			if fl.Changed("seeds") {
+				req.Seeds = &seeds
+			}
+			if fl.Changed("log-level") {
+				req.Log = g.logger()
+			}
+			ran, err := scenarios.RunNamed(cmd.Context(), reg, req)
 			if err != nil {
 				return fmt.Errorf("scenario run: %w", err)
 			}
-			// --seed alone reruns exactly that seed: what a failure's
-			// reproduction line asks for.
-			if cmd.Flags().Changed("seed") && !cmd.Flags().Changed("seeds") {
-				seeds = 1
-			}
-			if seeds < 0 || workers < 1 {
-				return fmt.Errorf("scenario run: --seeds %d and --workers %d", seeds, workers)
-			}
-			// The parties inside real-job scenarios log every round and every
-			// expected rejection; they speak only when asked to.
-			log := zerolog.Nop()
-			if cmd.Flags().Changed("log-level") {
-				log = g.logger()
-			}
-			o := scenarios.ScenarioOptions{Seed: seed, Seeds: seeds, Workers: workers, Log: log}
-			rep := scenarioReport{Report: Report{Command: "scenario run", Seed: int64(seed)}}
-			failed := 0
-			for _, s := range selected {
-				t := time.Now()
-				out := scenarios.RunScenario(cmd.Context(), s, o)
-				out.Seconds = time.Since(t).Seconds()
-				if out.Seeds > 0 && out.Seconds > 0 {
-					if out.Metrics == nil {
-						out.Metrics = map[string]float64{}
-					}
-					out.Metrics["seeds_per_second"] = float64(out.Seeds) / out.Seconds
-				}
-				printOutcome(g.humanOut(), out)
-				if !out.Pass {
-					failed++
-				}
-				rep.Scenarios = append(rep.Scenarios, out)
-			}
-			rep.Metrics = map[string]any{"scenarios": len(rep.Scenarios), "passed": len(rep.Scenarios) - failed, "failed": failed}
+			rep := scenarioReport{Report: Report{Command: "scenario run", Seed: int64(seed), Metrics: ran.Metrics()}, Scenarios: ran.Outcomes}
 			if err := g.emitScenarios(rep, start); err != nil {
 				return err
 			}
-			if failed > 0 {
-				return fmt.Errorf("scenario run: %d of %d scenarios failed", failed, len(rep.Scenarios))
+			if ran.Failed > 0 {
+				return fmt.Errorf("scenario run: %d of %d scenarios failed", ran.Failed, len(ran.Outcomes))
 			}
 			return nil
 		},
 	}
 	f := cmd.Flags()
-	f.Uint64Var(&seed, "seed", 1, "first seed of a sweep; alone, the only seed (reproduces a failure)")
+	f.Uint64Var(&seed, "seed", scenarios.DefaultFirstSeed, "first seed of a sweep; alone, the only seed (reproduces a failure)")
 	f.IntVar(&seeds, "seeds", 0, "seeds each simulator scenario sweeps; 0: its default (dsim 1000)")
 	f.IntVar(&workers, "workers", 1, "seeds simulated in parallel")
 	return cmd
@@ -113,36 +93,12 @@ func newScenarioListCmd(g *globalFlags) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("scenario list: %w", err)
 			}
-			rep := scenarioReport{Report: Report{Command: "scenario list"}, Scenarios: []scenarios.Outcome{}}
-			for _, s := range reg.Scenarios() {
-				seeds := "runs once"
-				if s.DefaultSeeds > 0 {
-					seeds = fmt.Sprintf("%d seeds", s.DefaultSeeds)
-				}
-				fmt.Fprintf(g.humanOut(), "%-17s %-10s %s\n", s.Name, seeds, s.Doc)
-				rep.Scenarios = append(rep.Scenarios, scenarios.Outcome{Name: s.Name, Seeds: s.DefaultSeeds, Detail: s.Doc})
+			listing := reg.Listing()
+			if err := scenarios.WriteListing(g.humanOut(), listing); err != nil {
+				return fmt.Errorf("scenario list: %w", err)
 			}
-			return g.emitScenarios(rep, start)
+			return g.emitScenarios(scenarioReport{Report: Report{Command: "scenario list"}, Scenarios: listing}, start)
 		},
-	}
-}
-
-// printOutcome writes one human line per scenario, and the reproduction
-// command under a failure.
-func printOutcome(w io.Writer, out scenarios.Outcome) {
-	verdict, seeds := "PASS", ""
-	if !out.Pass {
-		verdict = "FAIL"
-	}
-	if out.Seeds > 0 {
-		seeds = fmt.Sprintf(", %d seeds, %.0f seeds/s", out.Seeds, out.Metrics["seeds_per_second"])
-	}
-	fmt.Fprintf(w, "%s %s (%.2fs%s)\n", verdict, out.Name, out.Seconds, seeds)
-	if !out.Pass {
-		fmt.Fprintf(w, "    %s: %s\n", out.FailedInvariant, out.Detail)
-		if out.Repro != "" {
-			fmt.Fprintf(w, "    reproduce: %s\n", out.Repro)
-		}
 	}
 }
 

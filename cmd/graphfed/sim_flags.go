@@ -13,24 +13,24 @@ import (
 // round timeout, clients, partition) is left unset here (zero) and
 // resolved by the library for the task that runs.
 type simFlags struct {
-	sim                         job.SimConfig
-	seed                        *uint64
-	conns, out                  string
-	dir, scenario, split, part  string
-	clients                     int
-	csbm                        csbmFlags
-	learn                       learnerFlags
-	priv                        privacyFlags
-	robust                      robustFlags
-	async                       asyncFlags
-	gsp                         fedgspFlags
-	world                       job.AMLWorld
-	amlEvalEvery                int
-	lightgcn                    string
-	validation, edgeVariation   float64
-	maxUsers, recEvalEvery      int
-	ref                         recFlags
-	metrics                     metricsFlags
+	sim                        job.SimConfig
+	seed                       *uint64
+	conns, out                 string
+	dir, scenario, split, part string
+	clients                    int
+	csbm                       csbmFlags
+	learn                      learnerFlags
+	priv                       privacyFlags
+	robust                     robustFlags
+	async                      asyncFlags
+	gsp                        fedgspFlags
+	world                      job.AMLWorld
+	amlEvalEvery               int
+	lightgcn                   string
+	validation, edgeVariation  float64
+	maxUsers, recEvalEvery     int
+	ref                        recFlags
+	metrics                    metricsFlags
 }
 
 func (s *simFlags) register(cmd *cobra.Command) {
