@@ -1,7 +1,9 @@
 package job
 
 import (
+	"maps"
 	"math"
+	"slices"
 	"sort"
 
 	"graphfed/aggregator"
@@ -13,14 +15,9 @@ import (
 // meanScore averages key over clients, unweighted ("mean client
 // accuracy"), over the clients that reported it as a number.
 func meanScore(scores map[string]map[string]float64, key string) (float64, int) {
-	ids := make([]string, 0, len(scores))
-	for id := range scores {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
 	var sum float64
 	n := 0
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(scores)) {
 		if v, ok := scores[id][key]; ok && !math.IsNaN(v) {
 			sum += v
 			n++
@@ -37,8 +34,8 @@ func meanScore(scores map[string]map[string]float64, key string) (float64, int) 
 func stdScore(scores map[string]map[string]float64, key string, mean float64) float64 {
 	var ss float64
 	n := 0
-	for _, sc := range scores {
-		if v, ok := sc[key]; ok && !math.IsNaN(v) {
+	for _, id := range slices.Sorted(maps.Keys(scores)) { // one summation order: the same bits every run
+		if v, ok := scores[id][key]; ok && !math.IsNaN(v) {
 			ss += (v - mean) * (v - mean)
 			n++
 		}
@@ -53,7 +50,8 @@ func stdScore(scores map[string]map[string]float64, key string, mean float64) fl
 // over the union of the clients' evaluation nodes (or users).
 func weightedScore(scores map[string]map[string]float64, key, weightKey string) float64 {
 	var sum, w float64
-	for _, sc := range scores {
+	for _, id := range slices.Sorted(maps.Keys(scores)) {
+		sc := scores[id]
 		sum += sc[key] * sc[weightKey]
 		w += sc[weightKey]
 	}
@@ -68,8 +66,8 @@ func weightedScore(scores map[string]map[string]float64, key, weightKey string) 
 func meanOf(scores map[string]map[string]float64, score func(map[string]float64) float64) float64 {
 	var sum float64
 	n := 0
-	for _, sc := range scores {
-		if v := score(sc); !math.IsNaN(v) {
+	for _, id := range slices.Sorted(maps.Keys(scores)) {
+		if v := score(scores[id]); !math.IsNaN(v) {
 			sum += v
 			n++
 		}

@@ -2,6 +2,7 @@ package job
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"testing"
 )
@@ -34,5 +35,23 @@ func TestPutClientScores(t *testing.T) {
 	}
 	if back.Clients["client-2"]["test_score"] != nil || *back.Clients["client-1"]["test_score"] != 0.8 {
 		t.Fatalf("per-client scores: %s", b)
+	}
+}
+
+// TestPooledScoresAreBitStable: pooling sums in client order, so a run's
+// report has the same bits every time (a map's order once changed the last
+// digit of test_at_best_val_std between two runs of one seed).
+func TestPooledScoresAreBitStable(t *testing.T) {
+	scores := map[string]map[string]float64{}
+	for i := range 40 {
+		scores[fmt.Sprintf("client-%d", i)] = map[string]float64{"a": 1 / float64(i+3), "n": float64(i%7 + 1)}
+	}
+	mean, _ := meanScore(scores, "a")
+	std, w := stdScore(scores, "a", mean), weightedScore(scores, "a", "n")
+	for range 50 {
+		m, _ := meanScore(scores, "a")
+		if m != mean || stdScore(scores, "a", mean) != std || weightedScore(scores, "a", "n") != w {
+			t.Fatal("pooled scores changed between calls on the same scores")
+		}
 	}
 }
