@@ -58,6 +58,9 @@ const (
 	// DefaultRecRoundTimeout: a local epoch on a Gowalla client takes tens
 	// of seconds on two cores; sim's 30 s would close every round empty.
 	DefaultRecRoundTimeout = time.Hour
+	// DefaultEdgeVariation is the spectral partition's spread of
+	// interactions across clients.
+	DefaultEdgeVariation = spectral.DefaultEdgeVariation
 )
 
 // RecResult is a finished recommendation job.
@@ -105,7 +108,7 @@ func RunRec(ctx context.Context, spec RecSpec) (RecResult, error) {
 	}
 	ev := spec.EdgeVariation
 	if ev == 0 {
-		ev = spectral.DefaultEdgeVariation
+		ev = DefaultEdgeVariation
 	}
 	pv := spec.Privacy
 	if pv.NoiseSeed == nil {

@@ -86,7 +86,7 @@ func (s *simFlags) registerRec(cmd *cobra.Command) {
 	f.IntVar(&s.recEvalEvery, "rec-eval-every", 0, "recommendation: evaluate every N rounds too (0: final model only)")
 	f.IntVar(&s.maxUsers, "max-users", 0, "recommendation: keep only the first N users of the dataset (0: all)")
 	f.Float64Var(&s.validation, "validation", 0, "recommendation: tune on a validation split instead: hold out this fraction of each user's training items and evaluate on them (test.txt is not used; 0: train on train.txt, evaluate on test.txt)")
-	f.Float64Var(&s.edgeVariation, "edge-variation", 0, "recommendation: spread of interactions across the spectral partition's clients (default: spectral.DefaultEdgeVariation)")
+	f.Float64Var(&s.edgeVariation, "edge-variation", 0, fmt.Sprintf("recommendation: spread of interactions across the spectral partition's clients (default %g)", job.DefaultEdgeVariation))
 	s.ref.registerReference(f)
 }
 
