@@ -70,6 +70,13 @@ func RunAML(ctx context.Context, spec AMLSpec, onRound func(AMLRound)) (AMLResul
 		return fail(err)
 	}
 	sc.Task = deploy.TaskAML
+	// The learner and the privacy plan depend on the spec alone: bad
+	// settings fail before a world is generated or loaded.
+	lc := resolveLearner(spec.Learner, sc.Rounds)
+	planned, err := spec.Privacy.resolve(deploy.TaskAML, sc.Algo, privacy.PlannedReleases(sc.Rounds, lc.ExchangeEvery))
+	if err != nil {
+		return fail(err)
+	}
 	if spec.World.Dir == "" && spec.Out != "" {
 		spec.World.Dir = filepath.Join(spec.Out, "world")
 	}
@@ -99,7 +106,6 @@ func RunAML(ctx context.Context, spec AMLSpec, onRound func(AMLRound)) (AMLResul
 	// The banks share GOMAXPROCS sets of model work buffers: they train in
 	// parallel on every core without holding a set each.
 	work := edgegnn.NewWorkers(0)
-	lc := resolveLearner(spec.Learner, sc.Rounds)
 	plan.Learner = lc
 	learners := make([]learner.Learner, len(views))
 	ids := make([]string, len(views))
@@ -131,9 +137,7 @@ func RunAML(ctx context.Context, spec AMLSpec, onRound func(AMLRound)) (AMLResul
 			Msg("aml: local steps per round from the banks' training transactions")
 	}
 	plan.LocalSteps = sc.LocalEpochs
-	if plan.Privacy, err = spec.Privacy.resolve(deploy.TaskAML, sc.Algo, privacy.PlannedReleases(sc.Rounds, lc.ExchangeEvery)); err != nil {
-		return fail(err)
-	}
+	plan.Privacy = planned
 	if spec.Out != "" {
 		plan.Privacy.ExportLedger = filepath.Join(spec.Out, "ledger.jsonl")
 	}

@@ -1,7 +1,6 @@
 package job
 
 import (
-	"errors"
 	"fmt"
 	"math"
 
@@ -45,12 +44,12 @@ func (p Privacy) resolve(task, algo string, releases int) (SimPrivacy, error) {
 	switch t := p.NodeTarget; {
 	case task != deploy.TaskAML || !deploy.ExchangesEmbeddings(algo):
 		if t != nil && *t > 0 {
-			return sp, fmt.Errorf("job: privacy: a node ε target (--target-epsilon) applies to AML jobs whose algorithm releases embeddings (cefedgnn, fedgnn-st), not %s/%s", task, algo)
+			return sp, fmt.Errorf("job: privacy: --target-epsilon (a node ε target) applies to AML jobs with cefedgnn or fedgnn-st (embedding releases), not %s/%s", task, algo)
 		}
 	case t != nil && (math.IsNaN(*t) || math.IsInf(*t, 0)):
-		return sp, fmt.Errorf("job: privacy: node ε target %v; want a finite number (0: none)", *t)
+		return sp, fmt.Errorf("job: privacy: --target-epsilon is %v; want a finite number (0: none)", *t)
 	case t != nil && *t > 0 && p.EmbSigma != 0:
-		return sp, errors.New("job: privacy: a fixed σ0 (--emb-sigma) and a node ε target (--target-epsilon) both choose σ0: give one (a target of 0 for a fixed σ0)")
+		return sp, fmt.Errorf("job: privacy: --emb-sigma and --target-epsilon %g both choose σ0: give one (--target-epsilon 0 for a fixed σ0)", *t)
 	case t != nil:
 		target = max(*t, 0)
 	case p.EmbSigma == 0:

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"graphfed/agent"
 	"graphfed/aggregator"
 	"graphfed/aml/amllearner"
@@ -18,6 +20,7 @@ import (
 	"graphfed/aml/worldgen"
 	"graphfed/bus"
 	"graphfed/deploy"
+	"graphfed/seeds"
 )
 
 // The embedding-flood scenario (issue 29, items 4 and 7): an attacker
@@ -129,21 +132,20 @@ func (w *embFloodWorld) learners() ([]*amllearner.Learner, error) {
 	if err != nil {
 		return nil, err
 	}
-	learn := deploy.DefaultLearnerOptions().AML
-	learn.Hidden, learn.BatchSize = 16, 256
+	o := deploy.DefaultLearnerOptions()
+	o.AML.Hidden, o.AML.BatchSize = 16, 256
 	var ls []*amllearner.Learner
 	for i, v := range views {
 		d, err := deploy.AMLData(v)
 		if err != nil {
 			return nil, err
 		}
-		c := deploy.AMLConfigFor(aggregator.AlgoCEFedGNN, learn)
-		c.Seed = uint64(i + 1)
-		l, err := amllearner.New(d, c)
+		l, err := deploy.BuildLearner(deploy.TaskAML, aggregator.AlgoCEFedGNN, deploy.Data{Bank: &d}, o,
+			deploy.Party{ID: v.ID, Seed: seeds.Party(1, i, seeds.Learner)}, zerolog.Nop())
 		if err != nil {
-			return nil, fmt.Errorf("bank %s: %w", v.ID, err)
+			return nil, err
 		}
-		ls = append(ls, l)
+		ls = append(ls, l.Learner.(*amllearner.Learner))
 	}
 	return ls, nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -54,3 +55,32 @@ func unsetBoolVar(f *pflag.FlagSet, p **bool, name, usage string) {
 	f.Var(unsetBool(p), name, usage)
 	f.Lookup(name).NoOptDefVal = "true"
 }
+
+// positive is a float flag whose zero field means "the library's
+// default", so a given value must be a positive number: an explicit 0 is
+// refused here rather than silently taken as the default.
+type positive struct {
+	p    *float64
+	what string
+}
+
+func (v positive) Set(s string) error {
+	x, err := strconv.ParseFloat(s, 64)
+	switch {
+	case err != nil:
+		return err
+	case !(x > 0) || math.IsInf(x, 0):
+		return fmt.Errorf("%s is %v; it must be positive and finite", v.what, x)
+	}
+	*v.p = x
+	return nil
+}
+
+func (v positive) String() string {
+	if v.p == nil || *v.p == 0 {
+		return ""
+	}
+	return strconv.FormatFloat(*v.p, 'g', -1, 64)
+}
+
+func (positive) Type() string { return "float" }
