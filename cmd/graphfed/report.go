@@ -20,6 +20,7 @@ type Report = runreport.Summary
 // cmdProgress draws the job library's stages as bars on stderr.
 type cmdProgress = termprogress.Stderr
 
+// humanBytes is for listings (data list).
 func humanBytes(n int64) string { return termprogress.HumanBytes(n) }
 
 // humanOut is where human-readable output goes: stderr under --json so that
