@@ -69,6 +69,13 @@ func (j *Job) apply(fs *pflag.FlagSet, f *pflag.Flag, s Setting) error {
 		} else {
 			err = sv.Append(v.Text)
 		}
+		if err != nil && isUnset(f, s) {
+			// "" on a flag whose default is "" (a setting the job library
+			// resolves when it stays unset, --seed) is that default: the
+			// key is there and leaves the flag ungiven, as a defaults file
+			// with its keys uncommented says.
+			return nil
+		}
 		if err != nil {
 			return bad(v.Line, err.Error())
 		}
@@ -85,6 +92,12 @@ func (j *Job) apply(fs *pflag.FlagSet, f *pflag.Flag, s Setting) error {
 		}
 	}
 	return nil
+}
+
+// isUnset reports whether s is the one scalar "" on a flag whose
+// default is "".
+func isUnset(f *pflag.Flag, s Setting) bool {
+	return s.Shape == Scalar && len(s.Values) == 1 && s.Values[0].Text == "" && f.DefValue == ""
 }
 
 // IsMapFlag reports whether f takes KEY=VALUE pairs (pflag's stringTo*

@@ -2,6 +2,7 @@ package jobfile
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -23,8 +24,31 @@ func testFlags() *pflag.FlagSet {
 	fs.IntSlice("fanout", []int{5, 5}, "aml: neighbours per layer")
 	fs.StringSlice("clients", nil, "client ids")
 	fs.StringToString("slow", nil, "INDEX=FACTOR")
+	fs.Var(&unsetSeed{}, "noise-seed", "privacy noise seed; unset: from the clock")
 	return fs
 }
+
+// unsetSeed is a flag that holds nothing until given, as the commands'
+// optional settings do: its default is "" and "" does not parse.
+type unsetSeed struct{ v *uint64 }
+
+func (u *unsetSeed) Set(s string) error {
+	n, err := strconv.ParseUint(s, 0, 64)
+	if err != nil {
+		return err
+	}
+	u.v = &n
+	return nil
+}
+
+func (u *unsetSeed) String() string {
+	if u.v == nil {
+		return ""
+	}
+	return strconv.FormatUint(*u.v, 10)
+}
+
+func (u *unsetSeed) Type() string { return "uint" }
 
 func TestParseAndApply(t *testing.T) {
 	cases := []struct {
@@ -32,6 +56,7 @@ func TestParseAndApply(t *testing.T) {
 		args       []string // command line, parsed before the file
 		err        string   // the whole message, or its start if it ends in "…"
 		check      map[string]string
+		ungiven    string // a checked flag the file's key leaves ungiven
 	}{
 		{name: "scalars", yaml: "run: sim\nscenario: aml\nseed: 7\nout: runs/demo\njson: true\nround-timeout: 1m\ndelta: 1e-5\n",
 			check: map[string]string{"scenario": "aml", "seed": "7", "out": "runs/demo", "json": "true", "round-timeout": "1m0s", "delta": "1e-05"}},
@@ -50,6 +75,9 @@ func TestParseAndApply(t *testing.T) {
 		{name: "nested list", yaml: "run: sim\nfanout: [[1, 2]]\n", err: "job.yaml:2: field fanout: want a scalar here, not a list"},
 		{name: "null value", yaml: "run: sim\nout:\n", err: "job.yaml:2: field out: no value…"},
 		{name: "empty string", yaml: "run: sim\nout: \"\"\n", check: map[string]string{"out": ""}},
+		{name: "empty string leaves an unset flag unset", yaml: "run: sim\nnoise-seed: \"\"\n", check: map[string]string{"noise-seed": ""}, ungiven: "noise-seed"},
+		{name: "an unset flag takes its values", yaml: "run: sim\nnoise-seed: 9\n", check: map[string]string{"noise-seed": "9"}},
+		{name: "an unset flag refuses a bad value", yaml: "run: sim\nnoise-seed: x\n", err: `job.yaml:2: field noise-seed: invalid argument "x" for "--noise-seed" flag…`},
 		{name: "flow list", yaml: "run: sim\nfanout: [3, 4, 2]\n", check: map[string]string{"fanout": "[3,4,2]"}},
 		{name: "block list", yaml: "run: sim\nclients:\n  - bank-a\n  - \"bank,b\"\n", check: map[string]string{"clients": "[bank-a,\"bank,b\"]"}},
 		{name: "bad list element has its line", yaml: "run: sim\nfanout:\n  - 3\n  - x\n", err: `job.yaml:4: field fanout: strconv.Atoi: parsing "x": invalid syntax`},
@@ -103,8 +131,8 @@ func TestParseAndApply(t *testing.T) {
 				if got := f.Value.String(); got != want {
 					t.Errorf("--%s = %s, want %s", name, got, want)
 				}
-				if !f.Changed {
-					t.Errorf("--%s set by the file is not marked given", name)
+				if f.Changed == (name == tc.ungiven) {
+					t.Errorf("--%s: given %v after the file", name, f.Changed)
 				}
 			}
 		})
@@ -155,8 +183,9 @@ func TestWriteDefaultsReadsBack(t *testing.T) {
 		if f.Name != "scenario" && f.Value.String() != f.DefValue {
 			t.Errorf("--%s reads back as %s, default %s", f.Name, f.Value.String(), f.DefValue)
 		}
-		if !f.Changed {
-			t.Errorf("--%s has no key in\n%s", f.Name, text)
+		// An unset flag's key ("") leaves it ungiven.
+		if wantGiven := f.Name != "noise-seed"; f.Changed != wantGiven {
+			t.Errorf("--%s: given %v after its key in\n%s", f.Name, f.Changed, text)
 		}
 	})
 }

@@ -3,7 +3,9 @@
 // `agent`). It keeps every key's line so that a misspelt key or a bad value
 // is reported as FILE:LINE, and it sets values through the command's own
 // pflag.FlagSet, so a key accepts exactly what its flag accepts and every
-// flag has a key without a list of them here.
+// flag has a key without a list of them here. It also runs a job file on a
+// fresh cobra command tree (RunFile) and writes the complete commented
+// defaults file of a command (WriteCommandDefaults).
 package jobfile
 
 import (

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"encoding/json"
-	"fmt"
 	"io"
 	"os"
 	"time"
@@ -10,6 +8,7 @@ import (
 	"github.com/mattn/go-isatty"
 	"github.com/rs/zerolog"
 
+	"graphfed/internal/termprogress"
 	"graphfed/runreport"
 )
 
@@ -18,8 +17,11 @@ import (
 // reader (runreport).
 type Report = runreport.Summary
 
-// CommReport counts what went over the wire.
-type CommReport = runreport.Comm
+// cmdProgress draws the job library's stages as bars on stderr.
+type cmdProgress = termprogress.Stderr
+
+// humanBytes is for listings (data list).
+func humanBytes(n int64) string { return termprogress.HumanBytes(n) }
 
 // humanOut is where human-readable output goes: stderr under --json so that
 // stdout's last line is the JSON object, stdout otherwise.
@@ -40,30 +42,8 @@ func (g *globalFlags) logger() zerolog.Logger {
 	return zerolog.New(w).Level(lvl).With().Timestamp().Logger()
 }
 
-// emit writes the report: as the last JSON line on stdout under --json, or
-// as a short human summary otherwise.
+// emit prints the command's report on stdout, timed from start.
 func (g *globalFlags) emit(r Report, start time.Time) error {
 	r.Seconds = time.Since(start).Seconds()
-	if r.Metrics == nil {
-		r.Metrics = map[string]any{}
-	}
-	if g.json {
-		b, err := json.Marshal(r)
-		if err != nil {
-			return fmt.Errorf("report: %w", err)
-		}
-		_, err = fmt.Fprintln(os.Stdout, string(b))
-		return err
-	}
-	fmt.Fprintf(os.Stdout, "%s done in %.2fs\n", r.Command, r.Seconds)
-	for k, v := range r.Metrics {
-		fmt.Fprintf(os.Stdout, "  %-18s %v\n", k, v)
-	}
-	if r.Comm != nil {
-		fmt.Fprintf(os.Stdout, "  %-18s %d bytes in %d messages\n", "comm", r.Comm.Bytes, r.Comm.Messages)
-	}
-	for k, v := range r.Privacy {
-		fmt.Fprintf(os.Stdout, "  %-18s %v\n", "privacy."+k, v)
-	}
-	return nil
+	return r.Print(os.Stdout, g.json)
 }

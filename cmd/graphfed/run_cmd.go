@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"graphfed/jobfile"
 )
@@ -44,7 +43,7 @@ graphfed run --print-defaults --algo ALGO writes a complete commented file. See 
 			if strings.HasPrefix(args[0], "-") {
 				return fmt.Errorf("run: the job file comes first: graphfed run JOB.yaml [flags] (got %s)", args[0])
 			}
-			return runJobFile(cmd, args[0], args[1:])
+			return jobfile.RunFile(cmd.Context(), newRootCmd, args[0], args[1:], cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	// Parsed by printDefaults only; listed here for --help.
@@ -53,72 +52,4 @@ graphfed run --print-defaults --algo ALGO writes a complete commented file. See 
 	f.String("algo", "", "with --print-defaults: the algorithm the file runs")
 	f.String("run", "sim", "with --print-defaults: the command the file runs: "+strings.Join(jobfile.Commands(), ", "))
 	return cmd
-}
-
-// runJobFile checks the whole file against the command it names, then
-// runs that command on a fresh root with the command-line flags; the
-// file's keys are set after the command line is parsed, on the flags it
-// left alone.
-func runJobFile(cmd *cobra.Command, path string, flags []string) error {
-	job, err := jobfile.Load(path)
-	if err != nil {
-		return err
-	}
-	if err := checkJob(job); err != nil {
-		return err
-	}
-	root := jobRoot(job, flags)
-	root.SetOut(cmd.OutOrStdout())
-	root.SetErr(cmd.ErrOrStderr())
-	return root.ExecuteContext(cmd.Context())
-}
-
-// jobRoot is a fresh root that runs job's command with the command-line
-// flags and then the file's keys for the flags those left alone.
-func jobRoot(job *jobfile.Job, flags []string) *cobra.Command {
-	root := newRootCmd()
-	root.SilenceErrors = true // the outer root prints the error once
-	pre := root.PersistentPreRunE
-	// Root's persistent pre-run comes after the flags are parsed and
-	// before the command's own pre-run (privacy resolution), its
-	// required-flag check and its run.
-	root.PersistentPreRunE = func(c *cobra.Command, args []string) error {
-		if err := job.Apply(c.Flags(), func(f *pflag.Flag) bool { return f.Changed }); err != nil {
-			return err
-		}
-		return pre(c, args)
-	}
-	root.SetArgs(append([]string{job.Run}, flags...))
-	return root
-}
-
-// checkJob applies job to the flags of a fresh copy of its command: the
-// first unknown key or bad value, before anything starts.
-func checkJob(job *jobfile.Job) error {
-	fs, err := commandFlags(job.Run)
-	if err != nil {
-		return err
-	}
-	return job.Check(fs)
-}
-
-// commandFlags are the flags of a fresh `graphfed NAME`, the global ones
-// included, in the order they were registered.
-func commandFlags(name string) (*pflag.FlagSet, error) {
-	c, err := findCommand(newRootCmd(), name)
-	if err != nil {
-		return nil, err
-	}
-	c.InheritedFlags() // merges the root's persistent flags into c.Flags()
-	fs := c.Flags()
-	fs.SortFlags = false
-	return fs, nil
-}
-
-func findCommand(root *cobra.Command, name string) (*cobra.Command, error) {
-	c, _, err := root.Find([]string{name})
-	if err != nil || c == root {
-		return nil, fmt.Errorf("run: no command %q", name)
-	}
-	return c, nil
 }

@@ -40,7 +40,9 @@ func TestExampleJobFilesCheck(t *testing.T) {
 			t.Errorf("%v", err)
 			continue
 		}
-		if err := checkJob(job); err != nil {
+		if fs, err := jobfile.CommandFlags(newRootCmd(), job.Run); err != nil {
+			t.Errorf("%v", err)
+		} else if err := job.Check(fs); err != nil {
 			t.Errorf("%v", err)
 		}
 		base := filepath.Base(f)
@@ -70,11 +72,12 @@ func execRoot(args ...string) (string, error) {
 
 // The defaults file of every command and algorithm parses and checks as
 // printed, and with every key uncommented it sets every flag of the
-// command to its default (the chosen algorithm aside).
+// command to its default (the chosen algorithm aside); hidden flags have
+// no key.
 func TestPrintDefaultsReadsBackForEveryAlgo(t *testing.T) {
 	dir := t.TempDir()
 	for _, run := range jobfile.Commands() {
-		for _, algo := range knownAlgos() {
+		for _, algo := range jobfile.Algorithms() {
 			out, err := execRoot("run", "--print-defaults", "--algo", algo, "--run", run)
 			if err != nil {
 				t.Fatalf("%s %s: %v", run, algo, err)
@@ -88,7 +91,7 @@ func TestPrintDefaultsReadsBackForEveryAlgo(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%v\n%s", err, text)
 				}
-				fs, err := commandFlags(run)
+				fs, err := jobfile.CommandFlags(newRootCmd(), run)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -106,7 +109,14 @@ func TestPrintDefaultsReadsBackForEveryAlgo(t *testing.T) {
 					continue
 				}
 				fs.VisitAll(func(f *pflag.Flag) {
-					if !f.Changed {
+					if f.Hidden {
+						if f.Changed || strings.Contains(out, "#"+f.Name+":") {
+							t.Errorf("%s --algo %s: a key for the hidden --%s", run, algo, f.Name)
+						}
+						return
+					}
+					// An unset setting's key ("") leaves its flag ungiven.
+					if !f.Changed && f.DefValue != "" {
 						t.Errorf("%s --algo %s: no key for --%s", run, algo, f.Name)
 					}
 					if f.Name != "algo" && f.Name != "task" && f.Value.String() != f.DefValue {
@@ -164,8 +174,8 @@ func TestRunFileKeysAndOverrides(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			root := jobRoot(job, tc.args)
-			target, err := findCommand(root, job.Run)
+			root := job.Root(newRootCmd, tc.args)
+			target, err := jobfile.FindCommand(root, job.Run)
 			if err != nil {
 				t.Fatal(err)
 			}
