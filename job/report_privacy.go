@@ -129,8 +129,8 @@ func NodeTargetPlan(p SimPrivacy) (string, error) {
 		"model, grad: no target (σ1 = %g)\n", p.NodeTarget, p.Delta, p.Accountant, p.EmbReleases, mu, strings.Join(ex, ", "), sigma), nil
 }
 
-// humanBytes formats a byte count for progress lines.
-func humanBytes(n int64) string {
+// HumanBytes formats a byte count for progress and listing lines.
+func HumanBytes(n int64) string {
 	switch {
 	case n >= 1<<30:
 		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))

@@ -9,6 +9,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"graphfed/internal/termprogress"
+	"graphfed/job"
 	"graphfed/runreport"
 )
 
@@ -21,7 +22,7 @@ type Report = runreport.Summary
 type cmdProgress = termprogress.Stderr
 
 // humanBytes is for listings (data list).
-func humanBytes(n int64) string { return termprogress.HumanBytes(n) }
+func humanBytes(n int64) string { return job.HumanBytes(n) }
 
 // humanOut is where human-readable output goes: stderr under --json so that
 // stdout's last line is the JSON object, stdout otherwise.
