@@ -2,13 +2,12 @@ package main
 
 import (
 	"math"
-	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"graphfed/job"
+	"graphfed/jobfile"
 	"graphfed/runreport"
 )
 
@@ -47,7 +46,7 @@ func runSim(cmd *cobra.Command, g *globalFlags, s *simFlags) error {
 	if err != nil {
 		return err
 	}
-	settings, changed := flagSettings(cmd.Flags())
+	settings, changed := jobfile.Settings(cmd.Flags())
 	var sum runreport.Summary
 	switch {
 	case s.scenario == "aml":
@@ -83,21 +82,4 @@ func runSim(cmd *cobra.Command, g *globalFlags, s *simFlags) error {
 		sum = res.Summary
 	}
 	return g.emit(sum, start)
-}
-
-// flagSettings is every flag's value by name, and the names of those set.
-func flagSettings(fs *pflag.FlagSet) (map[string]string, []string) {
-	all := map[string]string{}
-	var changed []string
-	fs.VisitAll(func(f *pflag.Flag) {
-		if f.Name == "help" {
-			return
-		}
-		all[f.Name] = f.Value.String()
-		if f.Changed {
-			changed = append(changed, f.Name)
-		}
-	})
-	slices.Sort(changed)
-	return all, changed
 }
