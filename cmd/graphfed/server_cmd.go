@@ -31,7 +31,7 @@ in --metrics-addr's graphfed_server_events_total (docs/DEPLOY.md, docs/METRICS.m
 			srv, err := operator.StartServer(cfg, log)
 			var open *operator.NoLoginsError
 			if errors.As(err, &open) {
-				return fmt.Errorf("graphfed server: %w; %s, or pass --insecure", err, keysHint)
+				return fmt.Errorf("graphfed server: %w; %s, or pass --insecure", err, operator.KeysHint)
 			} else if err != nil {
 				return fmt.Errorf("graphfed server: %w", err)
 			}
@@ -56,7 +56,7 @@ in --metrics-addr's graphfed_server_events_total (docs/DEPLOY.md, docs/METRICS.m
 	f.IntVar(&cfg.Port, "port", cfg.Port, "client port (-1: random)")
 	f.StringVar(&cfg.StoreDir, "store", "", "JetStream store directory (default: the configuration's store_dir, else $XDG_STATE_HOME/graphfed/jetstream or ~/.local/state/graphfed/jetstream)")
 	f.StringVar(&cfg.ConfigFile, "config", "", "nats-server configuration file from graphfed keys (logins, permissions, cluster)")
-	f.StringVar(&mf.addr, "metrics-addr", "", "serve Prometheus metrics (the server's refusals, graphfed_server_events_total) at http://HOST:PORT/metrics (port 0: a free port, logged); empty: off")
+	f.StringVar(&mf.live.Addr, "metrics-addr", "", "serve Prometheus metrics (the server's refusals, graphfed_server_events_total) at http://HOST:PORT/metrics (port 0: a free port, logged); empty: off")
 	registerInsecure(cmd, &cfg.Insecure)
 	return cmd
 }
