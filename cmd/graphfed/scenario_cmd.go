@@ -21,10 +21,7 @@ type scenarioReport struct {
 
 // newScenarioCmd is `graphfed scenario`: the named fault-injection scenarios.
 func newScenarioCmd(g *globalFlags) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "scenario",
-		Short: "Fault-injection scenarios: the deterministic simulator and real jobs under attack",
-	}
+	cmd := &cobra.Command{Use: "scenario", Short: "Fault-injection scenarios: the deterministic simulator and real jobs under attack"}
 	cmd.AddCommand(newScenarioRunCmd(g), newScenarioListCmd(g))
 	return cmd
 }
