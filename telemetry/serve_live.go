@@ -48,3 +48,17 @@ func (l Live) Start(ctx context.Context, log zerolog.Logger) (m *Metrics, stop f
 		}
 	}, nil
 }
+
+// Deferred is Start put off until a job calls start (once its spec checks
+// out); stop ends the serving as Start's does, and does nothing if start
+// never served.
+func (l Live) Deferred(ctx context.Context, log zerolog.Logger) (start func() (*Metrics, error), stop func()) {
+	stopServing := func() {}
+	return func() (*Metrics, error) {
+		m, s, err := l.Start(ctx, log)
+		if err == nil {
+			stopServing = s
+		}
+		return m, err
+	}, func() { stopServing() }
+}

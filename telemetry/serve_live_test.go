@@ -33,3 +33,16 @@ func TestLiveStart(t *testing.T) {
 		})
 	}
 }
+
+// Deferred serves nothing until start is called; stop is safe either way.
+func TestLiveDeferred(t *testing.T) {
+	for _, started := range []bool{false, true} {
+		start, stop := Live{Addr: "127.0.0.1:0"}.Deferred(context.Background(), zerolog.Nop())
+		if started {
+			if m, err := start(); err != nil || m == nil {
+				t.Fatalf("start: %v, %v", m, err)
+			}
+		}
+		stop()
+	}
+}

@@ -8,7 +8,6 @@ import (
 
 	"graphfed/aggregator"
 	"graphfed/job"
-	"graphfed/telemetry"
 )
 
 // errAggregatorConfig answers the --config FILE that is no more: its
@@ -54,15 +53,9 @@ func newAggregatorCmd(g *globalFlags) *cobra.Command {
 			spec.Contract, spec.Robust, spec.Progress = contract.k, contract.robust.robust(), cmdProgress{}
 			// The metrics are served until the report is written (and
 			// --metrics-linger after it).
-			stopMetrics := func() {}
-			defer func() { stopMetrics() }()
-			spec.StartMetrics = func() (*telemetry.Metrics, error) {
-				m, stop, err := mf.start(cmd.Context(), log)
-				if err == nil {
-					stopMetrics = stop
-				}
-				return m, err
-			}
+			var stopMetrics func()
+			spec.StartMetrics, stopMetrics = mf.live.Deferred(cmd.Context(), log)
+			defer stopMetrics()
 			// Stopped by a signal: the report so far is written, then the
 			// command fails with the reason.
 			rep, err := job.RunAggregator(cmd.Context(), spec, log)

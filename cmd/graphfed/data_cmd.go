@@ -24,9 +24,8 @@ func newDataStatsCmd(g *globalFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "stats (--aml FILE | --dataset DIR | --lightgcn DIR)",
 		Short: "Summarise a dataset: an AMLworld *_Trans.csv, a node-classification TSV directory or a LightGCN directory",
-		Long: `Summarise a dataset. --aml reads the *_Patterns.txt beside the file too; a malformed
-row fails the command with its file and line, or with --lenient is skipped and counted
-(skipped_rows). --lightgcn reports users, items, interactions, density and degree spread.`,
+		Long: `Summarise a dataset. --aml reads the *_Patterns.txt beside the file too; a malformed row
+fails the command with its file and line, or with --lenient is skipped and counted.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			start := time.Now()
@@ -49,10 +48,7 @@ row fails the command with its file and line, or with --lenient is skipped and c
 
 // newDataGetCmd is `graphfed data get NAME`: flags into job.DataGetSpec.
 func newDataGetCmd(g *globalFlags) *cobra.Command {
-	var (
-		spec = job.DefaultDataGetSpec()
-		list bool
-	)
+	spec, list := job.DefaultDataGetSpec(), false
 	cmd := &cobra.Command{
 		Use:   "get NAME | --list",
 		Short: "Download a public dataset, verify its pinned SHA-256 values and convert it to the TSV or LightGCN layout",

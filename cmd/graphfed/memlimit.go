@@ -7,8 +7,7 @@ import (
 	"graphfed/internal/memlimit"
 )
 
-// simMemoryLimit is sim's default soft memory limit (memlimit.Sim says
-// why).
+// simMemoryLimit is sim's default soft memory limit (memlimit.Sim).
 const simMemoryLimit = memlimit.Sim
 
 // simMemoryLimitFor is sim's default limit for a job of parties parties.

@@ -15,8 +15,7 @@ func newPrivacyCmd(g *globalFlags) *cobra.Command {
 	return cmd
 }
 
-// newPrivacyEpsilonCmd is `graphfed privacy epsilon`: flags into
-// job.EpsilonSpec.
+// newPrivacyEpsilonCmd is `graphfed privacy epsilon`: flags into job.EpsilonSpec.
 func newPrivacyEpsilonCmd(g *globalFlags) *cobra.Command {
 	spec := job.DefaultEpsilonSpec()
 	cmd := &cobra.Command{

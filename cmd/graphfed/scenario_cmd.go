@@ -84,7 +84,7 @@ func newScenarioListCmd(g *globalFlags) *cobra.Command {
 			if err := scenarios.WriteListing(g.humanOut(), listing); err != nil {
 				return fmt.Errorf("scenario list: %w", err)
 			}
-			return g.emitScenarios(scenarioReport{Report: Report{Command: "scenario list"}, Scenarios: listing}, start)
+			return g.emitScenarios(scenarioReport{Report: Report{Command: "scenario list", Metrics: map[string]any{}}, Scenarios: listing}, start)
 		},
 	}
 }
@@ -96,8 +96,5 @@ func (g *globalFlags) emitScenarios(r scenarioReport, start time.Time) error {
 		return nil
 	}
 	r.Seconds = time.Since(start).Seconds()
-	if r.Metrics == nil {
-		r.Metrics = map[string]any{}
-	}
 	return json.NewEncoder(os.Stdout).Encode(r)
 }

@@ -11,9 +11,8 @@ import (
 	"graphfed/operator"
 )
 
-// A party's connection security: its credentials, --insecure to run
-// without them (operator.RequireCredentials says why that is refused by
-// default), and its mutual TLS files.
+// A party's connection security: --insecure to run without credentials
+// (operator.RequireCredentials), and its mutual TLS files.
 
 // registerInsecure adds --insecure to cmd.
 func registerInsecure(cmd *cobra.Command, insecure *bool) {

@@ -13,9 +13,8 @@ func newServerCmd(g *globalFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "server --config FILE [--port P] [--store DIR] | server --insecure",
 		Short: "Run graphfed's embedded nats-server (JetStream on) as a standalone process",
-		Long: `Run graphfed's embedded nats-server with JetStream, from the configuration graphfed keys
-writes (one login per party); without --config it refuses to run unless --insecure. The
-JetStream store survives restarts; refusals are logged and counted (docs/DEPLOY.md).`,
+		Long: `Run graphfed's embedded nats-server with JetStream, from graphfed keys' configuration (without
+--config only with --insecure); its store survives restarts, its refusals are logged (docs/DEPLOY.md).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log := g.logger()

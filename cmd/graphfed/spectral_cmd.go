@@ -22,10 +22,8 @@ func newSpectralEigCmd(g *globalFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "eig (--lightgcn DIR | --dataset DIR) --phi P [--tol 1e-10] [--seed S]",
 		Short: "The phi lowest eigenpairs of a graph's normalized Laplacian (LPSFed's P̄ and λ)",
-		Long: `Compute the phi lowest eigenpairs of L = I − D^-1/2·A·D^-1/2 by block thick-restart
-Lanczos and check every residual ‖L·v − λ·v‖ directly: of the bipartite training graph
-with --lightgcn, of the symmetric adjacency with --dataset. The metrics are listed in
-docs/JOBS.md.`,
+		Long: `Compute the phi lowest eigenpairs of L = I − D^-1/2·A·D^-1/2 (of the bipartite training graph
+with --lightgcn, the adjacency with --dataset) by block thick-restart Lanczos, every residual checked.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			start := time.Now()

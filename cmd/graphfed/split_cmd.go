@@ -9,8 +9,7 @@ import (
 	"graphfed/job"
 )
 
-// newSplitCmd is `graphfed split`, the parent of the per-party data
-// splitters.
+// newSplitCmd is `graphfed split`, the parent of the data splitters.
 func newSplitCmd(g *globalFlags) *cobra.Command {
 	cmd := &cobra.Command{Use: "split", Short: "Cut a dataset into what each party holds"}
 	cmd.AddCommand(newSplitAMLCmd(g), newSplitRecCmd(g))
@@ -23,10 +22,9 @@ func newSplitAMLCmd(g *globalFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "aml --trans FILE --out DIR [--accounts FILE] [--patterns FILE]",
 		Short: "Write DIR/bank-<id>/ per bank: the rows, accounts and patterns that bank sees, and the world's split",
-		Long: `Cut an AMLworld world into DIR/bank-<id> per bank, in AMLworld format: the rows
-with an endpoint among its accounts (as written; other banks' accounts appear only as
-bank id and account number), its accounts, the pattern rows it sees, and split.json,
-the world's temporal split that every bank applies (docs/JOBS.md).`,
+		Long: `Cut an AMLworld world into DIR/bank-<id> per bank, in AMLworld format: the rows with an
+endpoint among its accounts (other banks' accounts only as bank id and account number), its
+accounts, the pattern rows it sees, and split.json, the temporal split every bank applies.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			start := time.Now()
@@ -49,8 +47,7 @@ the world's temporal split that every bank applies (docs/JOBS.md).`,
 }
 
 // newSplitRecCmd is `graphfed split rec`: one LightGCN directory per
-// recommendation client, for separate `graphfed agent --task rec`
-// processes.
+// recommendation client.
 func newSplitRecCmd(g *globalFlags) *cobra.Command {
 	spec := job.DefaultSplitRecSpec()
 	cmd := &cobra.Command{

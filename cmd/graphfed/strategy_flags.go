@@ -47,10 +47,9 @@ func (r *robustFlags) robust() aggregator.Robust {
 
 // recFlags are the aggregator's settings of a recommendation job.
 type recFlags struct {
-	phi, freeze, refEvery    int
-	strict                   bool
-	strictUsers, strictItems int
-	strictEdges              int
+	phi, freeze int
+	strict      bool
+	lps         aggregator.LPSFedConfig // RefEvery and StrictStats
 }
 
 // registerReference adds the reference-graph and freezing flags (Φ is
@@ -58,17 +57,18 @@ type recFlags struct {
 func (rf *recFlags) registerReference(f *pflag.FlagSet) {
 	d := job.DefaultAggregatorSpec()
 	f.IntVar(&rf.freeze, "freeze-rounds", d.FreezeRounds, "rec: first rounds in which nothing is distributed")
-	f.IntVar(&rf.refEvery, "ref-every", d.LPSFed.RefEvery, "rec: rebuild the GNMK reference every N rounds (0: once)")
+	f.IntVar(&rf.lps.RefEvery, "ref-every", d.LPSFed.RefEvery, "rec: rebuild the GNMK reference every N rounds (0: once)")
 	f.BoolVar(&rf.strict, "strict", d.LPSFed.Strict, "rec: build the reference from the assumed counts below, clients send none")
-	f.IntVar(&rf.strictUsers, "strict-users", d.LPSFed.StrictStats.Users, "rec strict mode: assumed users per client")
-	f.IntVar(&rf.strictItems, "strict-items", d.LPSFed.StrictStats.Items, "rec strict mode: assumed items per client")
-	f.IntVar(&rf.strictEdges, "strict-edges", d.LPSFed.StrictStats.Edges, "rec strict mode: assumed interactions per client")
+	f.IntVar(&rf.lps.StrictStats.Users, "strict-users", d.LPSFed.StrictStats.Users, "rec strict mode: assumed users per client")
+	f.IntVar(&rf.lps.StrictStats.Items, "strict-items", d.LPSFed.StrictStats.Items, "rec strict mode: assumed items per client")
+	f.IntVar(&rf.lps.StrictStats.Edges, "strict-edges", d.LPSFed.StrictStats.Edges, "rec strict mode: assumed interactions per client")
 }
 
 // config is the LPSFed strategy's configuration from the flags.
 func (rf *recFlags) config(seed uint64) aggregator.LPSFedConfig {
-	return aggregator.LPSFedConfig{Phi: rf.phi, Strict: rf.strict, RefEvery: rf.refEvery, Seed: seed,
-		StrictStats: aggregator.ReferenceStats{Users: rf.strictUsers, Items: rf.strictItems, Edges: rf.strictEdges}}
+	c := rf.lps
+	c.Phi, c.Strict, c.Seed = rf.phi, rf.strict, seed
+	return c
 }
 
 // contractFlags fix the job's contract on the aggregator's command line
