@@ -116,6 +116,9 @@ type GenRecSpec struct {
 	Out    string
 }
 
+// DefaultGenRecSpec is rec.DefaultGenConfig without shapes.
+func DefaultGenRecSpec() GenRecSpec { return GenRecSpec{Config: rec.DefaultGenConfig()} }
+
 // GenRec generates the dataset, writes it and reports what it holds.
 func GenRec(ctx context.Context, spec GenRecSpec) (DataReport, error) {
 	cfg, out := spec.Config, spec.Out

@@ -2,6 +2,11 @@ package job
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
 
 	"graphfed/workload/dataget"
 )
@@ -56,4 +61,33 @@ func DataCatalog() map[string]any {
 			"commit": s.Commit, "title": s.Title, "licence": s.Licence, "files": s.Files})
 	}
 	return map[string]any{"datasets": names}
+}
+
+// WriteText writes the result's human line (what was fetched, verified
+// and written) and with stats a second one, the converted dataset's
+// counts sorted by name.
+func (r DataGetResult) WriteText(w io.Writer, stats bool) error {
+	_, err := fmt.Fprintf(w, "%s: %d files from %s@%.7s verified (SHA-256), %s layout written to %s\n",
+		r.Dataset, len(r.Files), r.Repo, r.Commit, r.Layout, r.Dir)
+	if err != nil || !stats {
+		return err
+	}
+	keys := slices.Sorted(maps.Keys(r.Stats))
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %v", k, r.Stats[k])
+	}
+	_, err = fmt.Fprintln(w, "  ", strings.Join(parts, ", "))
+	return err
+}
+
+// WriteDataCatalog writes the datasets DataGet offers, one a line: name,
+// layout, size, source and title.
+func WriteDataCatalog(w io.Writer) error {
+	for _, s := range dataget.Catalog() {
+		if _, err := fmt.Fprintf(w, "%-19s %-8s %7s  %s@%.7s  %s\n", s.Name, s.Layout, humanBytes(s.Bytes()), s.Repo, s.Commit, s.Title); err != nil {
+			return err
+		}
+	}
+	return nil
 }

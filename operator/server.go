@@ -9,6 +9,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"graphfed/bus"
+	"graphfed/telemetry"
 )
 
 // ServerConfig is `graphfed server`: the embedded nats-server with
@@ -18,6 +19,10 @@ type ServerConfig struct {
 	// Insecure lets a configuration without logins run: anyone who
 	// reaches the server could then read and forge every message.
 	Insecure bool
+	// Metrics serves the server's refusals (RunServer): its address only,
+	// since the server runs until stopped and nothing follows to linger
+	// after.
+	Metrics telemetry.Live
 }
 
 // DefaultServerConfig is `graphfed server` without flags.

@@ -32,6 +32,7 @@ type RunRequest struct {
 // RunReport is what a RunRequest ran: every scenario's outcome, in
 // registration order.
 type RunReport struct {
+	Seed     uint64 // the first seed of each sweep
 	Outcomes []Outcome
 	Failed   int
 }
@@ -60,7 +61,7 @@ func RunNamed(ctx context.Context, reg *Registry, req RunRequest) (RunReport, er
 	if o.Seeds < 0 || req.Workers < 0 {
 		return RunReport{}, fmt.Errorf("--seeds %d and --workers %d", o.Seeds, req.Workers)
 	}
-	var rep RunReport
+	rep := RunReport{Seed: o.Seed}
 	for _, s := range selected {
 		start := time.Now()
 		out := RunScenario(ctx, s, o)

@@ -63,7 +63,7 @@ func TestRunNamed(t *testing.T) {
 				t.Fatalf("ran %d (heard %v), failed %d; want %d, %d", len(rep.Outcomes), heard, rep.Failed, tc.ran, tc.fail)
 			}
 			first := rep.Outcomes[0]
-			if o := seen[first.Name]; o.Seed != tc.seed || o.Seeds != tc.seeds || o.Workers != 1 {
+			if o := seen[first.Name]; o.Seed != tc.seed || rep.Seed != tc.seed || o.Seeds != tc.seeds || o.Workers != 1 {
 				t.Fatalf("%s ran with %+v, want seed %d, %d seeds, 1 worker", first.Name, o, tc.seed, tc.seeds)
 			}
 			if first.Metrics["seeds_per_second"] <= 0 {

@@ -7,10 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"graphfed/aggregator"
-	"graphfed/bus"
-	"graphfed/deploy"
 	"graphfed/job"
-	"graphfed/telemetry"
 )
 
 // errAggregatorConfig answers the --config FILE that is no more: its
@@ -56,15 +53,9 @@ func newAggregatorCmd(g *globalFlags) *cobra.Command {
 			spec.Contract, spec.Robust, spec.Progress = contract.k, contract.robust.robust(), cmdProgress{}
 			// The metrics are served until the report is written (and
 			// --metrics-linger after it).
-			stopMetrics := func() {}
-			defer func() { stopMetrics() }()
-			spec.StartMetrics = func() (*telemetry.Metrics, error) {
-				m, stop, err := mf.start(cmd.Context(), log)
-				if err == nil {
-					stopMetrics = stop
-				}
-				return m, err
-			}
+			var stopMetrics func()
+			spec.StartMetrics, stopMetrics = mf.live.Deferred(cmd.Context(), log)
+			defer stopMetrics()
 			// Stopped by a signal: the report so far is written, then the
 			// command fails with the reason.
 			rep, err := job.RunAggregator(cmd.Context(), spec, log)
@@ -111,33 +102,4 @@ func newAggregatorCmd(g *globalFlags) *cobra.Command {
 	cmd.MarkFlagRequired("job")
 	mem = registerMemoryLimit(cmd, 0, "")
 	return cmd
-}
-
-// recoveryFlags make the aggregator durable: its state in the job's
-// JetStream KV bucket and object store, its updates from the job's update
-// stream (docs/DEPLOY.md, "Surviving crashes").
-type recoveryFlags struct {
-	durable    bool
-	replicas   int
-	ackWait    time.Duration
-	reannounce time.Duration
-	leaseTTL   time.Duration
-}
-
-func (r *recoveryFlags) register(cmd *cobra.Command) {
-	f, d := cmd.Flags(), deploy.DefaultDurable()
-	f.BoolVar(&r.durable, "durable", false, "checkpoint to JetStream and read updates from the job's update stream; a restart resumes the job (agents need --durable too)")
-	f.IntVar(&r.replicas, "replicas", d.Replicas, "replicas of the update stream, checkpoint bucket and model store when created (3 on a 3-node cluster)")
-	f.DurationVar(&r.ackWait, "ack-wait", bus.DefaultUpdateAckWait, "redelivery delay of an update a killed aggregator had not acknowledged")
-	f.DurationVar(&r.reannounce, "reannounce", d.Reannounce, "with --durable: announce the open round again after this long without news (0: never)")
-	f.DurationVar(&r.leaseTTL, "lease-ttl", aggregator.DefaultLeaseTTL, "with --durable: the job's run lease lapses after this long unrenewed; a second aggregator watches a held lease this long, then refuses (renewed) or takes the job over (lapsed: --resume after a crash)")
-}
-
-// options are the durable options of the flags (used with --durable).
-func (r *recoveryFlags) options() deploy.DurableOptions {
-	o := deploy.DurableOptions{Replicas: r.replicas, AckWait: r.ackWait, Reannounce: r.reannounce, LeaseTTL: r.leaseTTL}
-	if o.Reannounce == 0 {
-		o.Reannounce = -1 // --reannounce 0: never
-	}
-	return o
 }

@@ -44,7 +44,6 @@ func newAuditCmd(g *globalFlags) *cobra.Command {
 	fl.StringVar(&cfg.HTML, "html", "", "write the audit as a self-contained HTML page (the audit part of report.html) to this file")
 	fl.Float64Var(&cfg.TargetEpsilon, "target-epsilon", 0, "the embeddings' per-node ε target the run was given, to judge the claims against (0: none)")
 	fl.Float64Var(&cfg.BudgetEpsilon, "budget-epsilon", 0, "the per-client ε budget the run was given, to judge the claims against (0: none)")
-	fl.StringVar(&cfg.ExpectHeads, "expect-heads", "", "the aggregator's JSON report (or a JSON list of heads): check every chain reaches the final head it lists, "+
-		"which catches a ledger cut back consistently, the aggregator's done record included")
+	fl.StringVar(&cfg.ExpectHeads, "expect-heads", "", "the aggregator's JSON report (or a JSON list of heads): check every chain reaches the final head it lists (catches a ledger cut back consistently)")
 	return cmd
 }

@@ -10,23 +10,16 @@ import (
 )
 
 // newKeysCmd is `graphfed keys`: flags into operator.KeysConfig, a
-// deployment's credentials, keyring and server configuration, made
-// offline on one trusted machine.
+// deployment's credentials made offline on one trusted machine.
 func newKeysCmd(g *globalFlags) *cobra.Command {
 	cfg := operator.DefaultKeysConfig()
 	cmd := &cobra.Command{
 		Use:   "keys --job ID --banks ID,... [--out DIR] [--cluster HOST:PORT,...]",
 		Short: "Generate a job's NKey credentials, keyring and nats-server configuration",
-		Long: `Generate one NKey user seed per party (the aggregator, every bank, the
-auditor), each in its own file <id>.nk with mode 0600; keyring.json, the
-public keys that verify envelope signatures; and server.conf, a nats-server
-configuration (for nats-server -c or graphfed server --config) in which each
-party may publish only as itself and read only what is addressed to it.
-With --cluster, also server-<n>.conf for each node of a NATS cluster, with
-authenticated routes between them. Existing files are never overwritten.
-The payload limit (max_payload) fits the job's largest message, from
---max-params, --max-emb-rows and --emb-dim, plus a quarter of headroom.
-Hand each party its seed file only; see docs/DEPLOY.md.`,
+		Long: `Generate one NKey seed per party (<id>.nk, mode 0600), keyring.json (the public keys that
+verify envelope signatures) and server.conf (with --cluster, one per node), in which each party
+may publish only as itself and read only what is addressed to it, its max_payload fitting the
+job's largest message. Nothing is overwritten; hand each party its seed only (docs/DEPLOY.md).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			start := time.Now()
@@ -92,4 +85,19 @@ func newKeysLedgerCmd(g *globalFlags) *cobra.Command {
 	fl.IntVar(&cfg.Replicas, "replicas", cfg.Replicas, "stream replicas (3 on a 3-node cluster)")
 	cmd.MarkFlagRequired("keyring")
 	return cmd
+}
+
+// registerKeysTLS adds the TLS flags of `graphfed keys` into t: generate
+// the job's TLS material (--tls, optionally signed by an existing CA), or
+// name a server certificate of one's own in the server configurations.
+func registerKeysTLS(cmd *cobra.Command, t *operator.KeysTLS) {
+	f := cmd.Flags()
+	f.BoolVar(&t.Generate, "tls", false, "also generate mutual TLS: a job CA (ca.crt; keep ca.key offline), server.crt and server.key, and <id>.crt and <id>.key per credential; the server configurations require them")
+	f.StringSliceVar(&t.Hosts, "tls-hosts", nil, "names and IPs the server certificate carries besides 127.0.0.1, localhost and the hosts of --listen and --cluster: every address parties dial")
+	f.StringVar(&t.Dir, "tls-dir", "", "where the server keeps server.crt, server.key and ca.crt, as the configurations name it (default --out; relative to the server's working directory)")
+	f.DurationVar(&t.Validity, "tls-validity", t.Validity, "validity of the generated certificates")
+	f.StringVar(&t.CACert, "tls-ca-cert", "", "your own CA certificate: with --tls-ca-key it signs the generated certificates instead of a new job CA; with --tls-server-cert the server checks client certificates against it")
+	f.StringVar(&t.CAKey, "tls-ca-key", "", "the key of --tls-ca-cert (read, never copied); implies --tls")
+	f.StringVar(&t.ServerCert, "tls-server-cert", "", "your own server certificate (with --tls-server-key and --tls-ca-cert): the configurations name these files as given, nothing is generated; parties' certificates come from your CA")
+	f.StringVar(&t.ServerKey, "tls-server-key", "", "the key of --tls-server-cert")
 }

@@ -10,10 +10,8 @@ import (
 )
 
 func newPartitionCmd(g *globalFlags) *cobra.Command {
-	var (
-		spec = joblib.DefaultPartitionSpec()
-		csbm csbmFlags
-	)
+	spec := joblib.DefaultPartitionSpec()
+	var csbm csbmFlags
 	cmd := &cobra.Command{
 		Use:   "partition (--dataset DIR | --scenario csbm) --clients N --partition louvain|random|metis|metis-overlap [--split random:0.2,0.4,0.4] --out DIR",
 		Short: "Split a dataset into per-client TSV directories for separate agent processes",

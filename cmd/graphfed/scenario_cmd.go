@@ -21,19 +21,15 @@ type scenarioReport struct {
 
 // newScenarioCmd is `graphfed scenario`: the named fault-injection scenarios.
 func newScenarioCmd(g *globalFlags) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "scenario",
-		Short: "Fault-injection scenarios: the deterministic simulator and real jobs under attack",
-	}
+	cmd := &cobra.Command{Use: "scenario", Short: "Fault-injection scenarios: the deterministic simulator and real jobs under attack"}
 	cmd.AddCommand(newScenarioRunCmd(g), newScenarioListCmd(g))
 	return cmd
 }
 
 func newScenarioRunCmd(g *globalFlags) *cobra.Command {
-	var (
-		seed           uint64
-		seeds, workers int
-	)
+	// The parties inside real-job scenarios log every round and every
+	// expected rejection; they speak only when asked to (--log-level).
+	req := scenarios.RunRequest{Log: zerolog.Nop()}
 	cmd := &cobra.Command{
 		Use:   "run NAME|all [--seed N] [--seeds K] [--workers W]",
 		Short: "Run one scenario or all of them; each reports pass or fail and the invariant that failed",
@@ -47,25 +43,16 @@ func newScenarioRunCmd(g *globalFlags) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("scenario run: %w", err)
 			}
-			// The parties inside real-job scenarios log every round and every
-			// expected rejection; they speak only when asked to.
-			req := scenarios.RunRequest{Name: args[0], Workers: workers, Log: zerolog.Nop(),
-				OnOutcome: func(out scenarios.Outcome) { scenarios.WriteOutcome(g.humanOut(), out) }}
-			fl := cmd.Flags()
-			if fl.Changed("seed") {
-				req.Seed = &seed
-			}
-			if fl.Changed("seeds") {
-				req.Seeds = &seeds
-			}
-			if fl.Changed("log-level") {
+			req.Name = args[0]
+			req.OnOutcome = func(out scenarios.Outcome) { scenarios.WriteOutcome(g.humanOut(), out) }
+			if cmd.Flags().Changed("log-level") {
 				req.Log = g.logger()
 			}
 			ran, err := scenarios.RunNamed(cmd.Context(), reg, req)
 			if err != nil {
 				return fmt.Errorf("scenario run: %w", err)
 			}
-			rep := scenarioReport{Report: Report{Command: "scenario run", Seed: int64(seed), Metrics: ran.Metrics()}, Scenarios: ran.Outcomes}
+			rep := scenarioReport{Report: Report{Command: "scenario run", Seed: int64(ran.Seed), Metrics: ran.Metrics()}, Scenarios: ran.Outcomes}
 			if err := g.emitScenarios(rep, start); err != nil {
 				return err
 			}
@@ -76,9 +63,9 @@ func newScenarioRunCmd(g *globalFlags) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.Uint64Var(&seed, "seed", scenarios.DefaultFirstSeed, "first seed of a sweep; alone, the only seed (reproduces a failure)")
-	f.IntVar(&seeds, "seeds", 0, "seeds each simulator scenario sweeps; 0: its default (dsim 1000)")
-	f.IntVar(&workers, "workers", 1, "seeds simulated in parallel")
+	f.Var(unsetUint(&req.Seed), "seed", fmt.Sprintf("first seed of a sweep (default %d); alone, the only seed (reproduces a failure)", scenarios.DefaultFirstSeed))
+	f.Var(unsetInt(&req.Seeds), "seeds", "seeds each simulator scenario sweeps; 0: its default (dsim 1000)")
+	f.IntVar(&req.Workers, "workers", 1, "seeds simulated in parallel")
 	return cmd
 }
 
@@ -97,7 +84,7 @@ func newScenarioListCmd(g *globalFlags) *cobra.Command {
 			if err := scenarios.WriteListing(g.humanOut(), listing); err != nil {
 				return fmt.Errorf("scenario list: %w", err)
 			}
-			return g.emitScenarios(scenarioReport{Report: Report{Command: "scenario list"}, Scenarios: listing}, start)
+			return g.emitScenarios(scenarioReport{Report: Report{Command: "scenario list", Metrics: map[string]any{}}, Scenarios: listing}, start)
 		},
 	}
 }
@@ -109,13 +96,5 @@ func (g *globalFlags) emitScenarios(r scenarioReport, start time.Time) error {
 		return nil
 	}
 	r.Seconds = time.Since(start).Seconds()
-	if r.Metrics == nil {
-		r.Metrics = map[string]any{}
-	}
-	b, err := json.Marshal(r)
-	if err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	_, err = fmt.Fprintln(os.Stdout, string(b))
-	return err
+	return json.NewEncoder(os.Stdout).Encode(r)
 }

@@ -11,10 +11,7 @@ import (
 
 // newSpectralCmd is `graphfed spectral`, the parent of the spectral tools.
 func newSpectralCmd(g *globalFlags) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "spectral",
-		Short: "Spectral tools: lowest Laplacian eigenpairs",
-	}
+	cmd := &cobra.Command{Use: "spectral", Short: "Spectral tools: lowest Laplacian eigenpairs"}
 	cmd.AddCommand(newSpectralEigCmd(g))
 	return cmd
 }
@@ -25,19 +22,8 @@ func newSpectralEigCmd(g *globalFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "eig (--lightgcn DIR | --dataset DIR) --phi P [--tol 1e-10] [--seed S]",
 		Short: "The phi lowest eigenpairs of a graph's normalized Laplacian (LPSFed's P̄ and λ)",
-		Long: `Compute the phi lowest eigenpairs of L = I − D^-1/2·A·D^-1/2 by block
-thick-restart Lanczos and check every residual ‖L·v − λ·v‖ directly.
-
---lightgcn DIR reads a LightGCN-format recommendation dataset (train.txt,
-test.txt) and uses the (users+items)-node bipartite graph of the training
-interactions. --dataset DIR reads a node-classification dataset in the TSV
-layout and uses its (symmetric) adjacency.
-
-Metrics: lambda_min and lambda_max (the range of the phi eigenvalues),
-max_residual (largest ‖L·v − λ·v‖, computed from the sparse Laplacian),
-orthogonality (max |VᵀV − I|), phi, nodes, nnz (stored adjacency entries,
-i.e. off-diagonal entries of L), components, restarts, iterations (block
-Lanczos steps), matvecs, and load_seconds and solve_seconds.`,
+		Long: `Compute the phi lowest eigenpairs of L = I − D^-1/2·A·D^-1/2 (of the bipartite training graph
+with --lightgcn, the adjacency with --dataset) by block thick-restart Lanczos, every residual checked.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			start := time.Now()

@@ -6,38 +6,29 @@ import (
 
 	"github.com/spf13/cobra"
 
-	joblib "graphfed/job"
+	"graphfed/job"
 )
 
-// newSplitCmd is `graphfed split`, the parent of the per-party data
-// splitters.
+// newSplitCmd is `graphfed split`, the parent of the data splitters.
 func newSplitCmd(g *globalFlags) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "split",
-		Short: "Cut a dataset into what each party holds",
-	}
+	cmd := &cobra.Command{Use: "split", Short: "Cut a dataset into what each party holds"}
 	cmd.AddCommand(newSplitAMLCmd(g), newSplitRecCmd(g))
 	return cmd
 }
 
 // newSplitAMLCmd is `graphfed split aml`: one AMLworld directory per bank.
 func newSplitAMLCmd(g *globalFlags) *cobra.Command {
-	var spec joblib.SplitAMLSpec
+	var spec job.SplitAMLSpec
 	cmd := &cobra.Command{
 		Use:   "aml --trans FILE --out DIR [--accounts FILE] [--patterns FILE]",
 		Short: "Write DIR/bank-<id>/ per bank: the rows, accounts and patterns that bank sees, and the world's split",
-		Long: `Cut an AMLworld world into one directory per bank, DIR/bank-<id> (bank ids
-keep their leading zeros). Each holds what that bank sees, in AMLworld format:
-<name>_Trans.csv with every row that has an endpoint among its accounts (rows
-copied as written, in file order; other banks' accounts appear only as bank
-id and account number), <name>_accounts.csv with its own accounts and
-<name>_Patterns.txt with the rows it sees of each laundering attempt, when
-the world has those files (by default the siblings of --trans), and
-split.json with the world's temporal split, which every bank applies.`,
+		Long: `Cut an AMLworld world into DIR/bank-<id> per bank, in AMLworld format: the rows with an
+endpoint among its accounts (other banks' accounts only as bank id and account number), its
+accounts, the pattern rows it sees, and split.json, the temporal split every bank applies.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			start := time.Now()
-			r, err := joblib.SplitAML(cmd.Context(), spec)
+			r, err := job.SplitAML(cmd.Context(), spec)
 			if err != nil {
 				return fmt.Errorf("split aml: %w", err)
 			}
@@ -52,5 +43,38 @@ split.json with the world's temporal split, which every bank applies.`,
 	f.BoolVar(&spec.Lenient, "lenient", false, "skip malformed rows (counted in skipped_rows) instead of failing")
 	_ = cmd.MarkFlagRequired("trans")
 	_ = cmd.MarkFlagRequired("out")
+	return cmd
+}
+
+// newSplitRecCmd is `graphfed split rec`: one LightGCN directory per
+// recommendation client.
+func newSplitRecCmd(g *globalFlags) *cobra.Command {
+	spec := job.DefaultSplitRecSpec()
+	cmd := &cobra.Command{
+		Use:   "rec --lightgcn DIR --clients N [--partition spectral|random] --out DIR",
+		Short: "Write DIR/client-<i>/ per client: its users' interactions in the LightGCN layout, local ids",
+		Long: `Cut a LightGCN dataset into the clients of a federated recommendation job, as
+graphfed sim --lightgcn does; DIR/client-<i> is what graphfed agent --task rec --data reads.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			start := time.Now()
+			r, err := job.SplitRec(cmd.Context(), spec)
+			if err != nil {
+				return fmt.Errorf("split rec: %w", err)
+			}
+			fmt.Fprintf(g.humanOut(), "wrote %d clients under %s\n", r.Clients, spec.Out)
+			return g.emit(Report{Command: "split rec", Dataset: r.Dataset, Clients: r.Clients, Seed: int64(spec.Seed), Metrics: r.Metrics}, start)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&spec.LightGCN, "lightgcn", "", "dataset in the LightGCN layout (required)")
+	f.StringVar(&spec.Out, "out", "", "output directory; client-<i> directories are written in it (required)")
+	f.IntVar(&spec.Clients, "clients", spec.Clients, "clients")
+	f.StringVar(&spec.Partition, "partition", spec.Partition, "spectral (LPSFed's benchmark) or random")
+	f.Float64Var(&spec.EdgeVariation, "edge-variation", spec.EdgeVariation, "spectral partition: spread of interactions across clients")
+	f.IntVar(&spec.MaxUsers, "max-users", 0, "keep only the first N users of the dataset (0: all)")
+	f.Uint64Var(&spec.Seed, "seed", spec.Seed, "partition seed (graphfed sim --lightgcn's --seed gives the same clients)")
+	cmd.MarkFlagRequired("lightgcn")
+	cmd.MarkFlagRequired("out")
 	return cmd
 }

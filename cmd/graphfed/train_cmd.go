@@ -6,58 +6,61 @@ import (
 
 	"github.com/spf13/cobra"
 
-	joblib "graphfed/job"
+	"graphfed/deploy"
+	"graphfed/job"
 )
 
-// newTrainCmd is `graphfed train`: flags into job.TrainNodeSpec, or with
-// --aml into job.TrainAMLSpec (train_aml.go).
+// newTrainCmd is `graphfed train`: flags into job.TrainSpec, the
+// centralized node baseline or with --aml the AML one.
 func newTrainCmd(g *globalFlags) *cobra.Command {
 	var (
-		node   = joblib.TrainNodeSpec{Model: joblib.DefaultNodeModel}
-		aml    amlTrainFlags
-		params joblib.TrainParams
-		seed   uint64
-		csbm   csbmFlags
+		spec  = job.DefaultTrainSpec()
+		csbm  csbmFlags
+		multi multiGNNFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "train (--dataset DIR | --scenario csbm | --aml FILE) [--model gcn|sage] [--kind gin|sage|gcn]",
 		Short: "Centralized baseline: train one model on the whole graph",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			start := time.Now()
-			var (
-				res joblib.TrainResult
-				err error
-			)
-			if aml.spec.Trans != "" {
-				if node.Dataset != "" || node.Scenario != "" {
-					return fmt.Errorf("train: --aml excludes --dataset and --scenario")
-				}
-				res, err = aml.run(cmd, g, params, seed)
-			} else {
-				node.CSBM, node.Params, node.Seed, node.Progress = csbm.cfg, params, seed, cmdProgress{}
-				if res, err = joblib.TrainNode(cmd.Context(), node); err != nil {
-					err = fmt.Errorf("train: %w", err)
-				}
-			}
+			spec.Node.CSBM, spec.Log, spec.Progress = csbm.cfg, g.logger(), cmdProgress{}
+			spec.AML.Ports, spec.AML.TimeDeltas, spec.AML.EgoIDs, spec.AML.MultiGNN = multi.portsOn, multi.timeDeltasOn, multi.egoIDsOn, multi.all
+			res, err := job.Train(cmd.Context(), spec)
 			if err != nil {
 				return err
 			}
-			return g.emit(Report{Command: "train", Algo: res.Algo, Dataset: res.Dataset, Clients: 1, Seed: int64(seed),
+			return g.emit(Report{Command: "train", Algo: res.Algo, Dataset: res.Dataset, Clients: 1, Seed: int64(spec.Seed),
 				Metrics: res.Metrics}, start)
 		},
 	}
-	n, a := joblib.NodeTrainHyper(), joblib.AMLTrainHyper()
+	n, a, p := job.NodeTrainHyper(), job.AMLTrainHyper(), &spec.Params
 	f := cmd.Flags()
-	f.StringVar(&node.Dataset, "dataset", "", "dataset directory in the TSV layout (e.g. examples/data/cora)")
-	f.StringVar(&node.Scenario, "scenario", "", "generate a dataset instead: csbm")
-	f.StringVar(&node.Model, "model", node.Model, "gcn or sage")
-	f.IntVar(&params.Epochs, "epochs", 0, fmt.Sprintf("training epochs (default %d; --aml: %d)", n.Epochs, a.Epochs))
-	f.Float64Var(&params.LR, "lr", 0, fmt.Sprintf("Adam learning rate (default %v; --aml: %v)", n.LR, a.LR))
-	f.Var(unsetFloat(&params.WeightDecay), "weight-decay", fmt.Sprintf("L2 weight decay on the first layer (default %v; --aml: %v)", n.WeightDecay, a.WeightDecay))
-	f.IntVar(&params.Hidden, "hidden", 0, fmt.Sprintf("hidden units (default %d; --aml: %d)", n.Hidden, a.Hidden))
-	f.Var(unsetFloat(&params.Dropout), "dropout", fmt.Sprintf("dropout probability (default %v; --aml: %v)", n.Dropout, a.Dropout))
-	f.Uint64Var(&seed, "seed", 1, "random seed")
+	f.StringVar(&spec.Node.Dataset, "dataset", "", "dataset directory in the TSV layout (e.g. examples/data/cora)")
+	f.StringVar(&spec.Node.Scenario, "scenario", "", "generate a dataset instead: csbm")
+	f.StringVar(&spec.Node.Model, "model", spec.Node.Model, "gcn or sage")
+	f.IntVar(&p.Epochs, "epochs", 0, fmt.Sprintf("training epochs (default %d; --aml: %d)", n.Epochs, a.Epochs))
+	f.Float64Var(&p.LR, "lr", 0, fmt.Sprintf("Adam learning rate (default %v; --aml: %v)", n.LR, a.LR))
+	f.Var(unsetFloat(&p.WeightDecay), "weight-decay", fmt.Sprintf("L2 weight decay on the first layer (default %v; --aml: %v)", n.WeightDecay, a.WeightDecay))
+	f.IntVar(&p.Hidden, "hidden", 0, fmt.Sprintf("hidden units (default %d; --aml: %d)", n.Hidden, a.Hidden))
+	f.Var(unsetFloat(&p.Dropout), "dropout", fmt.Sprintf("dropout probability (default %v; --aml: %v)", n.Dropout, a.Dropout))
+	f.Uint64Var(&spec.Seed, "seed", spec.Seed, "random seed")
 	csbm.register(cmd)
-	aml.register(cmd)
+	s := &spec.AML
+	f.StringVar(&s.Trans, "aml", "", "train the AML transaction classifier on an AMLworld *_Trans.csv file (generated or downloaded)")
+	f.StringVar(&s.Kind, "kind", s.Kind, "AML: message passing, gin, sage or gcn")
+	f.IntVar(&s.Layers, "layers", s.Layers, "AML: message-passing layers")
+	f.IntVar(&s.BatchSize, "batch", s.BatchSize, "AML: seed transactions per step")
+	f.IntSliceVar(&s.FanOut, "fanout", s.FanOut, "AML: neighbours sampled per node and direction at each layer, nearest hop first (-1: all)")
+	f.Float64Var(&s.PosFraction, "pos-fraction", s.PosFraction, "AML: share of laundering transactions in each training batch, unweighted, with scores shifted back to the class-weighted decision, as the federated banks train (0: the default; negative: uniform batches with the class weights in the loss)")
+	f.Var(unsetInt(&s.StepsPerEpoch), "steps-per-epoch", fmt.Sprintf("AML: training steps per epoch. Stratified batches: default %d, the local steps of one bank over a default federated job (%d rounds × %d), so --epochs E takes as many steps as E banks; uniform batches (--pos-fraction < 0): default 0, every training row once, else a fresh random subset of them",
+		job.DefaultAMLTrainStepsPerEpoch, job.DefaultAMLRounds, deploy.DefaultAMLLocalSteps))
+	f.Var(unsetInt(&spec.StepsAlias), "steps", "AML: old name of --steps-per-epoch")
+	_ = f.MarkDeprecated("steps", "use --steps-per-epoch")
+	f.IntVar(&s.EvalBatch, "eval-batch", s.EvalBatch, "AML: seed transactions per evaluation batch")
+	f.IntVar(&s.ValSample, "val-sample", s.ValSample, "AML: the validation after every epoch (which picks the best epoch) scores every laundering validation transaction and at most this many legitimate ones, F1 weighed back to the split; the best epoch's model is then scored on all of them (≤ 0: all every epoch)")
+	f.Float64Var(&s.ClassWeightCap, "class-weight-cap", s.ClassWeightCap, "AML: cap of the laundering class's inverse-frequency loss weight")
+	f.BoolVar(&s.NoReverseMP, "no-reverse-mp", false, "AML: messages follow edges only (no separate outgoing aggregation)")
+	f.BoolVar(&s.NoEdgeUpdates, "no-edge-updates", false, "AML: no edge-embedding updates between layers")
+	multi.register(f, "AML: ", "")
 	return cmd
 }

@@ -1,11 +1,29 @@
 package main
 
 import (
+	"os"
+
+	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
 	"graphfed/bus"
 	"graphfed/deploy"
+	"graphfed/operator"
 )
+
+// A party's connection security: --insecure to run without credentials
+// (operator.RequireCredentials), and its mutual TLS files.
+
+// registerInsecure adds --insecure to cmd.
+func registerInsecure(cmd *cobra.Command, insecure *bool) {
+	cmd.Flags().BoolVar(insecure, "insecure", false,
+		"run without credentials: anyone who reaches the server can read and forge every message (trials on a trusted machine only)")
+}
+
+// requireCredentials is operator.RequireCredentials, warning on stderr.
+func requireCredentials(what string, have, insecure bool, use string, log zerolog.Logger) error {
+	return operator.RequireCredentials(what, have, insecure, use, os.Stderr, log)
+}
 
 // tlsFlags are a party's mutual TLS files, --tls-ca, --tls-cert and
 // --tls-key, on every command that takes --creds: one definition, so that
