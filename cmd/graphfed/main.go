@@ -50,7 +50,7 @@ func newRoot() (*cobra.Command, *globalFlags) {
 	}
 	f := root.PersistentFlags()
 	f.BoolVar(&g.json, "json", false, "print one JSON result object as the last line of stdout; human output goes to stderr")
-	f.StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	f.StringVar(&g.logLevel, "log-level", "", "log level: debug, info, warn, error (default info; scenario run: none unless given)")
 	f.StringVar(&g.prof.CPU, "cpuprofile", "", "write a CPU profile of the command to this file (go tool pprof)")
 	f.StringVar(&g.prof.Heap, "memprofile", "", "write a heap profile to this file when the command ends (go tool pprof; in-use and allocated)")
 	root.PersistentPreRunE = func(*cobra.Command, []string) error { return g.prof.Start() }

@@ -36,7 +36,7 @@ func (g *globalFlags) humanOut() io.Writer {
 // logger builds the structured logger for a command; logs always go to stderr.
 func (g *globalFlags) logger() zerolog.Logger {
 	lvl, err := zerolog.ParseLevel(g.logLevel)
-	if err != nil {
+	if err != nil || g.logLevel == "" {
 		lvl = zerolog.InfoLevel
 	}
 	w := zerolog.ConsoleWriter{Out: os.Stderr, TimeFormat: time.TimeOnly, NoColor: !isatty.IsTerminal(os.Stderr.Fd())}

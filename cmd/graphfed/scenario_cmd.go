@@ -45,7 +45,7 @@ func newScenarioRunCmd(g *globalFlags) *cobra.Command {
 			}
 			req.Name = args[0]
 			req.OnOutcome = func(out scenarios.Outcome) { scenarios.WriteOutcome(g.humanOut(), out) }
-			if cmd.Flags().Changed("log-level") {
+			if g.logLevel != "" { // quiet unless asked
 				req.Log = g.logger()
 			}
 			ran, err := scenarios.RunNamed(cmd.Context(), reg, req)
