@@ -17,7 +17,7 @@ deps:
 build: deps
 	$(GO) build -o $(BIN) ./cmd/graphfed
 
-# The main job: a generated 6-bank AML world, CE-FedGNN with private
+# The main job: a generated 24-bank AML world, CE-FedGNN with private
 # cross-bank embeddings over an embedded NATS server; the run directory
 # holds summary.json, rounds.csv, f1.png, epsilon.png, audit.txt and the ledger.
 demo: build
