@@ -38,7 +38,7 @@ type RecSpec struct {
 	EdgeVariation float64 // the spectral partition's spread; 0: spectral.DefaultEdgeVariation
 	// EvalEvery scores every N rounds too; 0: the final model only.
 	EvalEvery int
-	Learner   deploy.RecOptions // Model and Strict; Phi 0: deploy.DefaultRecOptions's
+	Learner   deploy.RecOptions // Model (zero: LPSFed's paper setting) and Strict; Phi 0: deploy.DefaultRecOptions's
 	// Server is LPSFed's reference graph settings (Phi, Seed and the
 	// reference are the job's); FreezeRounds distributes nothing in the
 	// first rounds.
@@ -102,9 +102,12 @@ func RunRec(ctx context.Context, spec RecSpec) (RecResult, error) {
 	if clients == 0 {
 		clients = DefaultNodeClients
 	}
-	lr := spec.Learner
+	lr, def := spec.Learner, deploy.DefaultRecOptions()
 	if lr.Phi == 0 {
-		lr.Phi = deploy.DefaultRecOptions().Phi
+		lr.Phi = def.Phi
+	}
+	if lr.Model.Dim == 0 { // an unset model: LPSFed's paper setting
+		lr.Model = def.Model
 	}
 	ev := spec.EdgeVariation
 	if ev == 0 {
