@@ -1,0 +1,55 @@
+// Package secagg is the pure core of graphfed's secure aggregation: the
+// aggregator learns the sum of a cohort's updates, never one party's.
+//
+// The protocol is Bonawitz et al. 2017 ("Practical Secure Aggregation for
+// Privacy-Preserving Machine Learning") with the sparse neighbour graph of
+// Bell et al. 2020 ("Secure Single-Server Aggregation with (Poly)Logarithmic
+// Overhead"), the shape Flower calls SecAgg+, with the holes the peers left
+// open closed:
+//
+//   - Every party advertises two X25519 keys (keys.go): an encryption key,
+//     to which the other parties seal its Shamir shares, and a mask key,
+//     whose Diffie–Hellman secrets seed the pairwise masks. The
+//     advertisement is signed by the party's identity (its NKey in the
+//     runtime, injected as a [Signer]); an advertisement not signed by the
+//     party it lists is refused.
+//   - Pairwise mask seeds are HKDF-SHA256 over the X25519 secret, bound to
+//     the job, the round and the ordered pair; masks are ChaCha20 keystreams
+//     under the full 256-bit seed (prg.go). No seed is ever folded.
+//   - Each party's self-mask seed and mask private key are Shamir-shared
+//     t-of-n over GF(2^255 − 19) (shamir.go), each share sealed to its
+//     recipient with HPKE and bound to job, round, sender and recipient
+//     (seal.go).
+//   - Inputs are clipped, scaled and stochastically rounded to integers mod
+//     2^b, with b and the scale chosen so that the cohort's sum cannot wrap;
+//     the sample weight travels in the vector (fixedpoint.go).
+//   - The aggregator signs one list of survivors and dropouts; a client
+//     refuses a list in which a party is both, refuses a second list that
+//     differs from the first, and never reveals both kinds of share for one
+//     party and round (client.go). Refusals are counted.
+//
+// The package does no I/O and holds no package-level mutable state.
+// [Client] and [Server] are state machines driven by the caller with
+// decoded messages; every random choice reads an injected io.Reader (HPKE's
+// ephemeral keys are the exception: crypto/hpke always draws them from the
+// system's secure source, since Go 1.26). Wire messages have a canonical
+// binary encoding (messages.go) whose decoders refuse anything they would
+// not have written.
+//
+// A round, with the message each step produces:
+//
+//	client: Advertise                  → SignedAdvertisement (to the server)
+//	server: AddAdvertisement…, Keys    → the signed advertisements (to all)
+//	client: ReceiveKeys                → SealedShare per neighbour (to each)
+//	client: AcceptShare…, MaskInput    → MaskedInput (to the server)
+//	server: AddMaskedInput…, CloseInputs → SignedList (to the survivors)
+//	client: Unmask                     → Reveal (to the server)
+//	server: AddReveal…, Result         → the unmasked sum mod 2^b
+//
+// Security rests on the threshold: the configuration requires 2t > k + 1,
+// where k + 1 is a party's neighbourhood with itself (the whole cohort when
+// n ≤ 30), so that a server showing two different lists to two groups of
+// honest parties can never collect t self-mask shares and t mask-key shares
+// of one party. A server colluding with fewer than t − (k + 1 − t) parties
+// of a neighbourhood learns nothing beyond the sum.
+package secagg
