@@ -301,18 +301,18 @@ func (s *Server) AddReveal(r Reveal) error {
 func (s *Server) Ready() bool { return s.stage == serverUnmask && s.missing() == "" }
 
 func (s *Server) missing() string {
-	var b strings.Builder
+	var out []string
 	for _, u := range sortedKeys(s.surv) {
 		if n := len(s.selfShare[u]); n < s.cfg.Threshold {
-			fmt.Fprintf(&b, " %s's self mask (%d shares)", s.cfg.Parties[u], n)
+			out = append(out, fmt.Sprintf("%s's self mask (%d shares)", s.cfg.Parties[u], n))
 		}
 	}
 	for _, d := range sortedKeys(s.drop) {
 		if n := len(s.maskShare[d]); n < s.cfg.Threshold {
-			fmt.Fprintf(&b, " %s's mask key (%d shares)", s.cfg.Parties[d], n)
+			out = append(out, fmt.Sprintf("%s's mask key (%d shares)", s.cfg.Parties[d], n))
 		}
 	}
-	return b.String()
+	return strings.Join(out, ", ")
 }
 
 // Survivors are the parties whose inputs are in the sum (the m of
@@ -337,7 +337,7 @@ func (s *Server) Result() ([]uint32, error) {
 		return nil, errf(op, ErrState, "no list signed")
 	}
 	if miss := s.missing(); miss != "" {
-		return nil, s.fail(errf(op, ErrBelowThreshold, "fewer than t = %d shares of%s: the round closes without a sum", s.cfg.Threshold, miss))
+		return nil, s.fail(errf(op, ErrBelowThreshold, "fewer than t = %d shares of %s: the round closes without a sum", s.cfg.Threshold, miss))
 	}
 	sum := make([]uint32, s.cfg.VectorLen)
 	wm := wordMask(s.cfg.Bits)
