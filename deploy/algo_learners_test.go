@@ -18,13 +18,13 @@ func TestAMLConfigFor(t *testing.T) {
 		share       bool
 		gamma, beta float64
 	}{
-		{aggregator.AlgoCEFedGNN, "", "", true, base.Gamma, 0},
-		{aggregator.AlgoCEFedGNN, amllearner.OptCEFed, amllearner.OptCEFed, true, base.Gamma, 0},
-		{aggregator.AlgoCEFedGNN, amllearner.OptAdam, amllearner.OptAdam, true, base.Gamma, 0},
+		{aggregator.AlgoCEFedGNN, "", "", true, base.Gamma, base.Beta},
+		{aggregator.AlgoCEFedGNN, amllearner.OptCEFed, amllearner.OptCEFed, true, base.Gamma, base.Beta},
+		{aggregator.AlgoCEFedGNN, amllearner.OptAdam, amllearner.OptAdam, true, base.Gamma, base.Beta},
 		{aggregator.AlgoFedGNNST, "", "", true, 1, 1},
-		{aggregator.AlgoFedAvg, "", "", false, 1, 0},
-		{aggregator.AlgoFedAvg, amllearner.OptCEFed, amllearner.OptCEFed, false, 1, 0},
-		{aggregator.AlgoLocal, "", "", false, 1, 0},
+		{aggregator.AlgoFedAvg, "", "", false, 1, base.Beta},
+		{aggregator.AlgoFedAvg, amllearner.OptCEFed, amllearner.OptCEFed, false, 1, base.Beta},
+		{aggregator.AlgoLocal, "", "", false, 1, base.Beta},
 	} {
 		c := base
 		c.Opt, c.ShareGrad = tc.opt, true
