@@ -46,10 +46,24 @@
 //	client: Unmask                     → Reveal (to the server)
 //	server: AddReveal…, Result         → the unmasked sum mod 2^b
 //
-// Security rests on the threshold: the configuration requires 2t > k + 1,
-// where k + 1 is a party's neighbourhood with itself (the whole cohort when
-// n ≤ 30), so that a server showing two different lists to two groups of
-// honest parties can never collect t self-mask shares and t mask-key shares
-// of one party. A server colluding with fewer than t − (k + 1 − t) parties
-// of a neighbourhood learns nothing beyond the sum.
+// Security rests on the threshold. Write h = k + 1 for a party's
+// neighbourhood with itself (the whole cohort, n, when n ≤ 30). Against a
+// server that follows the protocol and colludes with up to t − 1 parties,
+// the view is the sum of the honest survivors' inputs and nothing more
+// (Bonawitz et al. 2017, Bell et al. 2020). Against a server that lies —
+// shows one list naming party u a survivor to some parties and another
+// naming u a dropout to others — each honest party answers only one list,
+// so the server gets both t self-mask shares and t mask-key shares of u
+// only if it colludes with c ≥ 2t − h of u's neighbours. Config requires
+// 2t > h, so the split view alone fails (c = 0); t ≈ 2h/3 tolerates
+// colluders up to a third of a neighbourhood. Closing the split view
+// against more colluders needs Bonawitz's consistency round (parties sign
+// the list and reveal only on t signatures of it), which this package
+// does not implement.
+//
+// The server can check what masking leaves checkable: the unmasked sum's
+// weight and norm against the cohort's declared bounds
+// (Encoding.DecodeSum). A hostile party can still bias the sum anywhere
+// within its clip; closing that needs input validation with proofs (for
+// example ACORN, Bell et al. 2023).
 package secagg
