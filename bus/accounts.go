@@ -104,6 +104,10 @@ type AccountUser struct {
 	// Publish, when set, is the user's publish allow-list
 	// (accounts_permissions.go says why); nil: anything in its account.
 	Publish []string
+	// SubscribeDeny, when set, are subjects the user may not subscribe
+	// to (a bank's view of the other banks' secure-aggregation subjects,
+	// accounts_permissions.go); nil: no subscribe permissions at all.
+	SubscribeDeny []string
 }
 
 // Account is one NATS account of a job's layout.
@@ -129,6 +133,20 @@ type AccountOptions struct {
 	// Payload is the job's payload limit, from which the accounts' limits
 	// are sized (AccountLimits); 0: DefaultMaxPayload.
 	Payload int
+	// SecAgg adds secure aggregation's flows (secagg.go): each bank's
+	// sa.adv, sa.masked and sa.reveal to the aggregator as its updates
+	// go, the aggregator's sa.keys and sa.list to every bank and the
+	// auditor as its rounds go, and sa.share.A.B from bank A to bank B
+	// alone for each of SecAggPairs. false: none, and the layout is the
+	// one of a job without secure aggregation, byte for byte.
+	SecAgg bool
+	// SecAggPairs are the ordered bank pairs (from, to) whose sealed
+	// shares travel between them: both directions of each edge of the
+	// protocol's neighbour graph (SecAggPairsOf; ParseLinks reads them as
+	// --links does). nil: every ordered pair of distinct banks, the graph
+	// of every cohort of up to secagg.CompleteGraphMax banks and of any
+	// graph drawn afresh each round. Only with SecAgg.
+	SecAggPairs [][2]string
 }
 
 // JobAccounts is the account layout of k's job: one account per party,
@@ -140,6 +158,15 @@ func JobAccounts(k *Keyring, o AccountOptions) ([]Account, error) {
 	links, err := checkLinks(banks, o.Links)
 	if err != nil {
 		return nil, fmt.Errorf("bus: accounts of job %s: %w", job, err)
+	}
+	var saPairs [][2]string
+	switch {
+	case o.SecAgg:
+		if saPairs, err = checkSecAggPairs(banks, o.SecAggPairs); err != nil {
+			return nil, fmt.Errorf("bus: accounts of job %s: %w", job, err)
+		}
+	case o.SecAggPairs != nil:
+		return nil, fmt.Errorf("bus: accounts of job %s: secure-aggregation pairs, and secure aggregation off", job)
 	}
 	var agg, auditor *Party
 	for _, p := range k.Parties() {
@@ -214,6 +241,9 @@ func JobAccounts(k *Keyring, o AccountOptions) ([]Account, error) {
 		for _, subj := range []string{s(KindRound), s(KindDone), s(KindModel, "all")} {
 			audit.Imports = append(audit.Imports, Import{Account: AggregatorAccount, Subject: subj})
 		}
+	}
+	if o.SecAgg {
+		secAggAccounts(job, banks, saPairs, readers, &aggAcct, writers, audit)
 	}
 	// Each writer appends on its own ledger subject and reads its own
 	// stream; the auditor reads every stream.

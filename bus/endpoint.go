@@ -65,6 +65,11 @@ func NewEndpoint(cfg EndpointConfig, tr Transport) (*Endpoint, error) {
 		cfg.Now = time.Now
 	}
 	cfg.Schema.Job = cfg.Job
+	if sa := cfg.Schema.SecAgg; sa != nil && sa.Self == "" {
+		c := *sa
+		c.Self = cfg.ID // the shares it accepts are those addressed to it
+		cfg.Schema.SecAgg = &c
+	}
 	return &Endpoint{job: cfg.Job, id: cfg.ID, tr: tr, signer: cfg.Signer, val: NewValidator(cfg.Schema), now: cfg.Now, seq: cfg.FirstSeq}, nil
 }
 
@@ -190,8 +195,14 @@ func (e *Endpoint) Request(ctx context.Context, subject string, kind Kind, body 
 	return e.tr.Request(ctx, subject, data)
 }
 
-// Respond seals body and answers request m.
+// Respond seals body and answers request m. Secure-aggregation messages
+// are never answered: their reply subjects are their sender's to choose,
+// and an answer would be a message of this party on a subject of the
+// sender's choosing.
 func (e *Endpoint) Respond(m Msg, kind Kind, body any) error {
+	if ps, err := ParseSubject(m.Subject); IsSecAgg(kind) || err == nil && IsSecAgg(ps.Kind) {
+		return fmt.Errorf("bus: %s respond %s to %s: secure-aggregation messages are never answered", e.id, kind, m.Subject)
+	}
 	data, err := e.Seal(kind, 0, body)
 	if err != nil {
 		return fmt.Errorf("bus: %s respond %s: %w", e.id, kind, err)

@@ -24,6 +24,11 @@ type ServerConfigOptions struct {
 	// Links are the bank pairs that exchange embeddings (AccountOptions);
 	// nil: every ordered pair.
 	Links [][2]string
+	// SecAgg and SecAggPairs add secure aggregation's flows
+	// (AccountOptions.SecAgg, .SecAggPairs); off: the configuration of a
+	// job without it, byte for byte.
+	SecAgg      bool
+	SecAggPairs [][2]string
 }
 
 // ClusterOptions add a cluster block: the node's route listener, the route
@@ -94,7 +99,8 @@ func ServerConfig(k *Keyring, o ServerConfigOptions) ([]byte, error) {
 			return fail("cluster: %v", err)
 		}
 	}
-	accounts, err := JobAccounts(k, AccountOptions{LedgerAdmin: o.LedgerAdmin, Links: o.Links, Payload: payload})
+	accounts, err := JobAccounts(k, AccountOptions{LedgerAdmin: o.LedgerAdmin, Links: o.Links, Payload: payload,
+		SecAgg: o.SecAgg, SecAggPairs: o.SecAggPairs})
 	if err != nil {
 		return nil, fmt.Errorf("bus: server config: %w", err)
 	}
@@ -125,6 +131,11 @@ func writeAccounts(b *bytes.Buffer, accounts []Account, nodes int) {
 		for _, u := range a.Users {
 			if u.Publish == nil {
 				fmt.Fprintf(b, "      { nkey: %q }  # %s\n", u.PublicKey, u.ID)
+				continue
+			}
+			if u.SubscribeDeny != nil {
+				fmt.Fprintf(b, "      # %s\n      { nkey: %q, permissions: { publish: { allow: %s }, subscribe: { deny: %s } } }\n",
+					u.ID, u.PublicKey, confList(u.Publish), confList(u.SubscribeDeny))
 				continue
 			}
 			fmt.Fprintf(b, "      # %s\n      { nkey: %q, permissions: { publish: { allow: %s } } }\n", u.ID, u.PublicKey, confList(u.Publish))

@@ -17,7 +17,21 @@ const (
 	KindMetrics Kind = "metrics" // gf.<job>.metrics.<client>: evaluation scores (aggregate counts only)
 	KindBye     Kind = "bye"     // gf.<job>.bye.<client>: a client leaves cleanly
 	KindDone    Kind = "done"    // gf.<job>.done: the aggregator finished the job
+
+	// Secure aggregation (secagg.go; off unless the job turns it on). Their
+	// subjects have the namespace token "sa" before the kind's own:
+	// gf.<job>.sa.<kind>[.<from>[.<to>]].
+	KindSAAdv    Kind = "sa.adv"    // gf.<job>.sa.adv.<bank>: a bank's signed key advertisement
+	KindSAKeys   Kind = "sa.keys"   // gf.<job>.sa.keys: the aggregator's collected advertisements
+	KindSAShare  Kind = "sa.share"  // gf.<job>.sa.share.<from>.<to>: a sealed share for one neighbour
+	KindSAMasked Kind = "sa.masked" // gf.<job>.sa.masked.<bank>: a bank's masked input
+	KindSAList   Kind = "sa.list"   // gf.<job>.sa.list: the aggregator's signed survivor and dropout list
+	KindSAReveal Kind = "sa.reveal" // gf.<job>.sa.reveal.<bank>: a survivor's revealed shares
 )
+
+// secAggNamespace is the subject token before a secure-aggregation kind's
+// own (KindSAAdv's "adv").
+const secAggNamespace = "sa"
 
 // AggregatorID is the sender id the aggregator uses.
 const AggregatorID = "aggregator"
@@ -59,9 +73,14 @@ type ParsedSubject struct {
 	To   string // empty when absent
 }
 
-// ParseSubject splits and validates gf.<job>.<kind>[.<from>[.<to>]].
+// ParseSubject splits and validates gf.<job>.<kind>[.<from>[.<to>]]; a
+// secure-aggregation kind is two tokens, gf.<job>.sa.<kind>[.<from>[.<to>]],
+// whose Kind is "sa.<kind>".
 func ParseSubject(subj string) (ParsedSubject, error) {
 	t := strings.Split(subj, ".")
+	if len(t) >= 4 && t[0] == "gf" && t[2] == secAggNamespace {
+		t = append(t[:2:2], append([]string{t[2] + "." + t[3]}, t[4:]...)...)
+	}
 	if len(t) < 3 || len(t) > 5 || t[0] != "gf" {
 		return ParsedSubject{}, fmt.Errorf("bus: subject %q: want gf.<job>.<kind>[.<from>[.<to>]]", subj)
 	}

@@ -18,7 +18,8 @@ const (
 
 // ChannelOf names the channel of a subject for metrics: the kind token of
 // a job subject (gf.<job>.<kind>...; hello, round, update, model, emb,
-// metrics, bye, done), or jetstream, inbox or other. The set is closed, so
+// metrics, bye, done, and secure aggregation's sa.adv, sa.keys, sa.share,
+// sa.masked, sa.list, sa.reveal), or jetstream, inbox or other. The set is closed, so
 // that a label built from it stays of low cardinality whatever subject a
 // peer publishes on.
 func ChannelOf(subject string) string {
@@ -37,10 +38,20 @@ func ChannelOf(subject string) string {
 	}
 	kind := rest[i+1:]
 	if j := strings.IndexByte(kind, '.'); j >= 0 {
-		kind = kind[:j]
+		if kind[:j] == secAggNamespace {
+			// gf.<job>.sa.<kind>...: the channel is the two tokens.
+			if k := strings.IndexByte(kind[j+1:], '.'); k >= 0 {
+				kind = kind[:j+1+k]
+			}
+		} else {
+			kind = kind[:j]
+		}
 	}
 	switch k := Kind(kind); k {
 	case KindHello, KindRound, KindUpdate, KindModel, KindEmb, KindMetrics, KindBye, KindDone:
+		return kind
+	}
+	if IsSecAgg(Kind(kind)) {
 		return kind
 	}
 	return ChannelOther

@@ -62,6 +62,9 @@ type Schema struct {
 	// valid signature (Keyring.Verify); nil accepts unsigned envelopes and
 	// ignores signatures, as when credentials are off.
 	Keyring *Keyring
+	// SecAgg, when set, accepts secure aggregation's kinds
+	// (secagg_validate.go); nil: the job has none, and they are rejected.
+	SecAgg *SecAggSchema
 }
 
 // Validator opens and checks received messages and counts rejects. It is
@@ -79,6 +82,10 @@ type Validator struct {
 func NewValidator(s Schema) *Validator {
 	if s.Aggregator == "" {
 		s.Aggregator = AggregatorID
+	}
+	if s.SecAgg != nil {
+		c := *s.SecAgg // the validator's own: SetSecAgg replaces it
+		s.SecAgg = &c
 	}
 	return &Validator{schema: s, rejects: map[string]uint64{}, by: map[string]map[string]uint64{}}
 }
@@ -223,6 +230,7 @@ func (v *Validator) open(subject string, data []byte, fetch Fetch, pre *Prehash)
 	v.mu.Lock()
 	s := v.schema
 	v.mu.Unlock()
+	// s.SecAgg is never written through: SetSecAgg replaces the pointer.
 	limit := s.MaxBytes
 	if limit == 0 {
 		limit = DefaultMaxPayload
@@ -233,6 +241,11 @@ func (v *Validator) open(subject string, data []byte, fetch Fetch, pre *Prehash)
 	ps, err := ParseSubject(subject)
 	if err != nil {
 		return Envelope{}, nil, &RejectError{ReasonSubject, err}
+	}
+	if IsSecAgg(ps.Kind) {
+		if err := checkSecAggSubject(s, ps, subject, len(data)); err != nil {
+			return Envelope{}, nil, err
+		}
 	}
 	env, err := Open(data)
 	if err != nil {
@@ -262,6 +275,13 @@ func (v *Validator) open(subject string, data []byte, fetch Fetch, pre *Prehash)
 		if err := resolveRef(s, &env, fetch); err != nil {
 			return Envelope{}, nil, err
 		}
+	}
+	if IsSecAgg(env.Kind) {
+		body, err := openSecAgg(s, ps, &env)
+		if err != nil {
+			return Envelope{}, nil, err
+		}
+		return env, body, nil
 	}
 	body, err := decodeBody(&env)
 	if err != nil {
@@ -322,6 +342,9 @@ func resolveRef(s Schema, env *Envelope, fetch Fetch) error {
 func (v *Validator) checkSender(s Schema, ps ParsedSubject, env Envelope) error {
 	if !ValidID(env.From) {
 		return &RejectError{ReasonSender, fmt.Errorf("sender %q is not a valid id", env.From)}
+	}
+	if IsSecAgg(env.Kind) {
+		return checkSecAggSender(s, ps, env)
 	}
 	switch env.Kind {
 	case KindRound, KindDone:
