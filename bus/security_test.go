@@ -50,6 +50,9 @@ type secEnv struct {
 // secOptions shape startSecureServerWith's configuration.
 type secOptions struct {
 	Links [][2]string // AccountOptions.Links; nil: every ordered pair
+	// SecAgg and SecAggPairs: AccountOptions.SecAgg and .SecAggPairs.
+	SecAgg      bool
+	SecAggPairs [][2]string
 }
 
 func startSecureServer(t *testing.T) *secEnv { return startSecureServerWith(t, secOptions{}) }
@@ -68,7 +71,8 @@ func startSecureServerWith(t *testing.T, o secOptions) *secEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conf, err := ServerConfig(ring, ServerConfigOptions{Listen: "127.0.0.1:4222", LedgerAdmin: dep.LedgerAdmin.PublicKey, Links: o.Links})
+	conf, err := ServerConfig(ring, ServerConfigOptions{Listen: "127.0.0.1:4222", LedgerAdmin: dep.LedgerAdmin.PublicKey, Links: o.Links,
+		SecAgg: o.SecAgg, SecAggPairs: o.SecAggPairs})
 	if err != nil {
 		t.Fatal(err)
 	}
