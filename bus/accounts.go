@@ -35,6 +35,11 @@ import (
 //     read API of every party's stream and may write none.
 //   - blobs (bodies by reference): each bank's blob bucket's read API to
 //     the aggregator, the aggregator's to every bank, under BlobAPIPrefix.
+//   - secure aggregation, only with AccountOptions.SecAgg (secagg.go):
+//     bank B's sa.adv.B, sa.masked.B and sa.reveal.B as its update goes;
+//     sa.keys and sa.list as round goes; sa.share.A.B as emb.A.B goes, for
+//     each pair of AccountOptions.SecAggPairs. A bank's user may subscribe
+//     to no other bank's secure-aggregation subject.
 //
 // Stream imports pass the publisher's reply subject through. None of the
 // subjects a party imports as a stream is captured by a stream of its
