@@ -11,7 +11,7 @@ import (
 // masks over d+1 words). BenchmarkUnmask: the server's unmasking (the sum
 // of n inputs and n self masks; with a dropout, also its pairwise masks
 // with every survivor). bytes/party is what one party uploads in a round:
-// advertisement, sealed shares, masked input and reveal.
+// advertisement, sealed shares, masked input and reveal, with 64-byte ids.
 
 const benchDim = 1_000_000
 
@@ -28,51 +28,16 @@ func benchRound(b *testing.B, n int, drop map[string]int) *round {
 func BenchmarkMaskInput(b *testing.B) {
 	for _, n := range []int{8, 16, 30} {
 		b.Run(fmt.Sprintf("d=1e6/n=%d", n), func(b *testing.B) {
-			t := &testing.T{}
-			r := newRound(t, n, n/2+1, benchDim, fmt.Sprintf("maskbench-%d", n))
-			r.t = t
-			for _, id := range r.cfg.Parties {
-				ad := must(r.clients[id].Advertise())
-				must(0, r.server.AddAdvertisement(ad))
-			}
-			ads := must(r.server.Keys())
-			var shares []SealedShare
-			for _, id := range r.cfg.Parties {
-				for _, ad := range ads {
-					must(0, r.clients[id].AcceptKey(ad))
-				}
-				shares = append(shares, must(r.clients[id].ShareKeys())...)
-			}
-			for _, s := range shares {
-				must(0, r.clients[s.To].AcceptShare(s))
-			}
-			base := r.clients[r.cfg.Parties[0]]
-			x := r.inputs[r.cfg.Parties[0]]
+			p := newOneParty(b, n, benchDim, 2, fmt.Sprintf("maskbench-%d", n))
 			var m MaskedInput
-			b.ResetTimer()
+			var c Client
 			for b.Loop() {
-				c := *base
-				m = must(c.MaskInput(x))
+				c = *p.client
+				m = must(c.MaskInput(p.x))
 			}
 			b.StopTimer()
-			var ad SignedAdvertisement
-			for _, a := range ads {
-				if a.Party == base.self {
-					ad = a
-				}
-			}
-			up := len(ad.Encode()) + len(m.Encode())
-			for _, s := range shares {
-				if s.From == base.self {
-					up += len(s.Encode())
-				}
-			}
-			l := SignedList{List: List{Job: r.cfg.Job, Round: r.cfg.Round, ConfigDigest: r.cfg.Digest(), Survivors: r.cfg.Parties}}
-			l.Sig = must(r.signers["agg"].Sign(l.Bytes()))
-			c := *base
-			c.stage = clientMasked
-			rev := must(c.Unmask(l))
-			up += len(rev.Encode())
+			up, _ := p.upload(b, m, c)
+			b.ReportMetric(float64(p.enc.Bits), "b")
 			b.ReportMetric(float64(up), "bytes/party")
 			b.ReportMetric(float64(up)/float64(4*benchDim), "×float32")
 		})

@@ -276,7 +276,7 @@ func (c *Client) MaskInput(x []uint32) (MaskedInput, error) {
 	c.stage = clientMasked
 	return MaskedInput{
 		Job: c.cfg.Job, Round: c.cfg.Round, Party: c.self, Peers: names,
-		SeedCommit: seedCommit(c.cfg.Job, c.cfg.Round, c.self, c.seed), Vector: y,
+		SeedCommit: seedCommit(c.cfg.Job, c.cfg.Round, c.self, c.seed), Bits: c.cfg.Bits, Vector: y,
 	}, nil
 }
 

@@ -21,8 +21,11 @@
 //     recipient with HPKE and bound to job, round, sender and recipient
 //     (seal.go).
 //   - Inputs are clipped, scaled and stochastically rounded to integers mod
-//     2^b, with b and the scale chosen so that the cohort's sum cannot wrap;
-//     the sample weight travels in the vector (fixedpoint.go).
+//     2^b, with b and the scale chosen so that the cohort's sum cannot wrap
+//     and a coordinate at the clip keeps 24 bits (b = 29–31 at n ≤ 30); the
+//     sample weight travels in the vector (fixedpoint.go). Masked vectors
+//     travel packed at b bits a word, so that a party's whole upload in a
+//     round stays below its float32 update (messages.go).
 //   - The aggregator signs one list of survivors and dropouts; a client
 //     refuses a list in which a party is both, refuses a second list that
 //     differs from the first, and never reveals both kinds of share for one

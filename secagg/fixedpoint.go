@@ -42,13 +42,35 @@ type Encoding struct {
 	Scale     float64 // s: a power of two
 }
 
+// Precision is the resolution that NewEncoding keeps when it chooses b:
+// the scale s is at least 2^Precision / C, so a coordinate at the clip is
+// held to 24 significant bits, as a float32 holds it.
+const Precision = 24
+
 // NewEncoding chooses the scale for clip C, max weight W, n parties, d
-// coordinates and b bits (0 means 32).
+// coordinates and b bits. bits = 0 chooses b: the fewest bits, at most
+// 32, whose scale keeps Precision (C·s ≥ 2^Precision) and whose weight
+// slot holds n·W; if even 32 bits cannot keep Precision, b = 32 with the
+// largest scale that cannot wrap. The scale being a power of two, C·s
+// falls in [2^24, 2^25), so b is 1 + ⌈log2(n·(C·s+1)+1)⌉: 29 or 30 at
+// n = 8, 30 or 31 at n = 16 and 30, at most 31 for n ≤ 63, depending on
+// C's mantissa (and more if n·W needs more). The masked vector then
+// costs b/32 of its float32 update (MaskedInput packs words at b bits).
+// The chosen b is Encoding.Bits, which Config.Bits must be.
 func NewEncoding(clip float64, maxWeight uint64, parties, dim, bits int) (Encoding, error) {
-	const op = "fixedpoint.new"
-	if bits == 0 {
-		bits = 32
+	if bits != 0 {
+		return newEncoding(clip, maxWeight, parties, dim, bits)
 	}
+	for b := 2; b < 32; b++ {
+		if e, err := newEncoding(clip, maxWeight, parties, dim, b); err == nil && clip*e.Scale >= 1<<Precision {
+			return e, nil
+		}
+	}
+	return newEncoding(clip, maxWeight, parties, dim, 32)
+}
+
+func newEncoding(clip float64, maxWeight uint64, parties, dim, bits int) (Encoding, error) {
+	const op = "fixedpoint.new"
 	switch {
 	case !(clip > 0) || math.IsInf(clip, 0):
 		return Encoding{}, errf(op, ErrBounds, "clip %v: want finite and > 0", clip)

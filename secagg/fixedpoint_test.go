@@ -170,3 +170,41 @@ func TestStochasticRoundingUnbiased(t *testing.T) {
 		t.Fatalf("mean of roundings %g, want %g", acc/trials, v)
 	}
 }
+
+// bits = 0: the fewest bits that keep Precision and hold the weight slot.
+func TestFixedPointChoosesBits(t *testing.T) {
+	for _, C := range []float64{1e-3, 0.1, 1, 1.5, 1.9999999, 2, 3, 1e3} {
+		for _, n := range []int{2, 8, 16, 30, 100} {
+			for _, W := range []uint64{1, 50, 1 << 20} {
+				e, err := NewEncoding(C, W, n, 10, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				keeps := C*e.Scale >= 1<<Precision
+				if e.Bits < 32 && !keeps {
+					t.Fatalf("C=%g n=%d W=%d: b=%d with C·s = %g < 2^%d", C, n, W, e.Bits, C*e.Scale, Precision)
+				}
+				if keeps {
+					if f, err := NewEncoding(C, W, n, 10, e.Bits-1); err == nil && C*f.Scale >= 1<<Precision {
+						t.Fatalf("C=%g n=%d W=%d: b=%d chosen, %d keeps the precision too", C, n, W, e.Bits, e.Bits-1)
+					}
+				}
+				// C·s in [2^24, 2^25): b−1 ≥ log2(n·(C·s+1)+1).
+				lo := 1 + int(math.Ceil(math.Log2(float64(n)*(1<<Precision+1)+1)))
+				hi := 1 + int(math.Ceil(math.Log2(float64(n)*(1<<(Precision+1)+1)+1)))
+				if W <= 50 && (e.Bits < lo || e.Bits > min(hi, 32)) {
+					t.Errorf("C=%g n=%d W=%d: b=%d, want %d..%d", C, n, W, e.Bits, lo, hi)
+				}
+				if n < 64 && W <= 50 && e.Bits > 31 {
+					t.Errorf("C=%g n=%d: b=%d: the upload exceeds float32's", C, n, e.Bits)
+				}
+			}
+		}
+	}
+	if e, _ := NewEncoding(1, 1, 1000, 10, 0); e.Bits != 32 {
+		t.Fatalf("1000 parties: b=%d, want 32 with less precision", e.Bits)
+	}
+	if _, err := NewEncoding(1, 1<<30, 8, 4, 0); !errors.Is(err, ErrBounds) {
+		t.Errorf("weight slot overflow at every b: %v", err)
+	}
+}

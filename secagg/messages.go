@@ -1,7 +1,5 @@
 package secagg
 
-import "encoding/binary"
-
 // Wire messages other than the advertisement (keys.go). Each has an
 // Encode and a Decode; decoders refuse trailing bytes, unsorted or
 // duplicated lists and oversize fields, so that decode∘encode is the
@@ -88,19 +86,48 @@ func decodeSharePlain(b []byte) (sharePlain, error) {
 // MaskedInput is a party's masked vector. Peers are the neighbours whose
 // shares it accepted, hence whose pairwise masks it added; SeedCommit
 // commits to its self-mask seed, so that the server can check the seed it
-// reconstructs.
+// reconstructs. Bits is the round's b (Config.Bits; 0 means 32): every
+// word is below 2^Bits.
 type MaskedInput struct {
 	Job        string
 	Round      uint64
 	Party      string
 	Peers      []string // sorted
 	SeedCommit [32]byte
+	Bits       int
 	Vector     []uint32
 }
 
-// Encode is the wire encoding: 4 bytes a word, so a vector costs what its
-// float32 update would.
+// bits is the word width, Bits with 0 read as 32.
+func (m *MaskedInput) bits() int {
+	if m.Bits == 0 {
+		return 32
+	}
+	return m.Bits
+}
+
+// Encode is the wire encoding: the header, the width b in one byte, the
+// word count, then the words packed at b bits each, least significant
+// bit first (word i is bits i·b … i·b+b−1 of the packed bytes read as one
+// little-endian integer), the last byte padded with zero bits. A vector
+// of d words costs ⌈d·b/8⌉ bytes: b/32 of its float32 update. A word
+// that does not fit in Bits (a caller's bug: MaskInput's always fit)
+// cannot be written at that width; Encode then writes every word at 32
+// bits, so the message decodes with Bits = 32, which the server refuses
+// for a round of another b. Bits outside 0..32 is written as 32 likewise.
 func (m *MaskedInput) Encode() []byte {
+	b := m.bits()
+	if b < 1 || b > 32 {
+		b = 32
+	} else if b < 32 {
+		wm := wordMask(b)
+		for _, v := range m.Vector {
+			if v&^wm != 0 {
+				b = 32
+				break
+			}
+		}
+	}
 	var e enc
 	e.tag(tagMasked)
 	e.str(m.Job)
@@ -108,16 +135,17 @@ func (m *MaskedInput) Encode() []byte {
 	e.str(m.Party)
 	e.strs(m.Peers)
 	e.fixed(m.SeedCommit[:])
+	e.u8(uint8(b))
 	e.u32(uint32(len(m.Vector)))
-	e.b = append(e.b, make([]byte, 4*len(m.Vector))...)
-	w := e.b[len(e.b)-4*len(m.Vector):]
-	for i, v := range m.Vector {
-		binary.LittleEndian.PutUint32(w[4*i:], v)
-	}
+	n := packedLen(len(m.Vector), b)
+	e.b = append(e.b, make([]byte, n)...)
+	packWords(e.b[len(e.b)-n:], m.Vector, b)
 	return e.b
 }
 
-// DecodeMaskedInput decodes Encode's bytes.
+// DecodeMaskedInput decodes Encode's bytes. It refuses a width outside
+// 1..32, a packed vector of any length but ⌈d·b/8⌉ bytes and non-zero
+// padding bits.
 func DecodeMaskedInput(b []byte) (MaskedInput, error) {
 	d := dec{b: b}
 	var m MaskedInput
@@ -127,14 +155,21 @@ func DecodeMaskedInput(b []byte) (MaskedInput, error) {
 	m.Party = d.id("party")
 	m.Peers = d.ids("peers")
 	copy(m.SeedCommit[:], d.take(32, "seed commitment"))
+	m.Bits = int(d.u8())
+	if d.err == nil && (m.Bits < 1 || m.Bits > 32) {
+		d.fail("masked input: b = %d bits, want 1..32", m.Bits)
+	}
 	n := d.count(maxVector, "vector")
-	raw := d.take(4*n, "vector")
+	var raw []byte
+	if d.err == nil {
+		raw = d.take(packedLen(n, m.Bits), "vector")
+	}
 	if err := d.done("masked input"); err != nil {
 		return MaskedInput{}, wrap("decode.masked", err)
 	}
-	m.Vector = make([]uint32, n)
-	for i := range m.Vector {
-		m.Vector[i] = binary.LittleEndian.Uint32(raw[4*i:])
+	var ok bool
+	if m.Vector, ok = unpackWords(raw, n, m.Bits); !ok {
+		return MaskedInput{}, errf("decode.masked", ErrMalformed, "masked input: non-zero padding bits after %d words of %d bits", n, m.Bits)
 	}
 	return m, nil
 }

@@ -42,7 +42,7 @@ func newRound(t *testing.T, n, threshold, dim int, label string) *round {
 	t.Helper()
 	ids := parties(n)
 	kr, signers := newKeyring(t, append([]string{"agg"}, ids...)...)
-	enc, err := NewEncoding(2, 50, n, dim, 32)
+	enc, err := NewEncoding(2, 50, n, dim, 0) // b chosen: 29 at n = 8, 30 at 16 and 30
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -125,6 +125,9 @@ func (s *Server) AddMaskedInput(m MaskedInput) error {
 	if _, ok := s.ads[i]; i < 0 || !ok {
 		return perr(op, m.Party, ErrMismatch, "no advertised keys")
 	}
+	if m.bits() != s.cfg.Bits {
+		return perr(op, m.Party, ErrMismatch, "words of %d bits, the round's are %d", m.bits(), s.cfg.Bits)
+	}
 	if len(m.Vector) != s.cfg.VectorLen {
 		return perr(op, m.Party, ErrMalformed, "%d words, want %d", len(m.Vector), s.cfg.VectorLen)
 	}

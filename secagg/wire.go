@@ -21,10 +21,10 @@ const (
 	tagAdvertisement = "gfsa1:adv"
 	tagShare         = "gfsa1:shr"
 	tagSharePlain    = "gfsa1:shp"
-	tagMasked        = "gfsa1:msk"
+	tagMasked        = "gfsa2:msk" // v2: words packed at b bits
 	tagList          = "gfsa1:lst"
 	tagReveal        = "gfsa1:rev"
-	tagConfig        = "gfsa1:cfg"
+	tagConfig        = "gfsa2:cfg" // v2: AES-256-CTR masks, packed words
 )
 
 // enc appends a canonical big-endian encoding.
@@ -168,4 +168,73 @@ func sortedUnique(ss []string) bool {
 		}
 	}
 	return true
+}
+
+// packedLen is the bytes of n words packed at bits each.
+func packedLen(n, bits int) int { return (n*bits + 7) / 8 }
+
+// packWords packs w at bits (1..32) each into dst (packedLen bytes),
+// least significant bit first; every word must be below 2^bits.
+func packWords(dst []byte, w []uint32, bits int) {
+	if bits == 32 {
+		for i, v := range w {
+			binary.LittleEndian.PutUint32(dst[4*i:], v)
+		}
+		return
+	}
+	var acc uint64 // pending bits, low first
+	var have int   // how many
+	o := 0
+	for _, v := range w {
+		acc |= uint64(v) << have
+		have += bits
+		if have >= 32 {
+			binary.LittleEndian.PutUint32(dst[o:], uint32(acc))
+			o += 4
+			acc >>= 32
+			have -= 32
+		}
+	}
+	for ; have > 0; have -= 8 {
+		dst[o] = byte(acc)
+		o++
+		acc >>= 8
+	}
+}
+
+// unpackWords reads n words of bits (1..32) each from src, which must be
+// packedLen(n, bits) bytes; ok is false if a padding bit is set.
+func unpackWords(src []byte, n, bits int) (w []uint32, ok bool) {
+	w = make([]uint32, n)
+	if bits == 32 {
+		for i := range w {
+			w[i] = binary.LittleEndian.Uint32(src[4*i:])
+		}
+		return w, true
+	}
+	m := uint64(wordMask(bits))
+	var acc uint64
+	var have int
+	i := 0
+	for k := range w {
+		for have < bits {
+			if i+4 <= len(src) {
+				acc |= uint64(binary.LittleEndian.Uint32(src[i:])) << have
+				have += 32
+				i += 4
+			} else {
+				acc |= uint64(src[i]) << have
+				have += 8
+				i++
+			}
+		}
+		w[k] = uint32(acc & m)
+		acc >>= bits
+		have -= bits
+	}
+	for ; i < len(src); i++ { // unread bytes: padding only
+		acc |= uint64(src[i]) << have
+		have += 8
+	}
+	return w, acc == 0
 }
