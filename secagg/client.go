@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"io"
+	"runtime"
 	"sort"
 )
 
@@ -257,21 +258,20 @@ func (c *Client) MaskInput(x []uint32) (MaskedInput, error) {
 	if len(peers)+1 < c.cfg.Threshold {
 		return MaskedInput{}, perr(op, c.self, ErrBelowThreshold, "shares from %d neighbours and itself, need t = %d", len(peers), c.cfg.Threshold)
 	}
-	y := append([]uint32(nil), x...)
 	self, err := SelfSeed(c.seed, c.cfg.Job, c.cfg.Round, c.self)
 	if err != nil {
 		return MaskedInput{}, err
 	}
-	if err := AddMask(y, self, c.cfg.Bits, false); err != nil {
-		return MaskedInput{}, err
-	}
+	terms := []MaskTerm{{Seed: self}}
 	names := make([]string, len(peers))
 	for k, j := range peers {
 		// The lower index adds the pair's mask, the higher subtracts it.
-		if err := AddMask(y, c.neighbour[j].pair, c.cfg.Bits, j < c.idx); err != nil {
-			return MaskedInput{}, err
-		}
+		terms = append(terms, MaskTerm{Seed: c.neighbour[j].pair, Negate: j < c.idx})
 		names[k] = c.cfg.Parties[j]
+	}
+	y := make([]uint32, len(x))
+	if err := addMasks(y, c.cfg.Bits, [][]uint32{x}, terms, runtime.GOMAXPROCS(0)); err != nil {
+		return MaskedInput{}, err
 	}
 	c.stage = clientMasked
 	return MaskedInput{

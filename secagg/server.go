@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/subtle"
 	"fmt"
+	"runtime"
 	"strings"
 )
 
@@ -342,14 +343,12 @@ func (s *Server) Result() ([]uint32, error) {
 	if miss := s.missing(); miss != "" {
 		return nil, s.fail(errf(op, ErrBelowThreshold, "fewer than t = %d shares of %s: the round closes without a sum", s.cfg.Threshold, miss))
 	}
-	sum := make([]uint32, s.cfg.VectorLen)
-	wm := wordMask(s.cfg.Bits)
-	for u := range s.surv {
-		for k, v := range s.inputs[u].m.Vector {
-			sum[k] = (sum[k] + v) & wm
-		}
-	}
+	// Every mask to remove, then one pass over the vector that adds the
+	// survivors' inputs and removes the masks (AddMasks' workers).
+	var addends [][]uint32
+	var terms []MaskTerm
 	for _, u := range sortedKeys(s.surv) {
+		addends = append(addends, s.inputs[u].m.Vector)
 		name := s.cfg.Parties[u]
 		b, err := Combine(s.selfShare[u], s.cfg.Threshold, SeedSize)
 		if err != nil {
@@ -364,9 +363,7 @@ func (s *Server) Result() ([]uint32, error) {
 		if err != nil {
 			return nil, s.fail(err)
 		}
-		if err := AddMask(sum, self, s.cfg.Bits, true); err != nil {
-			return nil, s.fail(err)
-		}
+		terms = append(terms, MaskTerm{Seed: self, Negate: true})
 	}
 	for _, d := range sortedKeys(s.drop) {
 		name := s.cfg.Parties[d]
@@ -394,10 +391,12 @@ func (s *Server) Result() ([]uint32, error) {
 				return nil, s.fail(err)
 			}
 			// u added the pair's mask if u < d, subtracted it otherwise.
-			if err := AddMask(sum, pair, s.cfg.Bits, u < d); err != nil {
-				return nil, s.fail(err)
-			}
+			terms = append(terms, MaskTerm{Seed: pair, Negate: u < d})
 		}
+	}
+	sum := make([]uint32, s.cfg.VectorLen)
+	if err := addMasks(sum, s.cfg.Bits, addends, terms, runtime.GOMAXPROCS(0)); err != nil {
+		return nil, s.fail(err)
 	}
 	s.result, s.stage = sum, serverClosed
 	return sum, nil
