@@ -29,7 +29,8 @@
 //     leak the seed through cache timing to a co-resident attacker. The
 //     masks of a vector are expanded in parallel (AddMasks: GOMAXPROCS
 //     workers over disjoint ranges, the same result for any split).
-//     ChaCha20 still draws the neighbour graph and the rounding noise.
+//     Stochastic rounding reads AES-256-CTR too; ChaCha20 still draws the
+//     neighbour graph (a few words a round).
 //   - Each party's self-mask seed and mask private key are Shamir-shared
 //     t-of-n over GF(2^255 − 19) (shamir.go), each share sealed to its
 //     recipient with HPKE and bound to job, round, sender and recipient

@@ -1,6 +1,8 @@
 package secagg
 
 import (
+	"crypto/aes"
+	"crypto/cipher"
 	"encoding/binary"
 	"io"
 	"math"
@@ -132,10 +134,11 @@ func (e Encoding) Encode(x []float32, weight uint64, rng io.Reader) ([]uint32, e
 	if _, err := io.ReadFull(rng, seed[:]); err != nil {
 		return nil, errf(op, ErrState, "read randomness: %v", err)
 	}
-	s, err := newStream(seed[:], roundingNonce[:])
+	blk, err := aes.NewCipher(seed[:])
 	if err != nil {
 		return nil, wrap(op, err)
 	}
+	s := cipher.NewCTR(blk, roundingIV[:])
 	out := make([]uint32, e.Len())
 	m, b := wordMask(e.Bits), e.bound()
 	var buf [8 * 512]byte
@@ -143,7 +146,7 @@ func (e Encoding) Encode(x []float32, weight uint64, rng io.Reader) ([]uint32, e
 		n := min(512, len(x)-j)
 		r := buf[:8*n]
 		clear(r)
-		s.c.XORKeyStream(r, r)
+		s.XORKeyStream(r, r)
 		for i := range n {
 			v := float64(x[j+i]) * factor
 			fl := math.Floor(v)
@@ -160,8 +163,10 @@ func (e Encoding) Encode(x []float32, weight uint64, rng io.Reader) ([]uint32, e
 	return out, nil
 }
 
-// roundingNonce separates the rounding stream from masks.
-var roundingNonce = [12]byte{'r', 'o', 'u', 'n', 'd'}
+// roundingIV starts the rounding stream, AES-256-CTR under a seed drawn
+// for the one encoding (the counter's high bytes spell "round", apart
+// from any mask's zero start, though no mask shares the key).
+var roundingIV = [16]byte{'r', 'o', 'u', 'n', 'd'}
 
 // Sum is a decoded sum of m parties' encodings.
 type Sum struct {
