@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"math/bits"
 )
 
 // Shamir t-of-n secret sharing over the prime field GF(p), p = 2^255 − 19.
@@ -130,11 +131,11 @@ func Combine(shares []Share, t, secretLen int) ([]byte, error) {
 			ys[i][c] = v
 		}
 	}
-	base := xs[:t]
-	at0 := lagrange(base, 0, p)
+	base := newBasis(xs[:t], p)
+	at0 := base.at(0)
 	extra := make([][]*big.Int, len(xs)-t)
 	for e := range extra {
-		extra[e] = lagrange(base, xs[t+e], p)
+		extra[e] = base.at(xs[t+e])
 	}
 	out := make([]byte, secretLen)
 	acc, term := new(big.Int), new(big.Int)
@@ -168,28 +169,120 @@ func interpolate(acc, term *big.Int, l []*big.Int, ys [][]*big.Int, c int, p *bi
 // lagrange is the Lagrange basis at the point at for the nodes xs:
 // l_i = Π_{j≠i} (at − x_j)/(x_i − x_j) mod p. The nodes are distinct.
 func lagrange(xs []uint32, at uint32, p *big.Int) []*big.Int {
-	out := make([]*big.Int, len(xs))
-	num, den, d := new(big.Int), new(big.Int), new(big.Int)
-	a := new(big.Int).SetUint64(uint64(at))
+	return newBasis(xs, p).at(at)
+}
+
+// basis is the Lagrange basis of distinct nodes in barycentric form: the
+// weights 1/Π_{j≠i}(x_i − x_j), inverted together (one ModInverse), so
+// that each point costs O(t) multiplications, not O(t²) and t inverses.
+type basis struct {
+	xs   []uint32
+	winv []*big.Int
+	p    *big.Int
+}
+
+func newBasis(xs []uint32, p *big.Int) *basis {
+	t := len(xs)
+	w := make([]*big.Int, t)
 	for i, xi := range xs {
-		num.SetInt64(1)
-		den.SetInt64(1)
-		bi := new(big.Int).SetUint64(uint64(xi))
+		q := newProd()
 		for j, xj := range xs {
-			if j == i {
-				continue
+			if j != i {
+				q.mul(int64(xi)-int64(xj), p)
 			}
-			bj := new(big.Int).SetUint64(uint64(xj))
-			num.Mul(num, d.Sub(a, bj))
-			num.Mod(num, p)
-			den.Mul(den, d.Sub(bi, bj))
-			den.Mod(den, p)
 		}
-		den.ModInverse(den, p)
-		out[i] = new(big.Int).Mul(num, den)
+		w[i] = q.value(p)
+	}
+	// Batch inversion: pre[i] = w_0 ⋯ w_i; one inverse of the whole.
+	pre := make([]*big.Int, t)
+	acc := big.NewInt(1)
+	for i := range w {
+		acc.Mul(acc, w[i])
+		acc.Mod(acc, p)
+		pre[i] = new(big.Int).Set(acc)
+	}
+	inv := new(big.Int).ModInverse(acc, p) // non-zero: the nodes are distinct and below p
+	winv := make([]*big.Int, t)
+	for i := t - 1; i >= 0; i-- {
+		winv[i] = new(big.Int)
+		if i > 0 {
+			winv[i].Mul(inv, pre[i-1])
+			winv[i].Mod(winv[i], p)
+		} else {
+			winv[i].Set(inv)
+		}
+		inv.Mul(inv, w[i])
+		inv.Mod(inv, p)
+	}
+	return &basis{xs: xs, winv: winv, p: p}
+}
+
+// at is the basis at the point a: l_i = winv_i · Π_{j≠i}(a − x_j), the
+// products from prefix and suffix products of the small factors a − x_j.
+func (b *basis) at(a uint32) []*big.Int {
+	t, p := len(b.xs), b.p
+	small := new(big.Int)
+	step := func(z *big.Int, j int) *big.Int {
+		r := new(big.Int).Mul(z, small.SetInt64(int64(a)-int64(b.xs[j])))
+		if r.BitLen() > 512 {
+			r.Mod(r, p)
+		}
+		return r
+	}
+	pre := make([]*big.Int, t+1) // pre[i] = Π_{j<i}
+	pre[0] = big.NewInt(1)
+	for j := range t {
+		pre[j+1] = step(pre[j], j)
+	}
+	suf := make([]*big.Int, t+1) // suf[i] = Π_{j≥i}
+	suf[t] = big.NewInt(1)
+	for j := t - 1; j >= 0; j-- {
+		suf[j] = step(suf[j+1], j)
+	}
+	out := make([]*big.Int, t)
+	for i := range out {
+		out[i] = new(big.Int).Mul(pre[i], suf[i+1])
+		out[i].Mul(out[i], b.winv[i])
 		out[i].Mod(out[i], p)
 	}
 	return out
+}
+
+// prod accumulates a product of small factors (|v| < 2^32) mod p, folding
+// them into the big integer once per int64's worth.
+type prod struct {
+	z, tmp *big.Int
+	g      int64
+}
+
+func newProd() prod { return prod{z: big.NewInt(1), tmp: new(big.Int), g: 1} }
+
+func (q *prod) mul(v int64, p *big.Int) {
+	if bits.Len64(absU(q.g))+bits.Len64(absU(v)) > 62 {
+		q.flush(p)
+	}
+	q.g *= v
+}
+
+func (q *prod) flush(p *big.Int) {
+	q.z.Mul(q.z, q.tmp.SetInt64(q.g))
+	q.g = 1
+	if q.z.BitLen() > 512 {
+		q.z.Mod(q.z, p)
+	}
+}
+
+// value is the product reduced into [0, p).
+func (q *prod) value(p *big.Int) *big.Int {
+	q.flush(p)
+	return q.z.Mod(q.z, p)
+}
+
+func absU(v int64) uint64 {
+	if v < 0 {
+		return uint64(-v)
+	}
+	return uint64(v)
 }
 
 func distinctX(xs []uint32) error {

@@ -195,3 +195,37 @@ func containsX(xs []uint32, x uint32) bool {
 	}
 	return false
 }
+
+// The barycentric basis equals the textbook product formula, for nodes
+// with 0 among them, far-apart nodes and the point on a node.
+func TestLagrangeMatchesTextbook(t *testing.T) {
+	p := fieldP()
+	naive := func(xs []uint32, at uint32) []*big.Int {
+		out := make([]*big.Int, len(xs))
+		for i, xi := range xs {
+			num, den := big.NewInt(1), big.NewInt(1)
+			for j, xj := range xs {
+				if j != i {
+					num.Mul(num, big.NewInt(int64(at)-int64(xj)))
+					den.Mul(den, big.NewInt(int64(xi)-int64(xj)))
+				}
+			}
+			num.Mod(num, p)
+			den.Mod(den, p)
+			out[i] = num.Mul(num, den.ModInverse(den, p))
+			out[i].Mod(out[i], p)
+		}
+		return out
+	}
+	sets := [][]uint32{{0, 1}, {1, 2, 3}, {0, 5, 9, 2}, xsOf(16), xsOf(40), {1, 65536, 1 << 31, 1<<32 - 1, 77}}
+	for _, xs := range sets {
+		for _, at := range []uint32{0, 1, 17, 65535, 1<<32 - 2, xs[len(xs)-1]} {
+			got, want := lagrange(xs, at, p), naive(xs, at)
+			for i := range want {
+				if got[i].Cmp(want[i]) != 0 {
+					t.Fatalf("nodes %v at %d: l_%d = %v, want %v", xs, at, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}
