@@ -169,7 +169,7 @@ func RunAML(ctx context.Context, spec AMLSpec, onRound func(AMLRound)) (AMLResul
 		r := &rounds[len(rounds)-1]
 		r.Progress = pr
 		bar.Update(int(r.Close.Round), fmt.Sprintf("%s in=%d late=%d val_f1(start)=%.4f %s %s",
-			r.Close.Reason, len(r.Close.In), len(r.Close.Late), r.ValF1, HumanBytes(pr.Bytes),
+			r.Close.Reason, len(r.Close.In), len(r.Close.Late), r.ValF1, runreport.HumanBytes(pr.Bytes),
 			progressClaims(pr.NodeEpsilonP90, pr.ClientEpsilon, plan.Privacy)))
 		if onRound != nil {
 			onRound(*r)

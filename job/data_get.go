@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"graphfed/runreport"
 	"graphfed/workload/dataget"
 )
 
@@ -85,7 +86,7 @@ func (r DataGetResult) WriteText(w io.Writer, stats bool) error {
 // layout, size, source and title.
 func WriteDataCatalog(w io.Writer) error {
 	for _, s := range dataget.Catalog() {
-		if _, err := fmt.Fprintf(w, "%-19s %-8s %7s  %s@%.7s  %s\n", s.Name, s.Layout, HumanBytes(s.Bytes()), s.Repo, s.Commit, s.Title); err != nil {
+		if _, err := fmt.Fprintf(w, "%-19s %-8s %7s  %s@%.7s  %s\n", s.Name, s.Layout, runreport.HumanBytes(s.Bytes()), s.Repo, s.Commit, s.Title); err != nil {
 			return err
 		}
 	}

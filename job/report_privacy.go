@@ -128,16 +128,3 @@ func NodeTargetPlan(p SimPrivacy) (string, error) {
 		"σ0 = ρ_p90·sqrt(R)/μ* (%s); each bank derives σ0 before each release from the ρ_p90 it measures and the budget left, and its gate refuses what would overspend. "+
 		"model, grad: no target (σ1 = %g)\n", p.NodeTarget, p.Delta, p.Accountant, p.EmbReleases, mu, strings.Join(ex, ", "), sigma), nil
 }
-
-// HumanBytes formats a byte count for progress and listing lines.
-func HumanBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
-}

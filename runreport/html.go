@@ -21,7 +21,7 @@ var templates embed.FS
 var page = template.Must(template.New("").Funcs(template.FuncMap{
 	"num":   fmtNum,
 	"eps":   fmtEps,
-	"bytes": fmtBytes,
+	"bytes": HumanBytes,
 	"join":  strings.Join,
 	"rhos":  fmtRhos,
 	"pct":   func(a, b int64) string { return fmt.Sprintf("%.1f%%", 100*float64(a)/math.Max(1, float64(b))) },
@@ -227,9 +227,9 @@ func efficiency(s Summary, rows []Round) []kv {
 		out = append(out, kv{"peak memory (resident set, whole process)", fmt.Sprintf("%.0f MiB", f)})
 	}
 	if s.Comm != nil {
-		out = append(out, kv{"messages (every party)", fmt.Sprint(s.Comm.Messages)}, kv{"bytes (every party)", fmtBytes(s.Comm.Bytes)})
+		out = append(out, kv{"messages (every party)", fmt.Sprint(s.Comm.Messages)}, kv{"bytes (every party)", HumanBytes(s.Comm.Bytes)})
 		if s.Clients > 0 && len(rows) > 0 {
-			out = append(out, kv{"bytes per client per round", fmtBytes(s.Comm.Bytes / int64(s.Clients*len(rows)))})
+			out = append(out, kv{"bytes per client per round", HumanBytes(s.Comm.Bytes / int64(s.Clients*len(rows)))})
 		}
 	}
 	return out
@@ -257,7 +257,8 @@ func fmtEps(f float64) string {
 	return fmt.Sprintf("%.3f", f)
 }
 
-func fmtBytes(b int64) string {
+// HumanBytes formats a byte count for reports, progress and listing lines.
+func HumanBytes(b int64) string {
 	switch {
 	case b >= 1<<30:
 		return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30))

@@ -9,7 +9,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"graphfed/internal/termprogress"
-	"graphfed/job"
 	"graphfed/runreport"
 )
 
@@ -20,9 +19,6 @@ type Report = runreport.Summary
 
 // cmdProgress draws the job library's stages as bars on stderr.
 type cmdProgress = termprogress.Stderr
-
-// humanBytes is for listings (data list).
-func humanBytes(n int64) string { return job.HumanBytes(n) }
 
 // humanOut is where human-readable output goes: stderr under --json so that
 // stdout's last line is the JSON object, stdout otherwise.
