@@ -51,12 +51,9 @@ func RunAML(ctx context.Context, spec AMLSpec, onRound func(AMLRound)) (AMLResul
 	start := time.Now()
 	fail := func(err error) (AMLResult, error) { return AMLResult{}, fmt.Errorf("job: aml: %w", err) }
 	sc := spec.Sim
+	var noise *uint64
 	if spec.Seed != nil {
-		sc.Seed = *spec.Seed
-		if spec.Privacy.NoiseSeed == nil {
-			seed := *spec.Seed
-			spec.Privacy.NoiseSeed = &seed
-		}
+		sc.Seed, noise = seedOf(spec.Seed)
 	}
 	log, p := sc.Log, progressOr(spec.Progress)
 	sc = resolveSim(sc)
@@ -73,7 +70,7 @@ func RunAML(ctx context.Context, spec AMLSpec, onRound func(AMLRound)) (AMLResul
 	// The learner and the privacy plan depend on the spec alone: bad
 	// settings fail before a world is generated or loaded.
 	lc := resolveLearner(spec.Learner, sc.Rounds)
-	planned, err := spec.Privacy.resolve(deploy.TaskAML, sc.Algo, privacy.PlannedReleases(sc.Rounds, lc.ExchangeEvery))
+	planned, err := spec.Privacy.forRun(deploy.TaskAML, sc.Algo, privacy.PlannedReleases(sc.Rounds, lc.ExchangeEvery), noise, spec.Out)
 	if err != nil {
 		return fail(err)
 	}
@@ -138,9 +135,6 @@ func RunAML(ctx context.Context, spec AMLSpec, onRound func(AMLRound)) (AMLResul
 	}
 	plan.LocalSteps = sc.LocalEpochs
 	plan.Privacy = planned
-	if spec.Out != "" {
-		plan.Privacy.ExportLedger = filepath.Join(spec.Out, "ledger.jsonl")
-	}
 	if spec.OnPlan != nil {
 		spec.OnPlan(plan)
 	}

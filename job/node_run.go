@@ -112,16 +112,9 @@ func RunNode(ctx context.Context, spec NodeSpec) (NodeResult, error) {
 	if d.CSBM == (graph.CSBMConfig{}) {
 		d.CSBM = graph.DefaultCSBM()
 	}
-	pv := spec.Privacy
-	if pv.NoiseSeed == nil {
-		pv.NoiseSeed = noise
-	}
-	priv, err := pv.resolve(deploy.TaskNode, sc.Algo, 0)
+	priv, err := spec.Privacy.forRun(deploy.TaskNode, sc.Algo, 0, noise, spec.Out)
 	if err != nil {
 		return fail(err)
-	}
-	if spec.Out != "" {
-		priv.ExportLedger = runLedgerPath(spec.Out)
 	}
 	data, name, err := LoadNodeDataset(d.Dir, d.Scenario, d.CSBM, seed)
 	if err != nil {

@@ -75,3 +75,20 @@ func (p Privacy) resolve(task, algo string, releases int) (SimPrivacy, error) {
 	}
 	return sp, nil
 }
+
+// forRun is resolve for a simulated run: the noise seeded with the job's
+// seed when one was given (unless NoiseSeed says otherwise), and the
+// ledger exported to the run directory out, if any.
+func (p Privacy) forRun(task, algo string, releases int, noise *uint64, out string) (SimPrivacy, error) {
+	if p.NoiseSeed == nil {
+		p.NoiseSeed = noise
+	}
+	sp, err := p.resolve(task, algo, releases)
+	if err != nil {
+		return sp, err
+	}
+	if out != "" {
+		sp.ExportLedger = runLedgerPath(out)
+	}
+	return sp, nil
+}

@@ -113,16 +113,9 @@ func RunRec(ctx context.Context, spec RecSpec) (RecResult, error) {
 	if ev == 0 {
 		ev = DefaultEdgeVariation
 	}
-	pv := spec.Privacy
-	if pv.NoiseSeed == nil {
-		pv.NoiseSeed = noise
-	}
-	priv, err := pv.resolve(deploy.TaskRec, sc.Algo, 0)
+	priv, err := spec.Privacy.forRun(deploy.TaskRec, sc.Algo, 0, noise, spec.Out)
 	if err != nil {
 		return fail(err)
-	}
-	if spec.Out != "" {
-		priv.ExportLedger = runLedgerPath(spec.Out)
 	}
 	d, err := graph.LoadLightGCN(spec.Dir)
 	if err != nil {
