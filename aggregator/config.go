@@ -81,6 +81,9 @@ type Config struct {
 	// Robust is the averaging algorithms' aggregation rule (robust.go);
 	// zero: the sample-weighted mean.
 	Robust Robust `json:",omitzero"`
+	// SecAgg, when On, aggregates each round's vectors securely
+	// (secure.go): the machine sees their sum, never one party's.
+	SecAgg SecAgg `json:",omitzero"`
 }
 
 // Validate checks the configuration.
@@ -140,6 +143,9 @@ func (c Config) Validate() error {
 	if err := c.Robust.validate(c.Algo); err != nil {
 		return err
 	}
+	if err := c.SecAgg.validate(c); err != nil {
+		return err
+	}
 	return c.Staleness.Validate()
 }
 
@@ -147,5 +153,6 @@ func (c Config) Validate() error {
 // reference builder is code, not configuration, and is not compared.
 func sameConfig(a, b Config) bool {
 	a.LPSFed.Reference, b.LPSFed.Reference = nil, nil
+	a.SecAgg.Signer, a.SecAgg.Verifier, b.SecAgg.Signer, b.SecAgg.Verifier = nil, nil, nil, nil
 	return reflect.DeepEqual(a, b)
 }

@@ -3,6 +3,7 @@ package aggregator
 import (
 	"time"
 
+	"graphfed/bus"
 	"graphfed/privacy"
 )
 
@@ -48,6 +49,9 @@ type UpdateIn struct {
 	// as the update arrives, even when the update itself comes too late
 	// for its round: they never change.
 	Descriptors *Descriptor
+	// Masked: the update's vectors are in the round's secure sum
+	// (bus.Update.Masked); Params and Grad are empty.
+	Masked bool
 	// Took is how long the client says its round's work took (bus.Update
 	// TrainNanos); 0: not reported. It feeds the adaptive deadline only.
 	Took time.Duration
@@ -96,6 +100,9 @@ type OpenRound struct {
 	ModelRound uint64
 	Payload    []byte
 	Anchor     privacy.Ref // stamped by the driver, as ReplyJoin.Anchor
+	// SecAgg is the round's secure aggregation (its cohort and
+	// parameters), nil when updates travel in the clear.
+	SecAgg *bus.SecAggRound
 }
 
 // PublishModel is a model the adapter sends after round Round: to every
@@ -146,6 +153,9 @@ type RoundClosed struct {
 	// sending outliers shows here (they are within the contract, so they
 	// are not rejects); nil under the mean.
 	SetAside map[string]int `json:",omitempty"`
+	// SecAgg is the round's secure aggregation, when on: its parameters,
+	// the sum's survivors, and why a round has no sum.
+	SecAgg *SecureClose `json:",omitempty"`
 }
 
 // DeadlineAdapted records a change of the open round's deadline by the

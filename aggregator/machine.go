@@ -58,6 +58,11 @@ type Machine struct {
 	// heads are the clients' latest reported ledger heads, which every
 	// record repeats (records.go).
 	heads map[string]privacy.Head
+
+	// sec is the open round's secure aggregation (secure_round.go); it
+	// is not snapshotted: a restored machine closes the round it was in
+	// without a model.
+	sec *secureRound
 }
 
 // NewMachine returns a machine waiting for cfg.MinClients joins.
@@ -114,7 +119,11 @@ func (m *Machine) global() (PublishModel, bool) {
 
 // openRound is the announcement of the open round (also resent).
 func (m *Machine) openRound() OpenRound {
-	return OpenRound{Round: m.round, Deadline: m.deadline, ModelRound: m.modelRound, Payload: m.strategy.Payload()}
+	o := OpenRound{Round: m.round, Deadline: m.deadline, ModelRound: m.modelRound, Payload: m.strategy.Payload()}
+	if s := m.secure(); s != nil {
+		o.SecAgg = s.announce
+	}
+	return o
 }
 
 // Deadline is the open round's deadline (zero when no round is open).
@@ -133,6 +142,8 @@ func (m *Machine) Step(ev Event) []Action {
 		out = m.join(e, out)
 	case UpdateIn:
 		out = m.update(e, out)
+	case SecAggIn:
+		out = m.secureIn(e, out)
 	case Leave:
 		if c, ok := m.clients[e.Client]; ok {
 			c.live, c.left = false, true
@@ -150,6 +161,8 @@ func eventTime(ev Event) time.Time {
 	case UpdateIn:
 		return e.Now
 	case Leave:
+		return e.Now
+	case SecAggIn:
 		return e.Now
 	case Tick:
 		return e.Now
@@ -217,6 +230,13 @@ func (m *Machine) update(e UpdateIn, out []Action) []Action {
 	if reason := m.strategy.Check(e, m.numParams); reason != "" {
 		return append(out, Dropped{Client: e.Client, Round: e.Round, Reason: reason})
 	}
+	if m.secureOn() && !e.Masked && !e.Withheld && len(e.Params)+len(e.Grad) > 0 {
+		return append(out, Rejected{Client: e.Client, Round: e.Round, Reason: bus.ReasonShape,
+			Detail: "an update in the clear in a job that aggregates securely: its vectors belong in the round's secure sum"})
+	}
+	if !m.secureOn() && e.Masked {
+		return append(out, Dropped{Client: e.Client, Round: e.Round, Reason: "masked"})
+	}
 	// Within the contract: a weight no larger than the sender declared, and
 	// norms the job's clip and noise can give. Checked before anything of
 	// the update counts, so that a copy sent with the sender's key cannot
@@ -256,6 +276,11 @@ func (m *Machine) update(e UpdateIn, out []Action) []Action {
 		// Present, but nothing to average; a ρ_c released beside it
 		// still counts.
 		ct.Weight, ct.Params, ct.Grad, ct.Margin, ct.HasMargin = 0, nil, nil, 0, false
+	}
+	if m.secureOn() && e.Round < m.round {
+		// Its vectors were never here: the agent folds them into its
+		// next secure input (bus.SecAggRound.Stale).
+		return append(out, Dropped{Client: e.Client, Round: e.Round, Reason: "late"})
 	}
 	switch {
 	case e.Round == m.round && m.open:
@@ -315,6 +340,9 @@ func (m *Machine) liveClients() []string {
 
 // maybeCloseOnBuffer closes a FedBuff round once Buffer updates are in.
 func (m *Machine) maybeCloseOnBuffer(now time.Time, out []Action) []Action {
+	if m.secureOn() {
+		return m.maybeCloseKeys(now, out)
+	}
 	if m.open && m.cfg.Buffer > 0 && len(m.pending)+len(m.stale) >= m.cfg.Buffer {
 		return m.close("buffer", now, out)
 	}
@@ -324,6 +352,10 @@ func (m *Machine) maybeCloseOnBuffer(now time.Time, out []Action) []Action {
 func (m *Machine) maybeCloseOnQuorum(now time.Time, out []Action) []Action {
 	if !m.open {
 		return out
+	}
+	if m.secureOn() {
+		// The advertisements pace a secure round (secure_round.go).
+		return m.maybeCloseKeys(now, out)
 	}
 	if m.cfg.Buffer > 0 {
 		return m.maybeCloseOnBuffer(now, out)
@@ -352,6 +384,9 @@ func (m *Machine) maybeCloseOnQuorum(now time.Time, out []Action) []Action {
 }
 
 func (m *Machine) checkDeadline(now time.Time, out []Action) []Action {
+	if s := m.secure(); s != nil {
+		return m.checkSecureDeadline(s, now, out)
+	}
 	if !m.open || now.Before(m.deadline) {
 		return out
 	}
@@ -388,9 +423,40 @@ func (m *Machine) adapted(reason string) DeadlineAdapted {
 
 func (m *Machine) close(reason string, now time.Time, out []Action) []Action {
 	rc := RoundClosed{Round: m.round, Reason: reason, ClosedAt: now, Duration: now.Sub(m.openedAt)}
+	in := CloseInput{Round: m.round, NumParams: m.numParams, Frozen: m.round <= uint64(m.cfg.FreezeRounds)}
+	counted := func(id string) bool { _, ok := m.pending[id]; return ok }
+	if m.secureOn() {
+		// The survivors are the round's: a party whose update came but
+		// whose masked input did not is late, its vectors go into its
+		// next input.
+		var surv []string
+		rc.SecAgg, surv = m.secureClose()
+		in.Secure = true
+		if s := m.sec; s != nil && s.round == m.round {
+			in.Sum = s.sum
+		}
+		inSum := map[string]bool{}
+		for _, id := range surv {
+			inSum[id] = true
+			if _, ok := m.pending[id]; !ok {
+				m.pending[id] = Contribution{Client: id, Weight: m.clients[id].weight}
+			}
+		}
+		for id := range m.pending {
+			if !inSum[id] {
+				delete(m.pending, id)
+			}
+		}
+		for _, id := range surv {
+			c := m.clients[id]
+			c.missed, c.live, c.left = 0, true, false
+		}
+		counted = func(id string) bool { return inSum[id] }
+		m.sec = nil
+	}
 	for _, id := range m.liveClients() {
 		c := m.clients[id]
-		if _, ok := m.pending[id]; ok {
+		if counted(id) {
 			continue
 		}
 		rc.Late = append(rc.Late, id)
@@ -400,7 +466,6 @@ func (m *Machine) close(reason string, now time.Time, out []Action) []Action {
 			rc.Dead = append(rc.Dead, id)
 		}
 	}
-	in := CloseInput{Round: m.round, NumParams: m.numParams, Frozen: m.round <= uint64(m.cfg.FreezeRounds)}
 	for id := range m.pending {
 		rc.In = append(rc.In, id)
 		// A copy of this update arriving late (redelivered, duplicated) must
@@ -492,6 +557,14 @@ func (m *Machine) openNext(now time.Time, out []Action) []Action {
 	m.open = true
 	m.openedAt = now
 	m.extensions = 0
+	m.sec = nil
+	if m.secureOn() {
+		s, err := m.openSecure(m.round)
+		if err != nil {
+			out = append(out, Dropped{Round: m.round, Reason: "secagg: " + err.Error()})
+		}
+		m.sec = s
+	}
 	budget := m.dl.budget()
 	m.deadline = now.Add(budget)
 	if budget != m.cfg.RoundTimeout {

@@ -163,7 +163,7 @@ func (s *Server) Run(ctx context.Context) (Result, error) {
 	if err := s.startRecords(ctx); err != nil {
 		return Result{}, err
 	}
-	sub, err := s.subscribe(Subjects(j, s.durable()))
+	sub, err := s.subscribe(s.cfg.SubjectsFor(s.durable()))
 	if err != nil {
 		return Result{}, fmt.Errorf("aggregator: run: %w", err)
 	}
@@ -399,6 +399,8 @@ func (s *Server) account(acts []Action) {
 			s.result.Dropped[x.Reason]++
 		case Rejected:
 			s.ep.Validator().RejectFrom(x.Client, &bus.RejectError{Reason: x.Reason, Err: errors.New(x.Detail)})
+		case SecAggRefused:
+			s.result.noteSecAggRefused(x)
 		case DeadlineAdapted:
 			s.result.Deadlines = append(s.result.Deadlines, x)
 		}
@@ -409,7 +411,7 @@ func (s *Server) account(acts []Action) {
 // (ρ_c, M^c) must be absent or exactly one finite value.
 func updateEvent(from string, b *bus.Update, now time.Time) (UpdateIn, error) {
 	ev := UpdateIn{Client: from, Round: b.Round, BaseRound: b.BaseRound, Weight: b.Weight,
-		Params: b.Params.Floats(), Grad: b.Grad.Floats(), Withheld: b.Withheld, RhoVersion: b.RhoVersion, Now: now}
+		Params: b.Params.Floats(), Grad: b.Grad.Floats(), Withheld: b.Withheld, RhoVersion: b.RhoVersion, Masked: b.Masked, Now: now}
 	if b.TrainNanos > 0 {
 		ev.Took = time.Duration(b.TrainNanos)
 	}
@@ -495,6 +497,14 @@ func (s *Server) act(ctx context.Context, a Action) error {
 			Msg("rejected: outside the job's contract")
 	case Dropped:
 		s.cfg.Log.Debug().Str("client", x.Client).Uint64("round", x.Round).Str("reason", x.Reason).Msg("update dropped")
+	case SecAggRefused:
+		l := s.cfg.Log.Warn()
+		if x.IsLate() {
+			l = s.cfg.Log.Info()
+		}
+		l.Str("client", x.Client).Uint64("round", x.Round).Str("kind", x.Kind).Err(x.Err).Msg("secure aggregation: message refused")
+	case SecAggOut:
+		s.cfg.Log.Debug().Uint64("round", s.machine.Round()).Str("msg", fmt.Sprintf("%T", x.Msg)).Msg("secure aggregation: sent")
 	case Finished:
 		s.doneAt = s.cfg.Now()
 		live := s.machine.liveClients()

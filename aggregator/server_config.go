@@ -121,4 +121,25 @@ type Result struct {
 	// the agents were told so.
 	Run     string
 	Stopped string `json:",omitempty"`
+	// SecAggRefused counts the secure-aggregation messages the rounds'
+	// protocol refused, by sender and kind ("adv", "masked", "reveal",
+	// with ":late" for lateness, which is no fault).
+	SecAggRefused map[string]map[string]int `json:",omitempty"`
+}
+
+// noteSecAggRefused counts a refused protocol message.
+func (r *Result) noteSecAggRefused(x SecAggRefused) {
+	if r.SecAggRefused == nil {
+		r.SecAggRefused = map[string]map[string]int{}
+	}
+	by := r.SecAggRefused[x.Client]
+	if by == nil {
+		by = map[string]int{}
+		r.SecAggRefused[x.Client] = by
+	}
+	k := x.Kind
+	if x.IsLate() {
+		k += ":late"
+	}
+	by[k]++
 }

@@ -63,6 +63,12 @@ type CloseInput struct {
 	// arrival order, their weights scaled by the staleness policy.
 	In, Stale []Contribution
 	Frozen    bool // the round's models will not be published
+	// Secure: the round aggregated securely. In then carries no vectors
+	// (the survivors' weights and scalars) and Sum is the survivors'
+	// weighted mean, its Weight their total weight; nil when the secure
+	// round produced no sum.
+	Secure bool
+	Sum    *Contribution
 }
 
 // Outcome is what a round's contributions turn into.
@@ -104,6 +110,12 @@ func newStrategy(cfg Config) (Strategy, error) {
 // of the job's length (unless withheld) and a gradient estimator that is
 // absent or of the same length.
 func checkShape(u UpdateIn, numParams int) string {
+	if u.Masked {
+		if len(u.Params)+len(u.Grad) > 0 {
+			return "shape"
+		}
+		return ""
+	}
 	if !u.Withheld && (len(u.Params) != numParams || len(u.Grad) != 0 && len(u.Grad) != numParams) {
 		return "shape"
 	}

@@ -21,6 +21,14 @@ func (meanStrategy) State() (json.RawMessage, error)        { return nil, nil }
 func (meanStrategy) SetState(raw json.RawMessage, _ []string) error { return noState(raw) }
 
 func (s meanStrategy) Close(in CloseInput) Outcome {
+	if in.Secure {
+		// The mean of the survivors, as the secure sum decoded it; a
+		// robust rule is refused with secure aggregation (Config).
+		if in.Sum == nil {
+			return Outcome{}
+		}
+		return Outcome{Weight: in.Sum.Weight, Models: []PublishModel{{Params: in.Sum.Params, Grad: in.Sum.Grad}}}
+	}
 	cs := append(append([]Contribution(nil), in.In...), in.Stale...)
 	avg, total, aside := s.robust.aggregate(cs, in.NumParams, func(c Contribution) []float32 { return c.Params })
 	if avg == nil {

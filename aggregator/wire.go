@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"graphfed/bus"
+	"graphfed/secagg"
 )
 
 // The conversions between bus messages and the machine's events and
@@ -23,13 +24,43 @@ func Subjects(job string, durable bool) []string {
 	return s
 }
 
+// SubjectsFor are Subjects with the secure-aggregation subjects of a job
+// that aggregates securely (the parties' advertisements, masked inputs
+// and reveals), which travel on core NATS even for a durable server: a
+// secure round lost with a restart closes without a model.
+func (c ServerConfig) SubjectsFor(durable bool) []string {
+	s := Subjects(c.Job, durable)
+	if c.Round.SecAgg.On {
+		s = append(s, bus.SecAggSubjects(c.Job, bus.AggregatorID)...)
+	}
+	return s
+}
+
 // EndpointConfig is the aggregator's bus.EndpointConfig for cfg: it
 // allows no sender until its join is accepted (AdmitJoin) and no round
 // beyond the job's.
 func (c ServerConfig) EndpointConfig() bus.EndpointConfig {
-	return bus.EndpointConfig{Job: c.Job, ID: bus.AggregatorID, Signer: c.Signer, Now: c.Now,
+	ec := bus.EndpointConfig{Job: c.Job, ID: bus.AggregatorID, Signer: c.Signer, Now: c.Now,
 		Schema: bus.Schema{MaxRound: uint64(c.Round.Rounds), Senders: map[string]bool{}, Enrol: c.Enrol,
 			Keyring: c.Keyring, MaxBytes: c.MaxBytes, NumParams: c.Round.Contract.NumParams}}
+	if c.Round.SecAgg.On {
+		ec.Schema.SecAgg = &bus.SecAggSchema{Words: SecAggWords(c.Round)}
+	}
+	return ec
+}
+
+// SecAggWords is the exact length of a masked vector in a job of cfg
+// whose schema is fixed (the parameters, the estimator when the job
+// averages one, the weight slot); 0 when the schema is not fixed yet.
+func SecAggWords(cfg Config) int {
+	p := cfg.Contract.NumParams
+	if p == 0 {
+		return 0
+	}
+	if cfg.Contract.Grad != GradNone && (cfg.Algo == AlgoCEFedGNN || cfg.Algo == AlgoFedGNNST) {
+		return 2*p + 1
+	}
+	return p + 1
 }
 
 // EventOf turns an opened envelope's body into the machine's event: a
@@ -50,6 +81,8 @@ func EventOf(env bus.Envelope, body any, now time.Time) (Event, error) {
 		return ev, nil
 	case *bus.Bye:
 		return Leave{Client: env.From, Now: now}, nil
+	case *secagg.SignedAdvertisement, *secagg.MaskedInput, *secagg.Reveal:
+		return SecAggIn{Client: env.From, Msg: b, Now: now}, nil
 	}
 	return nil, nil
 }
@@ -65,7 +98,15 @@ func (c ServerConfig) Outbound(a Action) []bus.Outgoing {
 			Body: &bus.HelloReply{Accepted: x.Accepted, Reason: x.Reason, Round: x.Round, Algo: c.Round.Algo, Rounds: c.Round.Rounds, InitSeed: c.InitSeed, Run: c.Run, Ended: c.ended(), Anchor: bus.NewLedgerRef(x.Anchor)}}}
 	case OpenRound:
 		return []bus.Outgoing{{Subject: bus.Subject(j, bus.KindRound), Kind: bus.KindRound, Round: x.Round,
-			Body: &bus.RoundOpen{Round: x.Round, Deadline: x.Deadline.UnixNano(), ModelRound: x.ModelRound, Payload: x.Payload, Run: c.Run, Ended: c.ended(), Anchor: bus.NewLedgerRef(x.Anchor)}}}
+			Body: &bus.RoundOpen{Round: x.Round, Deadline: x.Deadline.UnixNano(), ModelRound: x.ModelRound, Payload: x.Payload, Run: c.Run, Ended: c.ended(), Anchor: bus.NewLedgerRef(x.Anchor), SecAgg: x.SecAgg}}}
+	case SecAggOut:
+		o, err := bus.SecAggOutgoing(j, bus.AggregatorID, x.Msg)
+		if err != nil {
+			// The machine built the message from its own round: a failure
+			// here is a bug, and the round closes at its wait.
+			return nil
+		}
+		return []bus.Outgoing{o}
 	case PublishModel:
 		to := "all"
 		if x.To != "" {

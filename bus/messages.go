@@ -48,6 +48,11 @@ type RoundOpen struct {
 	Anchor *LedgerRef `msgpack:"anchor,omitempty"`
 	// Ended are the runs that ended before Run (HelloReply.Ended).
 	Ended []string `msgpack:"ended,omitempty"`
+	// SecAgg, when set, is the round's secure aggregation: its cohort and
+	// the parameters every party derives the round's protocol
+	// configuration from (secagg_round.go). nil: updates travel in the
+	// clear.
+	SecAgg *SecAggRound `msgpack:"secagg,omitempty"`
 }
 
 // Update is a client's contribution for a round on gf.<job>.update.<client>.
@@ -88,6 +93,10 @@ type Update struct {
 	// aggregator's round records repeat it, so that a ledger that lost
 	// the tail of the client's chain shows it (privacy/records.go).
 	Ledger *LedgerRef `msgpack:"ledger,omitempty"`
+	// Masked says that the round's parameters and gradient estimator go
+	// into the round's secure sum (KindSAMasked), not in this update,
+	// whose Params and Grad are then empty.
+	Masked bool `msgpack:"masked,omitempty"`
 }
 
 // Model is a global (gf.<job>.model.all) or personalized

@@ -411,7 +411,16 @@ func checkBody(s Schema, body any) error {
 		return nil
 	}
 	switch b := body.(type) {
+	case *RoundOpen:
+		if b.SecAgg != nil {
+			if err := b.SecAgg.check(); err != nil {
+				return &RejectError{ReasonShape, fmt.Errorf("round %d: %w", b.Round, err)}
+			}
+		}
 	case *Update:
+		if b.Masked && (b.Params.Len() > 0 || b.Grad.Len() > 0) {
+			return &RejectError{ReasonShape, fmt.Errorf("a masked update carrying %d parameters and %d estimator values in the clear", b.Params.Len(), b.Grad.Len())}
+		}
 		if b.Params.Len() > 0 {
 			if err := checkVec("update params", b.Params.Floats(), s.NumParams); err != nil {
 				return err
