@@ -63,6 +63,10 @@ type Config struct {
 	// Inbox bounds what waits for the agent's loop, per sender (inbox.go);
 	// zero: derived from the server's payload limit (InboxLimitsFor).
 	Inbox InboxLimits
+	// SecAgg, with a Signer, takes part in the secure aggregation of the
+	// rounds that announce one (machine_secure.go): the agent subscribes
+	// to the protocol's subjects.
+	SecAgg SecAggConfig
 }
 
 // Result is what an agent reports when the job is done.
@@ -112,7 +116,7 @@ func New(cfg Config, tr bus.Transport, l learner.Learner, gate *privacy.Gate) (*
 	}
 	m, err := NewMachine(MachineConfig{Job: cfg.Job, Client: cfg.Client, Algo: cfg.Algo, LocalEpochs: cfg.LocalEpochs, EvalEvery: cfg.EvalEvery,
 		HelloRetry: cfg.HelloRetry, ModelSigma: cfg.ModelSigma, ModelClip: cfg.ModelClip, GradSigma: cfg.GradSigma,
-		EmbSigma: cfg.EmbSigma, MarginSigma: cfg.MarginSigma, DescriptorSigma: cfg.DescriptorSigma, Gate: gate}, l)
+		EmbSigma: cfg.EmbSigma, MarginSigma: cfg.MarginSigma, DescriptorSigma: cfg.DescriptorSigma, Gate: gate, SecAgg: cfg.SecAgg}, l)
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +170,11 @@ func (a *Agent) Run(parent context.Context) (Result, error) {
 func (a *Agent) run(ctx, waitCtx context.Context) (Result, error) {
 	j, c := a.cfg.Job, a.cfg.Client
 	// Subscribe before saying hello: our join may be the one that opens round 1.
-	sub, err := a.ep.Transport().Subscribe(a.enqueue, Subjects(j, c)...)
+	subjects := Subjects(j, c)
+	if a.cfg.SecAgg.Signer != nil {
+		subjects = append(subjects, bus.SecAggSubjects(j, c)...)
+	}
+	sub, err := a.ep.Transport().Subscribe(a.enqueue, subjects...)
 	if err != nil {
 		return Result{}, fmt.Errorf("agent %s: %w", c, err)
 	}
@@ -180,9 +188,15 @@ func (a *Agent) run(ctx, waitCtx context.Context) (Result, error) {
 		return res, err
 	}
 	for {
-		msg, err := a.next(waitCtx)
+		msg, woke, err := a.nextOrWake(waitCtx)
 		if err != nil {
 			return a.result(nil), fmt.Errorf("agent %s: %w", c, err)
+		}
+		if woke {
+			if res, done, err := a.step(ctx, MachineTick{Now: a.cfg.Now()}); done || err != nil {
+				return res, err
+			}
+			continue
 		}
 		ev, stop := a.event(msg)
 		if stop != nil {
@@ -283,6 +297,8 @@ func (a *Agent) step(ctx context.Context, ev MachineEvent) (res Result, done boo
 					x.Update.TrainNanos = max(1, time.Since(began).Nanoseconds())
 					err = a.send(ctx, x)
 				}
+			case PublishSecAgg:
+				err = a.send(ctx, x)
 			case BudgetSpent:
 				a.cfg.Log.Warn().Err(x.Err).Uint64("round", x.Round).Str("channel", string(x.Channel)).
 					Msg("privacy budget spent: channel withheld from now on")

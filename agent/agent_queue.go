@@ -50,6 +50,41 @@ func (a *Agent) next(ctx context.Context) (bus.Msg, error) {
 	}
 }
 
+// nextOrWake is next, or a wake-up when the machine's NextWake comes
+// first once it has joined (a secure round's share wait).
+func (a *Agent) nextOrWake(ctx context.Context) (bus.Msg, bool, error) {
+	for {
+		a.mu.Lock()
+		m, ok := a.inbox.Pop()
+		a.mu.Unlock()
+		if ok {
+			return m, false, nil
+		}
+		var wake <-chan time.Time
+		var t *time.Timer
+		if w := a.m.NextWake(); a.joined && !w.IsZero() {
+			t = time.NewTimer(max(w.Sub(a.cfg.Now()), 0))
+			wake = t.C
+		}
+		woke := false
+		select {
+		case <-ctx.Done():
+		case <-a.notify:
+		case <-wake:
+			woke = true
+		}
+		if t != nil {
+			t.Stop()
+		}
+		switch {
+		case woke:
+			return bus.Msg{}, true, nil
+		case ctx.Err() != nil:
+			return bus.Msg{}, false, ctx.Err()
+		}
+	}
+}
+
 // newerRoundQueued reports whether a round after r has opened while the
 // agent was busy. Round openings are queued under the aggregator
 // (senderOf), so only its queue is looked at.

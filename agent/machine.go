@@ -49,6 +49,9 @@ type MachineConfig struct {
 	Gate    *privacy.Gate
 	Privacy privacy.Config
 	Ledger  privacy.Ledger
+	// SecAgg is the agent's part in secure aggregation (machine_secure.go),
+	// used in the rounds whose opening announces one.
+	SecAgg SecAggConfig
 }
 
 // Machine is an agent's protocol logic as a deterministic state machine,
@@ -100,6 +103,8 @@ type Machine struct {
 	badModels  uint64
 	badReasons []string // their bus reject reasons, until TakeBadReasons
 	badNoted   uint64
+
+	sa secureState
 }
 
 // NewMachine returns a machine that is down; Step(Start{...}) boots it.
@@ -162,8 +167,11 @@ func (m *Machine) HelloWait() time.Duration { return m.helloWait }
 // NextWake is when the machine wants a MachineTick (an unanswered hello
 // is due for a retry); zero when it waits for nothing.
 func (m *Machine) NextWake() time.Time {
-	if !m.up || m.joined || m.done {
+	if !m.up || m.done {
 		return time.Time{}
+	}
+	if m.joined {
+		return m.secureWake()
 	}
 	return m.helloDue
 }
@@ -198,8 +206,14 @@ func (m *Machine) Step(ctx context.Context, ev MachineEvent) ([]MachineAction, e
 	case EmbeddingsIn:
 		m.now = e.Now
 		return m.receive(e), nil
+	case SecAggIn:
+		m.now = e.Now
+		return m.secureIn(e), nil
 	case MachineTick:
 		m.now = e.Now
+		if m.joined {
+			return m.maybeMask(e.Now, nil), nil
+		}
 	case JobDone:
 		m.now = e.Now
 		m.gate.SetAnchor(e.Anchor)
@@ -328,14 +342,23 @@ func (m *Machine) roundOpened(ctx context.Context, e RoundOpened) ([]MachineActi
 			}
 		}
 	}
+	m.noteAnnounce(e.Round, e.SecAgg)
 	switch {
-	case !m.joined || e.Round <= m.trained:
+	case !m.joined || e.Round < m.trained:
 		return out, nil
+	case e.Round == m.trained:
+		// Trained already (a repeated opening): an input still held, as
+		// after a secure round that closed without it, goes into this
+		// round's sum.
+		return m.joinSecure(e.Round, out), nil
 	case e.Superseded:
 		return append(out, Note{Round: e.Round, Msg: "skipping superseded round"}), nil
 	}
 	acts, err := m.train(ctx, e.Round, e.ModelRound)
-	return append(out, acts...), err
+	if err != nil {
+		return nil, err
+	}
+	return m.joinSecure(e.Round, append(out, acts...)), nil
 }
 
 func (m *Machine) modelIn(e ModelIn) []MachineAction {
@@ -394,6 +417,9 @@ func (m *Machine) finish(ctx context.Context) ([]MachineAction, error) {
 		scores = m.learner.Evaluate()
 	}
 	m.privacyScores(scores)
+	if m.sa.refusals > 0 {
+		scores["secagg_refused"] = float64(m.sa.refusals)
+	}
 	return append(out, Finished{Round: m.trained, Scores: scores, Head: m.gate.Head()}), nil
 }
 

@@ -61,6 +61,9 @@ type RoundOpened struct {
 	// Anchor is the aggregator's record of the round that closed before
 	// this one opened (bus.RoundOpen.Anchor), as JoinReply.Anchor.
 	Anchor privacy.Ref
+	// SecAgg is the round's secure aggregation (bus.RoundOpen.SecAgg),
+	// nil when updates travel in the clear.
+	SecAgg *bus.SecAggRound
 	Now    time.Time
 }
 

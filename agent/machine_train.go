@@ -80,6 +80,8 @@ func (m *Machine) train(ctx context.Context, round, modelRound uint64) ([]Machin
 		}
 	}
 	up.Update.Withheld = m.withheld[privacy.ChannelModel]
+	// A secure round's vectors go into its sum (machine_secure.go).
+	m.holdForSecure(&up)
 	// The head after this round's releases: the aggregator's round
 	// record repeats it, so that losing them from the ledger shows.
 	up.Update.Ledger = bus.NewLedgerRef(m.gate.Head())

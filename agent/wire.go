@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"graphfed/bus"
+	"graphfed/secagg"
 )
 
 // The conversions between bus messages and the machine's events and
@@ -22,8 +23,12 @@ func Subjects(job, client string) []string {
 // EndpointConfig is the agent's bus.EndpointConfig for cfg and a learner
 // of numParams parameters.
 func (c Config) EndpointConfig(numParams int) bus.EndpointConfig {
-	return bus.EndpointConfig{Job: c.Job, ID: c.Client, Signer: c.Signer, Now: c.Now,
+	ec := bus.EndpointConfig{Job: c.Job, ID: c.Client, Signer: c.Signer, Now: c.Now,
 		Schema: bus.Schema{NumParams: numParams, Keyring: c.Keyring}}
+	if c.SecAgg.Signer != nil {
+		ec.Schema.SecAgg = &bus.SecAggSchema{}
+	}
+	return ec
 }
 
 // EventOf turns an opened envelope's body into the machine's event: a
@@ -37,7 +42,9 @@ func EventOf(env bus.Envelope, body any, now time.Time) MachineEvent {
 		return EmbeddingsIn{From: env.From, Round: b.Round, IDs: b.NodeIDs, Rows: b.Data.Floats(), Dim: b.Dim, Now: now}
 	case *bus.RoundOpen:
 		return RoundOpened{Round: b.Round, ModelRound: b.ModelRound, Deadline: time.Unix(0, b.Deadline), Payload: b.Payload,
-			Anchor: b.Anchor.Ref(), Now: now}
+			Anchor: b.Anchor.Ref(), SecAgg: b.SecAgg, Now: now}
+	case *bus.SecAggKeys, *secagg.SealedShare, *secagg.SignedList:
+		return SecAggIn{Msg: b, Now: now}
 	case *bus.Done:
 		return JobDone{Anchor: b.Anchor.Ref(), Now: now}
 	}
@@ -70,6 +77,12 @@ func Outbound(job, client string, a MachineAction) []bus.Outgoing {
 	case PublishUpdate:
 		u := x.Update
 		return []bus.Outgoing{{Subject: bus.Subject(job, bus.KindUpdate, client), Kind: bus.KindUpdate, Round: u.Round, Body: &u}}
+	case PublishSecAgg:
+		o, err := bus.SecAggOutgoing(job, client, x.Msg)
+		if err != nil {
+			return nil // the machine built it from its own round
+		}
+		return []bus.Outgoing{o}
 	case Finished:
 		return []bus.Outgoing{
 			{Subject: bus.Subject(job, bus.KindMetrics, client), Kind: bus.KindMetrics, Round: x.Round,

@@ -70,6 +70,9 @@ func NewMachine(cfg Config) (*Machine, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if err := cfg.SecAgg.ready(); err != nil {
+		return nil, err
+	}
 	if cfg.MissedToDead == 0 {
 		cfg.MissedToDead = 3
 	}

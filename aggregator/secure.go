@@ -61,14 +61,24 @@ func (s SecAgg) validate(c Config) error {
 		return fmt.Errorf("%s: algo local shares nothing to sum; run it with --secagg off", op)
 	case c.Robust.Rule != RobustNone:
 		return fmt.Errorf("%s and the robust rule %s exclude each other: a robust rule looks at each party's update, which masking hides; choose one", op, c.Robust.Rule)
-	case c.Contract.Clip <= 0:
-		return fmt.Errorf("%s needs the job's model clip (contract clip) to size its fixed point", op)
-	case !bus.ValidID(s.Job):
-		return fmt.Errorf("%s: job id %q", op, s.Job)
-	case s.Signer == nil || s.Verifier == nil:
-		return fmt.Errorf("%s needs the aggregator's signer and the job's keyring", op)
 	case s.Threshold < 0 || s.Degree < 0 || s.Bits < 0 || s.Bits > 32 || s.InputWait < 0 || s.RevealWait < 0:
 		return fmt.Errorf("%s: negative threshold, degree or wait, or more than 32 bits", op)
+	}
+	return nil
+}
+
+// ready checks what a machine needs to run secure rounds beyond the
+// configuration's static checks: the job id and the identities, which a
+// driver fills in once it has its keys.
+func (s SecAgg) ready() error {
+	if !s.On {
+		return nil
+	}
+	switch {
+	case !bus.ValidID(s.Job):
+		return fmt.Errorf("aggregator: secure aggregation: job id %q", s.Job)
+	case s.Signer == nil || s.Verifier == nil:
+		return fmt.Errorf("aggregator: secure aggregation needs the aggregator's signer and the job's keyring")
 	}
 	return nil
 }
@@ -82,6 +92,9 @@ func (m *Machine) secureOn() bool { return m.cfg.SecAgg.On }
 // model, and says why.
 func (m *Machine) announceSecure(r uint64) (*bus.SecAggRound, error) {
 	cohort := m.liveClients()
+	if m.cfg.Contract.Clip <= 0 {
+		return nil, fmt.Errorf("secure aggregation needs the job's model clip (the contract's) to size its fixed point")
+	}
 	if len(cohort) < 2 {
 		return nil, fmt.Errorf("secure aggregation needs 2 live parties, round %d has %d", r, len(cohort))
 	}

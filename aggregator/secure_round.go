@@ -82,6 +82,11 @@ func (m *Machine) secure() *secureRound {
 func (m *Machine) secureIn(e SecAggIn, out []Action) []Action {
 	kind, round := refusedKind(e.Msg)
 	s := m.secure()
+	if _, ok := e.Msg.(*secagg.Reveal); ok && round < m.round+1 && (s == nil || round != s.round) {
+		// A survivor's reveal after the sum was unmasked with t others':
+		// no fault, nothing to do.
+		return out
+	}
 	if s == nil || round != s.round {
 		return append(out, SecAggRefused{Client: e.Client, Round: round, Kind: kind,
 			Err: fmt.Errorf("%w: no secure round %d is open (the open round is %d)", secagg.ErrLate, round, m.round)})

@@ -29,6 +29,11 @@ type AgentOptions struct {
 	// aggregator with Durable set.
 	Durable bool
 	Privacy PrivacyOptions
+	// SecAgg takes part in the secure aggregation of the rounds that
+	// announce one, signing with the agent's key (or SecAggIDs, a plain
+	// in-process job's identities, which Local fills in).
+	SecAgg    bool
+	SecAggIDs *SecAggIdentities
 	// Learner is the agent's learner when the caller built it (the
 	// simulation hands in learners over data split in memory); nil builds
 	// it from Data with NewLearner.
@@ -137,6 +142,12 @@ func NewAgent(ctx context.Context, o AgentOptions) (_ *Agent, err error) {
 	if err != nil {
 		return fail(err)
 	}
+	var sa agent.SecAggConfig
+	if o.SecAgg {
+		if sa.Signer, sa.Verifier, err = secAggIdentity(o.ID, ring, signer, o.SecAggIDs); err != nil {
+			return fail(err)
+		}
+	}
 	a := &Agent{id: o.ID, stats: stats, counters: counters, tr: o.Transport, closeLedger: func() error { return nil },
 		learner: o.Learner, privacy: o.Privacy}
 	defer func() {
@@ -183,6 +194,7 @@ func NewAgent(ctx context.Context, o AgentOptions) (_ *Agent, err error) {
 	}
 	// The one call that follows the agent package's constructor.
 	cfg := agentConfig(o, ring, signer)
+	cfg.SecAgg = sa
 	cfg.Observer = observer
 	if a.agent, err = agent.New(cfg, out, o.Learner, a.gate); err != nil {
 		return fail(err)

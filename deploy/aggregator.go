@@ -27,6 +27,10 @@ type AggregatorOptions struct {
 	Durable  bool
 	Recovery DurableOptions // with Durable; zero fields take DefaultDurable's
 	Round    aggregator.Config
+	// SecAggIDs are a plain in-process job's identities for secure
+	// aggregation (Local fills them in); a job on a keyring signs with
+	// the aggregator's key.
+	SecAggIDs *SecAggIdentities
 	InitSeed uint64   // shared model initialisation seed sent in hello replies
 	Enrol    []string // clients allowed to join; empty: any valid id
 	// CreateLedger creates the job's ledger stream before the job starts
@@ -112,6 +116,12 @@ func NewAggregator(ctx context.Context, o AggregatorOptions) (_ *Aggregator, err
 	ring, signer, err := Signing(o.Job, bus.AggregatorID, o.Keyring, o.Conn.Creds)
 	if err != nil {
 		return fail(err)
+	}
+	if o.Round.SecAgg.On {
+		o.Round.SecAgg.Job = o.Job
+		if o.Round.SecAgg.Signer, o.Round.SecAgg.Verifier, err = secAggIdentity(bus.AggregatorID, ring, signer, o.SecAggIDs); err != nil {
+			return fail(err)
+		}
 	}
 	a := &Aggregator{tr: o.Transport}
 	defer func() {

@@ -55,6 +55,7 @@ func StartJob(ctx context.Context, o JobOptions) (_ *Job, err error) {
 			j.Close()
 		}
 	}()
+	o.Local.SecAgg = o.Local.SecAgg || o.Aggregator.Round.SecAgg.On
 	if j.local, err = StartLocal(ctx, o.Local); err != nil {
 		return nil, err
 	}
@@ -69,7 +70,7 @@ func StartJob(ctx context.Context, o JobOptions) (_ *Job, err error) {
 	start := time.Now()
 	for i, a := range o.Agents {
 		a = j.local.AgentOptions(a)
-		a.Job, a.Task, a.Algo, a.Durable = job, ao.Task, ao.Round.Algo, o.Durable
+		a.Job, a.Task, a.Algo, a.Durable, a.SecAgg = job, ao.Task, ao.Round.Algo, o.Durable, ao.Round.SecAgg.On
 		ag, err := NewAgent(ctx, a)
 		if err != nil {
 			return nil, err

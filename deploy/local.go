@@ -40,6 +40,10 @@ type LocalOptions struct {
 	// process then holds as many parties as memory allows, not as many as
 	// its file-descriptor limit (two per TCP connection). Ignored with URL.
 	InProcess bool
+	// SecAgg lays out secure aggregation's subjects in a secure
+	// configuration (bus.AccountOptions.SecAgg), and on a plain server
+	// makes in-memory identities for its signatures (SecAggIdentities).
+	SecAgg bool
 }
 
 // Local is a job's NATS environment: an embedded server (plain or secure)
@@ -55,6 +59,8 @@ type Local struct {
 	keyring string            // keyring.json in dir
 	creds   map[string]string // party id → seed file
 	inproc  bool
+	secagg  bool
+	saIDs   *SecAggIdentities // a plain job's in-memory identities
 }
 
 // StartLocal starts the environment. In secure mode the job's ledger
@@ -68,7 +74,12 @@ func StartLocal(ctx context.Context, o LocalOptions) (_ *Local, err error) {
 	if o.Secure && o.URL != "" {
 		return nil, errors.New("deploy: local: secure mode starts its own server; it cannot use the external " + o.URL)
 	}
-	l := &Local{job: o.Job, url: o.URL, creds: map[string]string{}, inproc: o.InProcess && o.URL == ""}
+	l := &Local{job: o.Job, url: o.URL, creds: map[string]string{}, inproc: o.InProcess && o.URL == "", secagg: o.SecAgg}
+	if o.SecAgg && !o.Secure {
+		if l.saIDs, err = NewSecAggIdentities(o.Job, o.Banks); err != nil {
+			return nil, err
+		}
+	}
 	if o.URL != "" {
 		return l, nil
 	}
@@ -154,7 +165,7 @@ func (l *Local) writeKeys(banks []string, store string, size bus.JobSize, payloa
 		return "", fmt.Errorf("deploy: local: %w", err)
 	}
 	conf, err := bus.ServerConfig(l.ring, bus.ServerConfigOptions{Listen: "127.0.0.1:4222", StoreDir: store, MaxPayload: payload,
-		LedgerAdmin: dep.LedgerAdmin.PublicKey})
+		LedgerAdmin: dep.LedgerAdmin.PublicKey, SecAgg: l.secagg})
 	if err != nil {
 		return "", fmt.Errorf("deploy: local: %w", err)
 	}
@@ -196,14 +207,14 @@ func (l *Local) Conn(party string) ConnOptions {
 // AgentOptions returns o with the connection and keyring of agent o.ID in
 // this environment.
 func (l *Local) AgentOptions(o AgentOptions) AgentOptions {
-	o.Conn, o.Keyring = l.Conn(o.ID), l.keyring
+	o.Conn, o.Keyring, o.SecAggIDs = l.Conn(o.ID), l.keyring, l.saIDs
 	return o
 }
 
 // AggregatorOptions returns o with the aggregator's connection and the
 // keyring of this environment.
 func (l *Local) AggregatorOptions(o AggregatorOptions) AggregatorOptions {
-	o.Conn, o.Keyring = l.Conn(bus.AggregatorID), l.keyring
+	o.Conn, o.Keyring, o.SecAggIDs = l.Conn(bus.AggregatorID), l.keyring, l.saIDs
 	return o
 }
 

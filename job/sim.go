@@ -79,7 +79,10 @@ type SimConfig struct {
 	SlowFactor map[int]float64
 	// Buffer > 0 aggregates every Buffer updates (FedBuff) instead of
 	// waiting for the quorum.
-	Buffer  int
+	Buffer int
+	// SecAgg is the secure-aggregation mode (SecAggAuto, the default: on
+	// wherever the algorithm's close is a sum; SecAggOn; SecAggOff).
+	SecAgg  string
 	Privacy SimPrivacy
 	Log     zerolog.Logger
 	// OnRound is called after every close decision with the clients' scores
@@ -172,6 +175,11 @@ func simJobOptions(cfg SimConfig, learners []learner.Learner, ids []string) (dep
 	if round.Personalizes() {
 		round.LPSFed, round.FedGSP = cfg.LPSFed, cfg.FedGSP
 	}
+	on, err := resolveSecAgg(cfg.SecAgg, cfg.Algo, cfg.Robust)
+	if err != nil {
+		return deploy.JobOptions{}, err
+	}
+	round.SecAgg.On = on
 	o := deploy.JobOptions{
 		Local:   deploy.LocalOptions{Job: cfg.Job, Secure: cfg.Secure, URL: cfg.NATSURL, InProcess: cfg.InProcess},
 		Durable: cfg.Durable,

@@ -48,6 +48,7 @@ func (s *simFlags) register(cmd *cobra.Command) {
 	f.StringVar(&sc.NATSURL, "nats", "", "external NATS server or cluster URL; default: an embedded server")
 	f.StringVar(&s.conns, "conns", "auto", job.ConnsHelp)
 	f.BoolVar(&sc.Durable, "durable", false, "durable aggregator: checkpoints in JetStream KV and object store, updates through the job's update stream")
+	f.StringVar(&sc.SecAgg, "secagg", job.SecAggAuto, "secure aggregation: auto (on wherever the algorithm's close is a sum: the aggregator sees the banks' sum, never one bank's update), on or off")
 	f.BoolVar(&sc.Secure, "secure", false, "fresh keys, keyring and per-party permissions for the job in a temporary directory; every party signs and verifies (not with --nats)")
 	f.StringVar(&s.out, "out", "", "run directory for the JSON summary and per-round CSV")
 	f.StringVar(&sc.Job, "job", job.DefaultJobID, "job id")

@@ -1,0 +1,336 @@
+package agent
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"time"
+
+	"graphfed/bus"
+	"graphfed/secagg"
+)
+
+// Secure aggregation on the agent's side (issue 31). When a round opening
+// announces a secure round (bus.RoundOpen.SecAgg) whose cohort names this
+// agent, the round's released parameters and gradient estimator do not go
+// in the update: the agent keeps them, advertises its keys, shares its
+// secrets with its neighbours once the aggregator sends the keys, masks
+// its encoded input when every neighbour's share is in (or ShareWait
+// later), and answers the aggregator's one signed list. The update goes
+// out as usual, without vectors (bus.Update.Masked).
+//
+// An input that misses its round's sum (keys closed before it advertised,
+// a round that closed without it) is kept and folded, weighted by the
+// staleness factor the next secure round announces, into the agent's input
+// to that round: the aggregator never sees it alone.
+
+// SecAggConfig is an agent's part in secure aggregation.
+type SecAggConfig struct {
+	// Signer signs the agent's key advertisements (its NKey); Verifier
+	// checks the other parties' advertisements and the aggregator's list
+	// (the job's keyring). Without a Signer the agent cannot take part:
+	// a secure round's opening is then refused (noted) and its update
+	// held back.
+	Signer   secagg.Signer
+	Verifier secagg.Verifier
+	// Rand supplies the protocol's keys, seeds and rounding; nil:
+	// crypto/rand (a seeded simulation injects its own).
+	Rand io.Reader
+	// ShareWait is how long after the keys the agent waits for its
+	// neighbours' shares before it masks with those it holds; 0: 5 s.
+	ShareWait time.Duration
+}
+
+const defaultShareWait = 5 * time.Second
+
+// heldInput is a released update not yet in any secure sum.
+type heldInput struct {
+	round        uint64
+	params, grad []float32
+	weight       float64
+}
+
+// secureState is the agent's secure aggregation: the inputs it holds and
+// the session of the round it takes part in.
+type secureState struct {
+	announced map[uint64]*bus.SecAggRound // openings seen, by round (the latest few)
+	held      []heldInput
+	sess      *secureSession
+	refusals  int // messages the agent's protocol refused (lists, keys, shares)
+}
+
+type secureSession struct {
+	round   uint64
+	ann     *bus.SecAggRound
+	enc     secagg.Encoding
+	cl      *secagg.Client
+	words   []uint32
+	folded  []uint64 // the held rounds this input carries
+	keysIn  bool
+	maskDue time.Time
+	masked  bool
+	early   []secagg.SealedShare
+}
+
+// SecAggIn is an aggregator's or a neighbour's secure-aggregation message,
+// opened by the bus validator: *bus.SecAggKeys, *secagg.SealedShare or
+// *secagg.SignedList.
+type SecAggIn struct {
+	Msg any
+	Now time.Time
+}
+
+func (SecAggIn) isMachineEvent() {}
+
+// PublishSecAgg sends a message of the agent's side of the protocol
+// (secagg.SignedAdvertisement, SealedShare, MaskedInput, Reveal) on its
+// own subject (bus.SecAggOutgoing).
+type PublishSecAgg struct{ Msg any }
+
+func (PublishSecAgg) isMachineAction() {}
+
+// noteAnnounce remembers a round opening's secure round.
+func (m *Machine) noteAnnounce(round uint64, a *bus.SecAggRound) {
+	if a == nil {
+		return
+	}
+	if m.sa.announced == nil {
+		m.sa.announced = map[uint64]*bus.SecAggRound{}
+	}
+	m.sa.announced[round] = a
+	for r := range m.sa.announced {
+		if r+4 < round {
+			delete(m.sa.announced, r)
+		}
+	}
+}
+
+// holdForSecure takes the round's released vectors out of up when the
+// round aggregates securely, and reports whether it did.
+func (m *Machine) holdForSecure(up *PublishUpdate) bool {
+	a := m.sa.announced[up.Update.Round]
+	if a == nil {
+		return false
+	}
+	h := heldInput{round: up.Update.Round, params: up.Update.Params.Floats(), grad: up.Update.Grad.Floats(), weight: up.Update.Weight}
+	if up.Update.Withheld || len(h.params) == 0 {
+		// Nothing released (budget spent): the agent still takes part,
+		// with weight 0, so that its neighbours' masks cancel.
+		h = heldInput{round: up.Update.Round, weight: 0}
+	}
+	up.Update.Params, up.Update.Grad, up.Update.Masked = bus.Sensitive{}, bus.Sensitive{}, true
+	m.sa.held = append(m.sa.held, h)
+	return true
+}
+
+// joinSecure starts this agent's part in round's secure aggregation with
+// what it holds: advertise its keys.
+func (m *Machine) joinSecure(round uint64, out []MachineAction) []MachineAction {
+	a := m.sa.announced[round]
+	if a == nil || len(m.sa.held) == 0 || (m.sa.sess != nil && m.sa.sess.round == round) {
+		return out
+	}
+	m.sa.sess = nil // an unfinished session of an earlier round is over
+	if m.cfg.SecAgg.Signer == nil || m.cfg.SecAgg.Verifier == nil {
+		return append(out, Note{Warn: true, Round: round, Msg: "the round aggregates securely and this agent has no signer or keyring for it: its update is held back"})
+	}
+	cfg, enc, err := a.Protocol(m.cfg.Job, round)
+	if err != nil {
+		return append(out, Note{Warn: true, Round: round, Msg: "secure round refused: its update is held for the next", Err: err})
+	}
+	if cfg.Index(m.cfg.Client) < 0 {
+		return append(out, Note{Round: round, Msg: "not in the round's secure cohort (joined after it opened): the update is held for the next round"})
+	}
+	words, folded, note := m.secureInput(round, a, enc)
+	if note != nil {
+		out = append(out, *note)
+	}
+	if words == nil {
+		return out
+	}
+	cl, err := secagg.NewClient(cfg, m.cfg.Client, m.cfg.SecAgg.Signer, m.cfg.SecAgg.Verifier, m.secRand())
+	if err != nil {
+		return append(out, Note{Warn: true, Round: round, Msg: "secure round: client", Err: err})
+	}
+	ad, err := cl.Advertise()
+	if err != nil {
+		return append(out, Note{Warn: true, Round: round, Msg: "secure round: advertise", Err: err})
+	}
+	m.sa.sess = &secureSession{round: round, ann: a, enc: enc, cl: cl, words: words, folded: folded}
+	return append(out, PublishSecAgg{Msg: ad})
+}
+
+// secureInput encodes the held inputs as round's one input: the
+// staleness-weighted mean of the held updates, with their weight.
+func (m *Machine) secureInput(round uint64, a *bus.SecAggRound, enc secagg.Encoding) ([]uint32, []uint64, *Note) {
+	dim := enc.Dim
+	sum := make([]float64, dim)
+	var total float64
+	var folded []uint64
+	var kept []heldInput
+	for _, h := range m.sa.held {
+		f := a.StaleWeight(round - min(h.round, round))
+		if f == 0 {
+			continue // too late by the aggregator's policy
+		}
+		kept = append(kept, h)
+		if h.round < round {
+			folded = append(folded, h.round)
+		}
+		w := f * h.weight
+		if w == 0 {
+			continue
+		}
+		for i, v := range h.params {
+			if i < dim {
+				sum[i] += w * float64(v)
+			}
+		}
+		if a.Grad {
+			for i, v := range h.grad {
+				if a.Params+i < dim {
+					sum[a.Params+i] += w * float64(v)
+				}
+			}
+		}
+		total += w
+	}
+	var note *Note
+	if len(kept) < len(m.sa.held) {
+		note = &Note{Round: round, Msg: fmt.Sprintf("%d held update(s) too late for the staleness policy: dropped", len(m.sa.held)-len(kept))}
+	}
+	m.sa.held = kept
+	if len(kept) == 0 {
+		return nil, nil, note
+	}
+	x := make([]float32, dim)
+	if total > 0 {
+		for i := range x {
+			x[i] = float32(sum[i] / total)
+		}
+	}
+	weight := uint64(math.Round(total))
+	weight = min(weight, enc.MaxWeight)
+	words, err := enc.Encode(x, weight, m.secRand())
+	if err != nil {
+		return nil, nil, &Note{Warn: true, Round: round, Msg: "secure round: encode", Err: err}
+	}
+	return words, folded, note
+}
+
+func (m *Machine) secRand() io.Reader {
+	if m.cfg.SecAgg.Rand != nil {
+		return m.cfg.SecAgg.Rand
+	}
+	return rand.Reader
+}
+
+// secureIn steps the session with the aggregator's keys or list, or a
+// neighbour's share.
+func (m *Machine) secureIn(e SecAggIn) []MachineAction {
+	s := m.sa.sess
+	var out []MachineAction
+	switch x := e.Msg.(type) {
+	case *bus.SecAggKeys:
+		if s == nil || x.Round != s.round || s.keysIn {
+			return nil
+		}
+		for _, ad := range x.Ads {
+			if err := s.cl.AcceptKey(ad); err != nil {
+				m.sa.refusals++
+				out = append(out, Note{Warn: true, Round: s.round, Msg: "secure round: key advertisement of " + ad.Party + " refused", Err: err})
+			}
+		}
+		shares, err := s.cl.ShareKeys()
+		if err != nil {
+			m.sa.sess = nil
+			return append(out, Note{Warn: true, Round: s.round, Msg: "secure round: cannot share (its update is held for the next round)", Err: err})
+		}
+		s.keysIn, s.maskDue = true, e.Now.Add(m.shareWait())
+		for _, sh := range shares {
+			out = append(out, PublishSecAgg{Msg: sh})
+		}
+		early := s.early
+		s.early = nil
+		for _, sh := range early {
+			out = m.acceptShare(s, sh, out)
+		}
+		return m.maybeMask(e.Now, out)
+	case *secagg.SealedShare:
+		switch {
+		case s == nil || x.Round != s.round:
+			return nil
+		case !s.keysIn:
+			if len(s.early) < len(s.ann.Cohort) {
+				s.early = append(s.early, *x)
+			}
+			return nil
+		}
+		return m.maybeMask(e.Now, m.acceptShare(s, *x, nil))
+	case *secagg.SignedList:
+		if s == nil || x.Round != s.round || !s.masked {
+			return nil
+		}
+		r, err := s.cl.Unmask(*x)
+		if err != nil {
+			m.sa.refusals++
+			var re *secagg.RefusalError
+			if errors.As(err, &re) && re.Reason == secagg.RefusedSelfDropped {
+				// Listed as a dropout: its input is not in the sum, so it
+				// is held for the next round.
+				return []MachineAction{Note{Round: s.round, Msg: "listed as a dropout of the secure round: the update is held for the next", Err: err}}
+			}
+			return []MachineAction{Note{Warn: true, Round: s.round, Msg: "secure round: list refused", Err: err}}
+		}
+		// In the sum: what it held is aggregated.
+		m.sa.held = nil
+		return []MachineAction{PublishSecAgg{Msg: r}}
+	}
+	return nil
+}
+
+func (m *Machine) acceptShare(s *secureSession, sh secagg.SealedShare, out []MachineAction) []MachineAction {
+	if err := s.cl.AcceptShare(sh); err != nil && !errors.Is(err, secagg.ErrLate) {
+		m.sa.refusals++
+		return append(out, Note{Warn: true, Round: s.round, Msg: "secure round: share of " + sh.From + " refused", Err: err})
+	}
+	return out
+}
+
+// maybeMask masks the input once every neighbour's share is in, or at
+// the share wait with those in.
+func (m *Machine) maybeMask(now time.Time, out []MachineAction) []MachineAction {
+	s := m.sa.sess
+	if s == nil || !s.keysIn || s.masked || (s.cl.Pending() > 0 && now.Before(s.maskDue)) {
+		return out
+	}
+	mi, err := s.cl.MaskInput(s.words)
+	if err != nil {
+		m.sa.sess = nil
+		return append(out, Note{Warn: true, Round: s.round, Msg: "secure round: cannot mask (its update is held for the next round)", Err: err})
+	}
+	s.masked = true
+	return append(out, PublishSecAgg{Msg: mi})
+}
+
+func (m *Machine) shareWait() time.Duration {
+	if m.cfg.SecAgg.ShareWait > 0 {
+		return m.cfg.SecAgg.ShareWait
+	}
+	return defaultShareWait
+}
+
+// secureWake is when the session wants a tick (its share wait), zero if
+// it waits for nothing.
+func (m *Machine) secureWake() time.Time {
+	if s := m.sa.sess; s != nil && s.keysIn && !s.masked {
+		return s.maskDue
+	}
+	return time.Time{}
+}
+
+// SecAggRefusals is how many secure-aggregation messages the agent's
+// protocol refused (keys, shares, lists).
+func (m *Machine) SecAggRefusals() int { return m.sa.refusals }
