@@ -31,8 +31,8 @@ type AggregatorOptions struct {
 	// aggregation (Local fills them in); a job on a keyring signs with
 	// the aggregator's key.
 	SecAggIDs *SecAggIdentities
-	InitSeed uint64   // shared model initialisation seed sent in hello replies
-	Enrol    []string // clients allowed to join; empty: any valid id
+	InitSeed  uint64   // shared model initialisation seed sent in hello replies
+	Enrol     []string // clients allowed to join; empty: any valid id
 	// CreateLedger creates the job's ledger stream before the job starts
 	// (in a permissioned deployment only the aggregator may).
 	CreateLedger bool
