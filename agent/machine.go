@@ -368,6 +368,9 @@ func (m *Machine) modelIn(e ModelIn) []MachineAction {
 	if len(e.Params) == 0 || (m.model != nil && e.Round < m.modelRound) {
 		return nil
 	}
+	if e.Mix {
+		e.Params = m.mixOwn(e.Round, e.Params, e.RhoBar)
+	}
 	if reason, why := m.checkModel(e); reason != "" {
 		return m.badModel(e.Round, reason, why)
 	}

@@ -76,8 +76,12 @@ type ModelIn struct {
 	// Margin, when HasMargin, is LPSFed's personalized margin.
 	Margin    float64
 	HasMargin bool
-	Final     bool
-	Now       time.Time
+	// Mix: Params is the global θ̄, to mix with RhoBar and the agent's own
+	// released parameters of Round (bus.Model.Mix).
+	Mix    bool
+	RhoBar float64
+	Final  bool
+	Now    time.Time
 }
 
 // EmbeddingsIn is a neighbour's released boundary embeddings (rows is

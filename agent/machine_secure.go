@@ -56,6 +56,10 @@ type heldInput struct {
 // the session of the round it takes part in.
 type secureState struct {
 	announced map[uint64]*bus.SecAggRound // openings seen, by round (the latest few)
+	// own are the parameters the agent released in its latest secure
+	// round (ownRound), for a personalized model it mixes itself.
+	own      []float32
+	ownRound uint64
 	held      []heldInput
 	sess      *secureSession
 	refusals  int // messages the agent's protocol refused (lists, keys, shares)
@@ -121,6 +125,14 @@ func (m *Machine) holdForSecure(up *PublishUpdate) bool {
 		h = heldInput{round: up.Update.Round, weight: 0}
 	}
 	up.Update.Params, up.Update.Grad, up.Update.Masked = bus.Sensitive{}, bus.Sensitive{}, true
+	if a.Unit {
+		// Each input weighs one; the own parameters are kept for the
+		// mixing the aggregator leaves to the client (mixOwn).
+		if h.weight > 0 {
+			h.weight = 1
+		}
+		m.sa.own, m.sa.ownRound = h.params, h.round
+	}
 	m.sa.held = append(m.sa.held, h)
 	return true
 }
@@ -334,3 +346,17 @@ func (m *Machine) secureWake() time.Time {
 // SecAggRefusals is how many secure-aggregation messages the agent's
 // protocol refused (keys, shares, lists).
 func (m *Machine) SecAggRefusals() int { return m.sa.refusals }
+
+// mixOwn is the personalized model ρ̄·θ̄ + (1 − ρ̄)·θ_c of a secure LPSFed
+// round, with θ_c the parameters this agent released for round; θ̄ alone
+// when it released none (withheld), as the aggregator in the clear does.
+func (m *Machine) mixOwn(round uint64, global []float32, rho float64) []float32 {
+	if m.sa.ownRound != round || len(m.sa.own) != len(global) {
+		return global
+	}
+	out := make([]float32, len(global))
+	for i, g := range global {
+		out[i] = float32(float64(g)*rho + float64(m.sa.own[i])*(1-rho))
+	}
+	return out
+}

@@ -37,7 +37,7 @@ func (c Config) EndpointConfig(numParams int) bus.EndpointConfig {
 func EventOf(env bus.Envelope, body any, now time.Time) MachineEvent {
 	switch b := body.(type) {
 	case *bus.Model:
-		return ModelIn{Round: b.Round, Params: b.Params, Grad: b.Grad, Margin: b.Margin, HasMargin: b.HasMargin, Final: b.Final, Now: now}
+		return ModelIn{Round: b.Round, Params: b.Params, Grad: b.Grad, Margin: b.Margin, HasMargin: b.HasMargin, Mix: b.Mix, RhoBar: b.RhoBar, Final: b.Final, Now: now}
 	case *bus.Embeddings:
 		return EmbeddingsIn{From: env.From, Round: b.Round, IDs: b.NodeIDs, Rows: b.Data.Floats(), Dim: b.Dim, Now: now}
 	case *bus.RoundOpen:

@@ -117,7 +117,11 @@ type PublishModel struct {
 	// Eq. 14).
 	Margin    float64
 	HasMargin bool
-	Final     bool
+	// Mix: Params is the global θ̄ and the client mixes with RhoBar
+	// itself (bus.Model.Mix; secure LPSFed).
+	Mix    bool
+	RhoBar float64
+	Final  bool
 }
 
 // RoundClosed records a close decision: who was in, who was late, why.

@@ -57,6 +57,8 @@ func (s SecAgg) validate(c Config) error {
 		// the recipient's row fixes, which the single weight slot does
 		// not carry.
 		return fmt.Errorf("%s: fedgsp learns its collaboration graph from each client's own model, which secure aggregation hides; run it with --secagg off", op)
+	case c.lpsfed() && c.Buffer > 0:
+		return fmt.Errorf("%s: lpsfed mixes each client's own update of the round: no buffer", op)
 	case c.Algo == AlgoLocal:
 		return fmt.Errorf("%s: algo local shares nothing to sum; run it with --secagg off", op)
 	case c.Robust.Rule != RobustNone:
@@ -118,6 +120,9 @@ func (m *Machine) announceSecure(r uint64) (*bus.SecAggRound, error) {
 	}
 	a := &bus.SecAggRound{Cohort: cohort, Threshold: t, Degree: m.cfg.SecAgg.Degree, GraphSeed: graphSeed(m.cfg.SecAgg.Job, r, cohort),
 		Bits: m.cfg.SecAgg.Bits, Clip: clip, MaxWeight: uint64(math.Ceil(2 * max(maxW, 1))), Params: m.numParams, Grad: grad}
+	if m.cfg.lpsfed() {
+		a.Unit, a.MaxWeight = true, 2
+	}
 	if m.strategy.FoldsLate() {
 		for late := uint64(1); late <= min(maxStaleSecure, m.maxStaleness()); late++ {
 			a.Stale = append(a.Stale, m.cfg.Staleness.Weight(late))

@@ -224,7 +224,11 @@ func (m *Machine) decodeSecure(s *secureRound) (*Contribution, error) {
 	// clip (DecodeSum).
 	var declared float64
 	for _, id := range surv {
-		declared += 2 * m.clients[id].weight
+		if s.announce.Unit {
+			declared += 2
+		} else {
+			declared += 2 * m.clients[id].weight
+		}
 	}
 	if float64(d.Weight) > declared+float64(len(surv)) {
 		return nil, fmt.Errorf("%w: the sum's weight %d is above the %g the survivors can declare: implausible", secagg.ErrBounds, d.Weight, declared)

@@ -153,6 +153,9 @@ func (s *lpsfedStrategy) Close(in CloseInput) Outcome {
 		mx.RhoBar[have[i]] = v
 	}
 	out.Mix = mx
+	if in.Secure {
+		return s.closeSecure(in, mx, out)
+	}
 	if n == 0 {
 		return out
 	}
@@ -258,4 +261,26 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(ids)
 	return ids
+}
+
+// closeSecure is the round's close under secure aggregation: the
+// aggregator holds θ̄ (the survivors' unweighted mean, in.Sum) and no
+// client's θ_c, so each client gets θ̄ with its ρ̄_c and mixes itself
+// (bus.Model.Mix); the personalized margin needs only released scalars.
+func (s *lpsfedStrategy) closeSecure(in CloseInput, mx *Mixed, out Outcome) Outcome {
+	if in.Sum == nil {
+		return out
+	}
+	for _, ct := range in.In {
+		r := mx.RhoBar[ct.Client]
+		p := PublishModel{To: ct.Client, Params: in.Sum.Params, Mix: true, RhoBar: r}
+		if mx.HasMargin {
+			p.HasMargin, p.Margin = true, mx.GlobalMargin
+			if ct.HasMargin {
+				p.Margin = mx.GlobalMargin*r + ct.Margin*(1-r)
+			}
+		}
+		out.Models = append(out.Models, p)
+	}
+	return out
 }

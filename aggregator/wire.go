@@ -113,7 +113,7 @@ func (c ServerConfig) Outbound(a Action) []bus.Outgoing {
 			to = x.To
 		}
 		return []bus.Outgoing{{Subject: bus.Subject(j, bus.KindModel, to), Kind: bus.KindModel, Round: x.Round,
-			Body: &bus.Model{Round: x.Round, Params: x.Params, Grad: x.Grad, Final: x.Final, Margin: x.Margin, HasMargin: x.HasMargin}}}
+			Body: &bus.Model{Round: x.Round, Params: x.Params, Grad: x.Grad, Final: x.Final, Margin: x.Margin, HasMargin: x.HasMargin, Mix: x.Mix, RhoBar: x.RhoBar}}}
 	case Finished:
 		return []bus.Outgoing{{Subject: bus.Subject(j, bus.KindDone), Kind: bus.KindDone, Round: x.Rounds, Body: &bus.Done{Rounds: x.Rounds, Run: c.Run, Ended: c.ended(), Anchor: bus.NewLedgerRef(x.Anchor)}}}
 	}

@@ -110,6 +110,12 @@ type Model struct {
 	// M̄·ρ̄_c + M^c·(1 − ρ̄_c).
 	Margin    float64 `msgpack:"margin,omitempty"`
 	HasMargin bool    `msgpack:"has_margin,omitempty"`
+	// Mix, under secure aggregation, says that Params is the round's
+	// global θ̄ and the client mixes its personalized model itself:
+	// ρ̄_c·θ̄ + (1 − ρ̄_c)·θ_c with its own released θ_c (LPSFed, Eq. 12),
+	// since the aggregator never holds θ_c. RhoBar is ρ̄_c, in [0, 1].
+	Mix    bool    `msgpack:"mix,omitempty"`
+	RhoBar float64 `msgpack:"rho_bar,omitempty"`
 }
 
 // Embeddings carries noised boundary-node embeddings on gf.<job>.emb.<from>.<to>.

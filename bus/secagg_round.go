@@ -31,6 +31,9 @@ type SecAggRound struct {
 	MaxWeight uint64  `msgpack:"max_weight"`
 	Params    int     `msgpack:"params"`
 	Grad      bool    `msgpack:"grad,omitempty"`
+	// Unit: every input weighs 1, not its sample count (LPSFed's mean is
+	// unweighted); the staleness factor aside.
+	Unit bool `msgpack:"unit,omitempty"`
 	// Stale[i] is the weight factor of an update i+1 rounds late, by the
 	// aggregator's staleness policy: an agent whose update missed its
 	// round's secure sum folds it, so weighted, into its input to this

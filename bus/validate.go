@@ -440,6 +440,9 @@ func checkBody(s Schema, body any) error {
 			return &RejectError{ReasonNonFinite, fmt.Errorf("update weight %v", b.Weight)}
 		}
 	case *Model:
+		if b.Mix && !(b.RhoBar >= 0 && b.RhoBar <= 1) {
+			return &RejectError{ReasonNonFinite, fmt.Errorf("model mixing weight %v outside [0, 1]", b.RhoBar)}
+		}
 		if len(b.Params) > 0 {
 			if err := checkVec("model params", b.Params, s.NumParams); err != nil {
 				return err

@@ -35,7 +35,8 @@ func resolveSecAgg(mode, algo string, robust aggregator.Robust) (bool, error) {
 // aggregation can carry.
 func SecAggSums(algo string) bool {
 	switch algo {
-	case aggregator.AlgoFedAvg, aggregator.AlgoFedProx, aggregator.AlgoFedPer, aggregator.AlgoCEFedGNN, aggregator.AlgoFedGNNST:
+	case aggregator.AlgoFedAvg, aggregator.AlgoFedProx, aggregator.AlgoFedPer, aggregator.AlgoCEFedGNN, aggregator.AlgoFedGNNST,
+		aggregator.AlgoLPSFed, aggregator.AlgoLPSFedBPR:
 		return true
 	}
 	return false
