@@ -2,6 +2,7 @@ package audit
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"graphfed/privacy"
+	"graphfed/privacy/ledgertest"
 )
 
 var goldenLedger = filepath.Join("..", "privacy", "testdata", "ledger_golden.jsonl")
@@ -120,5 +122,58 @@ func TestParseRho(t *testing.T) {
 		if (err == nil) != tc.ok || !slices.Equal(got, tc.want) {
 			t.Errorf("ParseRho(%q) = %v, %v; want %v (ok %v)", tc.in, got, err, tc.want, tc.ok)
 		}
+	}
+}
+
+// A ledger with secure-aggregation records: the audit reports per bank the
+// rounds it recorded and, per channel, the rounds aggregated securely, in
+// the text and in --json's metrics and privacy objects.
+func TestRunSecureAggregation(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ledger.jsonl")
+	l, err := privacy.OpenFileLedger(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ledgertest.SecAggEntries() {
+		if err := l.Append(context.Background(), e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.Ledger = path
+	r, err := Run(context.Background(), cfg, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := r.Privacy()
+	words, _ := p["secure_aggregation"].([]string)
+	if p["secure_rounds_model"] != 1 || p["rounds_model"] != 1 || p["secure_threshold_model"] != 2 || p["secure_cohort_model"] != 3 ||
+		len(words) != 1 || !strings.HasPrefix(words[0], "model channel: aggregated securely in 1 of 1 rounds (t = 2 of 3 banks)") {
+		t.Fatalf("privacy %v", p)
+	}
+	if _, ok := p["secure_rounds_grad"]; ok {
+		t.Errorf("a channel without releases reported: %v", p)
+	}
+	b, err := json.Marshal(r.Metrics())
+	if err != nil || !strings.Contains(string(b), `"secure_aggregation":{"records":3,"banks":[{"job":"job-1","client":"bank-10","rounds":[2],"t":2,"cohort":3},`) {
+		t.Fatalf("metrics %s, %v", b, err)
+	}
+	var text strings.Builder
+	if err := r.WriteText(&text); err != nil || !strings.Contains(text.String(), "job-1  bank-3   1–2     1          2  3") {
+		t.Fatalf("text (%v):\n%s", err, text.String())
+	}
+	// Without records, none of it.
+	cfg.Ledger = goldenLedger
+	if r, err = Run(context.Background(), cfg, zerolog.Nop()); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := r.Privacy()["secure_aggregation"]; ok {
+		t.Errorf("secure aggregation reported for a ledger without records")
+	}
+	if _, ok := r.Metrics()["secure_aggregation"]; ok {
+		t.Errorf("secure aggregation in the metrics of a ledger without records")
 	}
 }

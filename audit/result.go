@@ -42,10 +42,16 @@ func (r Result) WriteText(w io.Writer) error {
 // Metrics are the metrics of `graphfed audit --json`.
 func (r Result) Metrics() map[string]any {
 	rep := r.Report
-	return map[string]any{"entries": rep.Entries, "releases": rep.Releases, "nodes": rep.Nodes,
+	m := map[string]any{"entries": rep.Entries, "releases": rep.Releases, "nodes": rep.Nodes,
 		"records": rep.Integrity.Records, "rejected": len(rep.Integrity.Rejected), "chain_breaks": len(rep.Integrity.Breaks),
 		"aggregator_records": rep.Records,
 		"ledger_integrity":   rep.Integrity}
+	if sa := rep.SecureAggregation; sa.Records > 0 {
+		// Per bank the rounds it recorded, per channel the rounds
+		// aggregated securely, and the rounds whose records disagree.
+		m["secure_aggregation"] = sa
+	}
+	return m
 }
 
 // Privacy is the privacy object of `graphfed audit --json`: the ε at
@@ -64,6 +70,18 @@ func (r Result) Privacy() map[string]any {
 	}
 	for ch, eps := range rep.ChannelMax {
 		priv["epsilon_"+string(ch)] = eps
+	}
+	// What the aggregator saw of the model and grad channels (only with
+	// secagg records in the ledger): R of M rounds aggregated securely, the
+	// smallest t and cohort of those rounds, and the claim in words. The
+	// ε above are unchanged by it.
+	if sa := rep.SecureAggregation; sa.Records > 0 {
+		for _, c := range sa.Channels {
+			ch := string(c.Channel)
+			priv["secure_rounds_"+ch], priv["rounds_"+ch] = c.Secure, c.Rounds
+			priv["secure_threshold_"+ch], priv["secure_cohort_"+ch] = c.Threshold, c.CohortMin
+		}
+		priv["secure_aggregation"] = sa.Words()
 	}
 	return priv
 }

@@ -64,6 +64,10 @@ type Report struct {
 	Nodes       int                 // distinct released nodes
 	Percentiles []PercentileEpsilon // per-node ε at each ρ_q
 	Rounds      []RoundEpsilon      // cumulative ε after each round
+	// SecureAggregation is what the banks' secagg records say the
+	// aggregator saw of their model and grad releases (audit_secagg.go);
+	// zero without records. It changes no ε.
+	SecureAggregation SecureAggregation
 	// Integrity is what verifying the ledger found (AuditReading); zero
 	// for Audit over entries already trusted.
 	Integrity Integrity
@@ -172,6 +176,9 @@ func Audit(entries []Entry, opt AuditOptions) (Report, error) {
 			continue
 		}
 		kept = append(kept, e)
+		if e.Channel == ChannelSecAgg {
+			continue // no release: what the aggregator saw, not what it got
+		}
 		if e.Channel == ChannelCalibration {
 			latest[ClientKey{e.Job, e.Client}] = CalibrationRecord{e.Job, e.Client, e.Seq, e.Round, *e.clone().Calibration}
 			continue
@@ -185,6 +192,7 @@ func Audit(entries []Entry, opt AuditOptions) (Report, error) {
 		}
 	}
 	rep.Entries = len(kept)
+	rep.SecureAggregation = secureAccount(kept)
 	for _, c := range latest {
 		rep.Calibrations = append(rep.Calibrations, c)
 	}

@@ -39,6 +39,12 @@ const (
 	// recorded its start but whose ledger holds no done record has lost
 	// its tail, or has not finished.
 	ChannelDone Channel = "done"
+	// ChannelSecAgg marks a bank's record of one round of secure
+	// aggregation (Entry.SecAgg, secagg_record.go): no release, the round's
+	// cohort, threshold and the bank's neighbours, written before its
+	// masked input goes out, so that an audit can say from the ledger
+	// alone what the aggregator could see of the bank's update.
+	ChannelSecAgg Channel = "secagg"
 )
 
 // AggregatorClient is the client id the aggregator files its records
@@ -50,22 +56,30 @@ const AggregatorClient = "aggregator"
 func ParseChannel(s string) (Channel, error) {
 	c := Channel(s)
 	if !c.valid() {
-		return "", errorf("parse channel", ErrInvalid, fmt.Sprintf("channel %q (want model, grad, margin, emb, descriptor, calibration, round or done)", s))
+		return "", errorf("parse channel", ErrInvalid, fmt.Sprintf("channel %q (want model, grad, margin, emb, descriptor, calibration, secagg, round or done)", s))
 	}
 	return c, nil
 }
 
 func (c Channel) valid() bool {
 	switch c {
-	case ChannelModel, ChannelGrad, ChannelMargin, ChannelEmb, ChannelDescriptor, ChannelCalibration, ChannelRound, ChannelDone:
+	case ChannelModel, ChannelGrad, ChannelMargin, ChannelEmb, ChannelDescriptor, ChannelCalibration, ChannelSecAgg, ChannelRound, ChannelDone:
 		return true
 	}
 	return false
 }
 
 // releases reports whether entries on the channel release data (all but
-// calibration records and the aggregator's records).
-func (c Channel) releases() bool { return c.valid() && c != ChannelCalibration && !c.record() }
+// calibration and secure-aggregation records and the aggregator's
+// records).
+func (c Channel) releases() bool {
+	return c.valid() && c != ChannelCalibration && c != ChannelSecAgg && !c.record()
+}
+
+// Releases reports whether entries on c release data: false for the
+// calibration, secure-aggregation and aggregator's records, which a
+// reader counting releases must skip.
+func (c Channel) Releases() bool { return c.releases() }
 
 // record reports whether entries on the channel are the aggregator's
 // records (round and done), which release nothing and charge no budget.

@@ -35,6 +35,13 @@
 //     ledger as calibration entries, and an audit that recomputes every ε
 //     from the ledger alone, as tables and as a plot against rounds.
 //
+//   - Secure aggregation (secagg_record.go, audit_secagg.go): a bank's
+//     record of each round of secure aggregation its update went into
+//     (cohort, threshold, encoding, its neighbours), appended by
+//     Gate.RecordSecAgg before the masked input goes out, and the audit's
+//     account of it: per bank the rounds recorded, per channel the rounds
+//     the aggregator saw only in a sum of at least t banks. No ε changes.
+//
 //   - Targets (target.go): SigmaForEpsilon inverts the accountants (the σ
 //     that spends a target ε over R releases at distance ρ), and a node
 //     budget with Budget.NodeQ is held at the ρ measured just before each

@@ -469,13 +469,13 @@ const maxSettled = 8
 //     releases, whose append the ledger stored only after this gate read
 //     its chain: the gate adopts it and returns ErrAlreadyReleased,
 //     releasing nothing.
-//   - s of an earlier round than e's (any channel), or a calibration of
-//     e's round or an earlier one while e is a release, is an earlier
-//     life's entry that this life, already at e, has moved past (a
-//     calibration releases nothing): the gate adopts it and returns retry,
+//   - s of an earlier round than e's (any channel), or a calibration or
+//     secagg record of e's round or an earlier one while e is a release,
+//     is an earlier life's entry that this life, already at e, has moved
+//     past (neither releases anything): the gate adopts it and returns retry,
 //     and the caller makes e again at the next seq, chained after s.
 //   - s of a later round, or of e's round on another channel (a release
-//     while e is a calibration among them), is not an entry this life has
+//     while e is a calibration or secagg record among them), is not an entry this life has
 //     moved past: an error.
 //
 // Adopting s rebuilds the gate's state from the chain up to and including
@@ -509,8 +509,9 @@ func (g *Gate) settleMoved(ctx context.Context, op string, e Entry, cause error,
 	}
 	same := s.Channel == e.Channel && s.Round == e.Round
 	// A round record comes before the done record of its round, as a
-	// calibration before a release.
-	earlier := s.Round < e.Round || s.Channel == ChannelCalibration && e.Channel.releases() && s.Round <= e.Round ||
+	// calibration or a secure-aggregation record (neither releases
+	// anything) before a release.
+	earlier := s.Round < e.Round || (s.Channel == ChannelCalibration || s.Channel == ChannelSecAgg) && e.Channel.releases() && s.Round <= e.Round ||
 		s.Channel == ChannelRound && e.Channel == ChannelDone && s.Round <= e.Round
 	if !same && !earlier {
 		want := fmt.Sprintf("a release of %s in round %d", e.Channel, e.Round)
@@ -522,7 +523,7 @@ func (g *Gate) settleMoved(ctx context.Context, op string, e Entry, cause error,
 			why = "of this append's round on another channel"
 		}
 		return false, wrapErr(op, ErrLedger, fmt.Sprintf("%s refused: the ledger holds the client's seq %d already as its %s entry of round %d, not %s; "+
-			"an entry %s is not one this gate adopts (only its own of an earlier round, or a calibration before a release); "+
+			"an entry %s is not one this gate adopts (only its own of an earlier round, or a calibration or secagg record before a release); "+
 			"nothing released (an earlier life's entry stored after this gate read its chain, or another writer with the client's identity)",
 			what, s.Seq, s.Channel, s.Round, want, why), cause)
 	}

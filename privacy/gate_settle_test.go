@@ -179,6 +179,16 @@ func TestReleaseSettlesAnEarlierLifesLateAppend(t *testing.T) {
 			want: "its emb entry of round 2, not a calibration entry of round 2"},
 		{name: "its release of a later round, while it records a calibration", late: releaseLate(settleModel(3)), act: calibrateAct(2),
 			want: "its model entry of round 3, not a calibration entry of round 2"},
+		{name: "its own secagg record of the same round", late: secAggLate(2), act: secAggAct(2), out: settleAlready},
+		{name: "its secagg record of the same round, while it releases that round", late: secAggLate(2), act: releaseAct(settleModel(2)), out: settleAfter},
+		{name: "its secagg record of an earlier round, while it records one", late: secAggLate(2), act: secAggAct(3), out: settleAfter},
+		{name: "its release of an earlier round, while it records a secagg record", late: releaseLate(settleModel(2)), act: secAggAct(3), out: settleAfter},
+		{name: "its secagg record of a later round, while it releases", late: secAggLate(3), act: releaseAct(settleModel(2)),
+			want: "its secagg entry of round 3, not a release of model in round 2"},
+		{name: "its release of the same round, while it records a secagg record", late: releaseLate(settleModel(2)), act: secAggAct(2),
+			want: "its model entry of round 2, not a secagg entry of round 2"},
+		{name: "its calibration of the same round, while it records a secagg record", late: calibrateLate(2), act: secAggAct(2),
+			want: "its calibration entry of round 2, not a secagg entry of round 2"},
 		{name: "an entry of the round that forks the chain", late: forkedModel2, act: releaseAct(settleModel(2)),
 			want: "does not continue this gate's chain head"},
 		{name: "an entry of an earlier round that forks the chain", late: forkedModel2, act: releaseAct(settleModel(3)),
@@ -355,6 +365,25 @@ func calibrateLate(round uint64) func(*testing.T, *Gate, Ledger) {
 		if _, err := old.RecordCalibration(context.Background(), round, settleCalib); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// settleSecAgg is bank-3's record of a round of two banks.
+var settleSecAgg = SecAggRecord{Cohort: []string{"bank-3", "bank-4"}, Threshold: 2, Bits: 30, Scale: 1 << 20, Degree: 1,
+	Neighbours: []string{"bank-4"}, Config: strings.Repeat("c0", 32)}
+
+func secAggLate(round uint64) func(*testing.T, *Gate, Ledger) {
+	return func(t *testing.T, old *Gate, _ Ledger) {
+		if _, err := old.RecordSecAgg(context.Background(), round, settleSecAgg); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func secAggAct(round uint64) settleAct {
+	return func(g *Gate) (Entry, []float32, error) {
+		e, err := g.RecordSecAgg(context.Background(), round, settleSecAgg)
+		return e, nil, err
 	}
 }
 

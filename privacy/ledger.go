@@ -27,14 +27,15 @@ type Ledger interface {
 }
 
 // Entry is the ledger record of one release (or, with Channel
-// ChannelCalibration, of one measurement of the metric-DP distances).
+// ChannelCalibration, of one measurement of the metric-DP distances; with
+// ChannelSecAgg, of one round of secure aggregation).
 // Everything an audit needs is here; in particular the accountant state is
 // a pure function of the entries.
 type Entry struct {
 	Seq     uint64  `json:"seq"`                // per (Job, Client), from 1, assigned by the gate
 	Job     string  `json:"job"`                // [a-z0-9-]{1,64}
 	Client  string  `json:"client"`             // [a-z0-9-]{1,64}
-	Channel Channel `json:"channel"`            // model, grad, margin, descriptor, emb or calibration
+	Channel Channel `json:"channel"`            // model, grad, margin, descriptor, emb, calibration, secagg, round or done
 	Round   uint64  `json:"round"`              // the training round of the release
 	NodeIDs []int64 `json:"node_ids,omitempty"` // emb: one id per row; optional elsewhere
 	Count   int     `json:"count"`              // rows released
@@ -49,6 +50,10 @@ type Entry struct {
 	Seeded bool      `json:"seeded"` // noise from a fixed seed: not private
 	// Calibration is set exactly when Channel is ChannelCalibration.
 	Calibration *Calibration `json:"calibration,omitempty"`
+	// SecAgg is set exactly when Channel is ChannelSecAgg. Nil elsewhere,
+	// so it is absent from their encoding and digest: entries written
+	// before it existed keep theirs.
+	SecAgg *SecAggRecord `json:"secagg,omitempty"`
 	// Heads is set exactly on the aggregator's records (ChannelRound,
 	// ChannelDone): the ledger head each bank had reported, sorted by
 	// client (records.go).
@@ -141,6 +146,12 @@ func (e *Entry) Validate() error {
 	if e.Anchor != nil && !e.Anchor.Valid() {
 		return bad("anchor %s is not an entry's seq and hex SHA-256 digest", e.Anchor)
 	}
+	if e.Channel == ChannelSecAgg {
+		return e.validateSecAgg(bad)
+	}
+	if e.SecAgg != nil {
+		return bad("secagg record on a %s entry", e.Channel)
+	}
 	if e.Channel == ChannelCalibration {
 		if e.Calibration == nil {
 			return bad("calibration entry without calibration")
@@ -217,6 +228,10 @@ func (e Entry) clone() Entry {
 		c.Q = slices.Clone(c.Q)
 		c.Rho = slices.Clone(c.Rho)
 		e.Calibration = &c
+	}
+	if e.SecAgg != nil {
+		r := e.SecAgg.clone()
+		e.SecAgg = &r
 	}
 	return e
 }

@@ -73,6 +73,8 @@ func (e *Entry) validateRecord(bad func(string, ...any) error) error {
 		return bad("%s record with release fields (count %d dim %d sigma %v clip %v rho %v)", e.Channel, e.Count, e.Dim, e.Sigma, e.Clip, e.Rho)
 	case e.Calibration != nil:
 		return bad("calibration on a %s record", e.Channel)
+	case e.SecAgg != nil:
+		return bad("secagg record on a %s record", e.Channel)
 	case e.Anchor != nil:
 		return bad("anchor on a %s record: the aggregator's chain is what anchors name", e.Channel)
 	}

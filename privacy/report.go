@@ -43,6 +43,24 @@ func (r Report) WriteText(w io.Writer) error {
 		}
 		tw.Flush()
 	}
+	if sa := r.SecureAggregation; sa.Records > 0 {
+		fmt.Fprintf(&b, "\nsecure aggregation (%d records of the banks; no ε changes):\n", sa.Records)
+		fmt.Fprintln(tw, "job\tclient\trounds\tfolded in\tt\tcohort")
+		for _, k := range sa.Banks {
+			folded := "-"
+			if len(k.Folded) > 0 {
+				folded = FormatRounds(k.Folded)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\n", k.Job, k.Client, FormatRounds(k.Rounds), folded, k.Threshold, k.Cohort)
+		}
+		tw.Flush()
+		for _, w := range sa.Words() {
+			fmt.Fprintf(&b, "  %s\n", w)
+		}
+		for _, c := range sa.Conflicts {
+			fmt.Fprintf(&b, "  NOT COUNTED: job %s round %d: %s\n", c.Job, c.Round, c.Detail)
+		}
+	}
 	src := r.RhoSource
 	if src == "ledger calibration" {
 		src += " (each client's nodes at its own ρ; column ρ: the largest)"

@@ -7,6 +7,8 @@ import (
 	"context"
 	"encoding/hex"
 	"errors"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,6 +26,8 @@ func Run(t *testing.T, open func(t *testing.T) privacy.Ledger) {
 	t.Run("ChainAndSignature", func(t *testing.T) { chainAndSignature(t, open(t)) })
 	t.Run("Records", func(t *testing.T) { records(t, open(t)) })
 	t.Run("RejectsBadRecords", func(t *testing.T) { rejectsBadRecords(t, open(t)) })
+	t.Run("SecAgg", func(t *testing.T) { secAgg(t, open(t)) })
+	t.Run("RejectsBadSecAgg", func(t *testing.T) { rejectsBadSecAgg(t, open(t)) })
 }
 
 // read returns the entries of l as a reader sees them, failing the test if
@@ -73,6 +77,7 @@ func Equal(a, b privacy.Entry) bool {
 		!a.Time.Equal(b.Time) || a.Seeded != b.Seeded || len(a.NodeIDs) != len(b.NodeIDs) ||
 		a.Prev != b.Prev || string(a.Sig) != string(b.Sig) ||
 		(a.Calibration == nil) != (b.Calibration == nil) || (a.Anchor == nil) != (b.Anchor == nil) ||
+		(a.SecAgg == nil) != (b.SecAgg == nil) || a.SecAgg != nil && !equalSecAgg(*a.SecAgg, *b.SecAgg) ||
 		a.Anchor != nil && *a.Anchor != *b.Anchor || len(a.Heads) != len(b.Heads) {
 		return false
 	}
@@ -339,5 +344,112 @@ func rejectsBadRecords(t *testing.T, l privacy.Ledger) {
 	}
 	if es := read(t, l); len(es) != 0 {
 		t.Errorf("%d invalid records stored", len(es))
+	}
+}
+
+func equalSecAgg(a, b privacy.SecAggRecord) bool {
+	return slices.Equal(a.Cohort, b.Cohort) && a.Threshold == b.Threshold && a.Bits == b.Bits && a.Scale == b.Scale &&
+		a.Degree == b.Degree && slices.Equal(a.Neighbours, b.Neighbours) && a.Config == b.Config && slices.Equal(a.Stale, b.Stale)
+}
+
+// SecAggEntries returns two banks' releases and secure-aggregation records
+// of two rounds, in ledger order, hash-chained per client as a gate writes
+// them; bank-3's second record folds round 1 in, and bank-10's is
+// anchored.
+func SecAggEntries() []privacy.Entry {
+	at := time.Date(2026, 3, 3, 9, 0, 0, 0, time.UTC)
+	cohort := []string{"bank-10", "bank-3", "bank-7"}
+	config := strings.Repeat("5e", 32)
+	rec := func(self string, stale []uint64) *privacy.SecAggRecord {
+		var nb []string
+		for _, p := range cohort {
+			if p != self {
+				nb = append(nb, p)
+			}
+		}
+		return &privacy.SecAggRecord{Cohort: slices.Clone(cohort), Threshold: 2, Bits: 30, Scale: 1 << 22, Degree: 2,
+			Neighbours: nb, Config: config, Stale: stale}
+	}
+	anchor := &privacy.Ref{Seq: 4, Digest: strings.Repeat("a1", 32)}
+	es := []privacy.Entry{
+		{Seq: 1, Job: "job-1", Client: "bank-3", Channel: privacy.ChannelModel, Round: 1, Count: 1, Dim: 8,
+			Sigma: 1e-3, Clip: 15, Rho: 30, Time: at},
+		{Seq: 2, Job: "job-1", Client: "bank-3", Channel: privacy.ChannelSecAgg, Round: 1, Time: at.Add(time.Second), SecAgg: rec("bank-3", nil)},
+		{Seq: 1, Job: "job-1", Client: "bank-10", Channel: privacy.ChannelSecAgg, Round: 2, Time: at.Add(2 * time.Second),
+			SecAgg: rec("bank-10", nil), Anchor: anchor, Seeded: true},
+		{Seq: 3, Job: "job-1", Client: "bank-3", Channel: privacy.ChannelSecAgg, Round: 2, Time: at.Add(3 * time.Second),
+			SecAgg: rec("bank-3", []uint64{1})},
+	}
+	linked, err := privacy.LinkEntries(es)
+	if err != nil {
+		panic(err)
+	}
+	return linked
+}
+
+// secAgg: secure-aggregation records round-trip exactly, signed and
+// chained among releases, and a keyed reader accepts them all.
+func secAgg(t *testing.T, l privacy.Ledger) {
+	ctx := context.Background()
+	want := SecAggEntries()
+	for i := range want {
+		d, err := want[i].Digest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[i].Sig = testKeys{}.sign(want[i].Client, d[:])
+		if err := l.Append(ctx, want[i]); err != nil {
+			t.Fatalf("append %s seq %d of %s: %v", want[i].Channel, want[i].Seq, want[i].Client, err)
+		}
+	}
+	rd, err := privacy.ReadLedger(ctx, l, privacy.VerifyOptions{Keys: testKeys{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rd.Entries) != len(want) || len(rd.Rejected) != 0 || len(rd.Breaks) != 0 {
+		t.Fatalf("secagg chain read back as %d entries, rejects %v, breaks %v", len(rd.Entries), rd.Rejected, rd.Breaks)
+	}
+	for i := range want {
+		if !Equal(rd.Entries[i], want[i]) {
+			t.Errorf("entry %d: %+v, want %+v", i, rd.Entries[i], want[i])
+		}
+	}
+	// Neither the appended records nor those returned are the ledger's.
+	want[1].SecAgg.Neighbours[0] = "bank-99"
+	rd.Entries[3].SecAgg.Stale[0] = 7
+	again := read(t, l)
+	if n := again[1].SecAgg.Neighbours[0]; n != "bank-10" {
+		t.Errorf("the ledger aliases an appended record: neighbour %s", n)
+	}
+	if s := again[3].SecAgg.Stale[0]; s != 1 {
+		t.Errorf("the ledger aliases a returned record: stale round %d", s)
+	}
+	want = SecAggEntries()
+	// The repeat of the last stored entry is a retry or a moved chain,
+	// never a second record.
+	if err := l.Append(ctx, want[1]); !errors.Is(err, privacy.ErrChainMoved) {
+		t.Errorf("bank-3's round-1 record again after its round-2 one: %v, want ErrChainMoved", err)
+	}
+}
+
+// rejectsBadSecAgg: a ledger refuses secagg records Validate refuses — no
+// record, release fields, a record on a release, a cohort without the
+// bank — and stores none of them.
+func rejectsBadSecAgg(t *testing.T, l privacy.Ledger) {
+	ctx := context.Background()
+	es := SecAggEntries()
+	bad := []privacy.Entry{es[1], es[1], es[0], es[1]}
+	bad[0].SecAgg = nil
+	bad[1].Sigma = 1
+	bad[2].SecAgg = es[1].SecAgg
+	bad[3].Client = "bank-9"
+	for i, e := range bad {
+		e.Seq, e.Prev = 1, ""
+		if err := l.Append(ctx, e); !errors.Is(err, privacy.ErrInvalid) || errors.Is(err, privacy.ErrChainMoved) {
+			t.Errorf("bad secagg entry %d: %v, want ErrInvalid (and not ErrChainMoved)", i, err)
+		}
+	}
+	if es := read(t, l); len(es) != 0 {
+		t.Errorf("%d invalid secagg entries stored", len(es))
 	}
 }
