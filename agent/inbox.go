@@ -110,6 +110,7 @@ func (r InboxReport) Dropped() uint64 {
 const (
 	unknownEmb     = "?emb"
 	unknownSubject = "?subject"
+	unknownShare   = "?share"
 )
 
 // newInbox is the agent's queue for limits lim, neighbours having their
@@ -137,8 +138,21 @@ func (a *Agent) senderOf(subject string) string {
 		return unknownSubject
 	}
 	switch p.Kind {
-	case bus.KindRound, bus.KindModel, bus.KindDone:
+	case bus.KindRound, bus.KindModel, bus.KindDone, bus.KindSAKeys, bus.KindSAList:
 		return bus.AggregatorID
+	case bus.KindSAShare:
+		// A secure round's share: every cohort member sends one, so each
+		// sender is bounded alone (a bank of the keyring; in a plain job
+		// any id), never crowded out by a flooding neighbour.
+		if p.From == bus.AggregatorID || p.From == "" {
+			return unknownShare
+		}
+		if k := a.cfg.Keyring; k != nil {
+			if _, ok := k.Party(p.From); !ok {
+				return unknownShare
+			}
+		}
+		return "sa:" + p.From
 	case bus.KindEmb:
 		if p.From == bus.AggregatorID || p.From == "" {
 			return unknownEmb

@@ -208,11 +208,11 @@ func (m *Machine) Step(ctx context.Context, ev MachineEvent) ([]MachineAction, e
 		return m.receive(e), nil
 	case SecAggIn:
 		m.now = e.Now
-		return m.secureIn(e), nil
+		return m.secureIn(ctx, e), nil
 	case MachineTick:
 		m.now = e.Now
 		if m.joined {
-			return m.maybeMask(e.Now, nil), nil
+			return m.maybeMask(ctx, e.Now, nil), nil
 		}
 	case JobDone:
 		m.now = e.Now

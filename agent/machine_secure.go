@@ -1,12 +1,18 @@
 package agent
 
 import (
+	"context"
 	"crypto/rand"
+	"encoding/hex"
+	"slices"
+
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"time"
+
+	"graphfed/privacy"
 
 	"graphfed/bus"
 	"graphfed/secagg"
@@ -60,9 +66,9 @@ type secureState struct {
 	// round (ownRound), for a personalized model it mixes itself.
 	own      []float32
 	ownRound uint64
-	held      []heldInput
-	sess      *secureSession
-	refusals  int // messages the agent's protocol refused (lists, keys, shares)
+	held     []heldInput
+	sess     *secureSession
+	refusals int // messages the agent's protocol refused (lists, keys, shares)
 }
 
 type secureSession struct {
@@ -241,7 +247,7 @@ func (m *Machine) secRand() io.Reader {
 
 // secureIn steps the session with the aggregator's keys or list, or a
 // neighbour's share.
-func (m *Machine) secureIn(e SecAggIn) []MachineAction {
+func (m *Machine) secureIn(ctx context.Context, e SecAggIn) []MachineAction {
 	s := m.sa.sess
 	var out []MachineAction
 	switch x := e.Msg.(type) {
@@ -269,7 +275,7 @@ func (m *Machine) secureIn(e SecAggIn) []MachineAction {
 		for _, sh := range early {
 			out = m.acceptShare(s, sh, out)
 		}
-		return m.maybeMask(e.Now, out)
+		return m.maybeMask(ctx, e.Now, out)
 	case *secagg.SealedShare:
 		switch {
 		case s == nil || x.Round != s.round:
@@ -280,7 +286,7 @@ func (m *Machine) secureIn(e SecAggIn) []MachineAction {
 			}
 			return nil
 		}
-		return m.maybeMask(e.Now, m.acceptShare(s, *x, nil))
+		return m.maybeMask(ctx, e.Now, m.acceptShare(s, *x, nil))
 	case *secagg.SignedList:
 		if s == nil || x.Round != s.round || !s.masked {
 			return nil
@@ -313,10 +319,16 @@ func (m *Machine) acceptShare(s *secureSession, sh secagg.SealedShare, out []Mac
 
 // maybeMask masks the input once every neighbour's share is in, or at
 // the share wait with those in.
-func (m *Machine) maybeMask(now time.Time, out []MachineAction) []MachineAction {
+func (m *Machine) maybeMask(ctx context.Context, now time.Time, out []MachineAction) []MachineAction {
 	s := m.sa.sess
 	if s == nil || !s.keysIn || s.masked || (s.cl.Pending() > 0 && now.Before(s.maskDue)) {
 		return out
+	}
+	// The ledger before the wire: the bank's record of the round it
+	// masks into (cohort, t, b, scale, graph) is durable first.
+	if _, err := m.gate.RecordSecAgg(ctx, s.round, secureRecord(s, m.cfg.Client)); err != nil {
+		m.sa.sess = nil
+		return append(out, Note{Warn: true, Round: s.round, Msg: "secure round: ledger record refused (its update is held for the next round)", Err: err})
 	}
 	mi, err := s.cl.MaskInput(s.words)
 	if err != nil {
@@ -359,4 +371,20 @@ func (m *Machine) mixOwn(round uint64, global []float32, rho float64) []float32 
 		out[i] = float32(float64(g)*rho + float64(m.sa.own[i])*(1-rho))
 	}
 	return out
+}
+
+// secureRecord is the bank's ledger record of session s.
+func secureRecord(s *secureSession, self string) privacy.SecAggRecord {
+	cfg := s.cl.Config()
+	d := cfg.Digest()
+	r := privacy.SecAggRecord{Cohort: slices.Clone(cfg.Parties), Threshold: cfg.Threshold, Bits: cfg.Bits, Scale: s.enc.Scale,
+		Config: hex.EncodeToString(d[:]), Stale: slices.Clone(s.folded)}
+	if g, err := cfg.Graph(); err == nil {
+		for _, j := range g.Neighbours(cfg.Index(self)) {
+			r.Neighbours = append(r.Neighbours, cfg.Parties[j])
+		}
+		slices.Sort(r.Neighbours)
+	}
+	r.Degree = len(r.Neighbours)
+	return r
 }

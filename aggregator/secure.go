@@ -166,7 +166,8 @@ type SecureClose struct {
 	// sum, a secure round lost with a restart); empty when it has one.
 	Failure string `json:"failure,omitempty"`
 	// Seconds is the aggregator's time in the protocol's steps this
-	// round (keys, list, unmasking and decoding).
+	// round (keys, list, unmasking and decoding), measured by the driver
+	// around the machine's secure-aggregation steps; 0 from the machine.
 	Seconds float64 `json:"seconds"`
 }
 

@@ -49,7 +49,6 @@ type secureRound struct {
 	due      time.Time
 	sum      *Contribution
 	failure  string
-	spent    time.Duration
 }
 
 // openSecure starts round r's secure aggregation; an error is noted and
@@ -94,24 +93,20 @@ func (m *Machine) secureIn(e SecAggIn, out []Action) []Action {
 	if _, ok := m.clients[e.Client]; !ok {
 		return append(out, SecAggRefused{Client: e.Client, Round: round, Kind: kind, Err: errors.New("unknown client")})
 	}
-	start := time.Now()
 	var err error
 	switch x := e.Msg.(type) {
 	case *secagg.SignedAdvertisement:
 		if err = s.srv.AddAdvertisement(*x); err == nil && s.stage == stageKeys {
 			s.ads++
-			s.spent += time.Since(start)
 			return m.maybeCloseKeys(e.Now, out)
 		}
 	case *secagg.MaskedInput:
 		if err = s.srv.AddMaskedInput(*x); err == nil {
 			s.masked[e.Client] = true
-			s.spent += time.Since(start)
 			return m.maybeCloseInputs(e.Now, out)
 		}
 	case *secagg.Reveal:
 		if err = s.srv.AddReveal(*x); err == nil {
-			s.spent += time.Since(start)
 			if s.srv.Ready() {
 				return m.finishSecure(e.Now, out)
 			}
@@ -120,7 +115,6 @@ func (m *Machine) secureIn(e SecAggIn, out []Action) []Action {
 	default:
 		err = fmt.Errorf("not a message the aggregator takes: %T", e.Msg)
 	}
-	s.spent += time.Since(start)
 	return append(out, SecAggRefused{Client: e.Client, Round: round, Kind: kind, Err: err})
 }
 
@@ -154,10 +148,8 @@ func (m *Machine) maybeCloseKeys(now time.Time, out []Action) []Action {
 
 func (m *Machine) closeKeys(reason string, now time.Time, out []Action) []Action {
 	s := m.secure()
-	start := time.Now()
 	s.reason = reason
 	ads, err := s.srv.Keys()
-	s.spent += time.Since(start)
 	if err != nil {
 		return m.failSecure(err, now, out)
 	}
@@ -184,9 +176,7 @@ func (m *Machine) maybeCloseInputs(now time.Time, out []Action) []Action {
 
 func (m *Machine) closeInputs(now time.Time, out []Action) []Action {
 	s := m.secure()
-	start := time.Now()
 	list, err := s.srv.CloseInputs()
-	s.spent += time.Since(start)
 	if err != nil {
 		return m.failSecure(err, now, out)
 	}
@@ -199,9 +189,7 @@ func (m *Machine) closeInputs(now time.Time, out []Action) []Action {
 // closes the round without a model.
 func (m *Machine) finishSecure(now time.Time, out []Action) []Action {
 	s := m.secure()
-	start := time.Now()
 	sum, err := m.decodeSecure(s)
-	s.spent += time.Since(start)
 	if err != nil {
 		return m.failSecure(err, now, out)
 	}
@@ -309,8 +297,6 @@ func (m *Machine) secureClose() (*SecureClose, []string) {
 	if s == nil || s.round != m.round {
 		return &SecureClose{Failure: "no secure round: it could not open (see the round's notes), or the aggregator restarted during it"}, nil
 	}
-	cfg := s.srv
-	_ = cfg
 	degree := len(s.announce.Cohort) - 1
 	if len(s.announce.Cohort) > secagg.CompleteGraphMax {
 		degree = s.announce.Degree
@@ -319,7 +305,7 @@ func (m *Machine) secureClose() (*SecureClose, []string) {
 		}
 	}
 	sc := &SecureClose{Cohort: len(s.announce.Cohort), Threshold: s.announce.Threshold, Bits: s.enc.Bits, Scale: s.enc.Scale,
-		Degree: degree, Failure: s.failure, Seconds: s.spent.Seconds()}
+		Degree: degree, Failure: s.failure}
 	var surv []string
 	if s.sum != nil {
 		surv = s.srv.Survivors()

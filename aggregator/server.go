@@ -20,6 +20,8 @@ type Server struct {
 	tr      bus.Transport
 	machine *Machine
 	ep      *bus.Endpoint
+	// secSpent is the open round's time in secure-aggregation steps.
+	secSpent time.Duration
 
 	mu     sync.Mutex
 	inbox  *Inbox // bounded, per-sender fair (inbox.go)
@@ -347,7 +349,9 @@ func (s *Server) step(ctx context.Context, ev Event) error { return s.stepFrom(c
 // changed the machine, carries the actions out, and acknowledges lm.
 func (s *Server) stepFrom(ctx context.Context, ev Event, lm *bus.LoggedMsg) error {
 	before, adopted := s.machine.Round(), s.machine.schemaHash != ""
+	stepStart := time.Now()
 	acts := s.machine.Step(ev)
+	s.timeSecure(ev, time.Since(stepStart), acts)
 	if j, ok := ev.(Join); ok && !adopted && s.machine.schemaHash != "" {
 		s.cfg.Log.Warn().Str("schema", s.machine.schemaHash).Int("params", s.machine.numParams).Str("from", j.Client).
 			Msg("NO MODEL SCHEMA FIXED FOR THE JOB: adopted the first accepted hello's; give the aggregator --schema HASH:PARAMS so that no party can set it")
@@ -485,6 +489,13 @@ func (s *Server) act(ctx context.Context, a Action) error {
 		if x.SetAside != nil {
 			l = l.Interface("robust_set_aside", x.SetAside)
 		}
+		if sa := x.SecAgg; sa != nil {
+			l = l.Int("secagg_survivors", len(sa.Survivors)).Int("secagg_dropouts", len(sa.Dropouts)).Int("secagg_t", sa.Threshold).
+				Float64("secagg_seconds", sa.Seconds)
+			if sa.Failure != "" {
+				l = l.Str("secagg_failure", sa.Failure)
+			}
+		}
 		l.Msg("round closed")
 		if s.cfg.OnRound != nil {
 			s.cfg.OnRound(x)
@@ -568,4 +579,22 @@ func collabSelf(w map[string][]float64) map[string]float64 {
 		}
 	}
 	return out
+}
+
+// timeSecure adds a secure-aggregation step's time to the open round's,
+// and states the total in the round's close (SecureClose.Seconds): the
+// machine reads no clock.
+func (s *Server) timeSecure(ev Event, took time.Duration, acts []Action) {
+	if _, ok := ev.(SecAggIn); ok {
+		s.secSpent += took
+	}
+	for i, a := range acts {
+		if rc, ok := a.(RoundClosed); ok && rc.SecAgg != nil {
+			sc := *rc.SecAgg
+			sc.Seconds = s.secSpent.Seconds()
+			rc.SecAgg = &sc
+			acts[i] = rc
+			s.secSpent = 0
+		}
+	}
 }

@@ -54,7 +54,7 @@ func (c *checker) agentStep(id string, life uint64, acts []agent.MachineAction, 
 func (c *checker) once(id string, life uint64, fresh []privacy.Entry) *Violation {
 	seen := map[chanKey]bool{}
 	for _, e := range fresh {
-		if e.Channel == privacy.ChannelCalibration {
+		if !e.Channel.Releases() {
 			continue
 		}
 		k := chanKey{id, e.Channel, e.Round}

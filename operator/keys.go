@@ -43,6 +43,11 @@ type KeysConfig struct {
 	// embeddings, whatever EmbDim says.
 	Size bus.JobSize
 	TLS  KeysTLS
+	// SecAggOff leaves secure aggregation's subjects out of the
+	// configurations (bus.AccountOptions.SecAgg): a job whose updates
+	// travel in the clear. The zero value lays them out, as every
+	// multi-party job aggregates securely by default.
+	SecAggOff bool
 }
 
 // DefaultKeysConfig is `graphfed keys` without flags but --job and --banks.
@@ -186,7 +191,7 @@ type serverConf struct {
 // cluster, server-<n>.conf for node n, each routing to the others.
 func renderServerConfigs(ring *bus.Keyring, cfg KeysConfig, links [][2]string, adminKey string, payload int) ([]serverConf, error) {
 	single, err := bus.ServerConfig(ring, bus.ServerConfigOptions{Listen: cfg.Listen, StoreDir: cfg.Store, MaxPayload: payload,
-		LedgerAdmin: adminKey, Links: links})
+		LedgerAdmin: adminKey, Links: links, SecAgg: !cfg.SecAggOff})
 	if err != nil {
 		return nil, err
 	}
@@ -214,7 +219,7 @@ func renderServerConfigs(ring *bus.Keyring, cfg KeysConfig, links [][2]string, a
 		name := cfg.ClusterName + "-" + strconv.Itoa(i+1)
 		data, err := bus.ServerConfig(ring, bus.ServerConfigOptions{
 			ServerName: name, Listen: cfg.Listen, StoreDir: cfg.Store, MaxPayload: payload,
-			LedgerAdmin: adminKey, Links: links,
+			LedgerAdmin: adminKey, Links: links, SecAgg: !cfg.SecAggOff,
 			Cluster: &bus.ClusterOptions{Name: cfg.ClusterName, Listen: "0.0.0.0:" + port, Routes: routes, Password: password},
 		})
 		if err != nil {

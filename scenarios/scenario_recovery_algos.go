@@ -288,7 +288,7 @@ func releasedOnce(es []privacy.Entry, perRound map[privacy.Channel]int) error {
 	}
 	seen, nodes := map[key]int{}, map[nodeKey]bool{}
 	for _, e := range es {
-		if e.Channel == privacy.ChannelCalibration {
+		if !e.Channel.Releases() {
 			continue
 		}
 		k := key{e.Client, e.Channel, e.Round}
@@ -336,7 +336,7 @@ func watchLedger(cfg recoveryConfig, client string, round uint64) (<-chan privac
 	hit := make(chan privacy.Entry, 1)
 	_, err = nc.Subscribe(bus.LedgerSubject(cfg.job, client), func(m *nats.Msg) {
 		var e privacy.Entry
-		if json.Unmarshal(m.Data, &e) == nil && e.Round == round && e.Channel != privacy.ChannelCalibration {
+		if json.Unmarshal(m.Data, &e) == nil && e.Round == round && e.Channel.Releases() {
 			select {
 			case hit <- e:
 			default:

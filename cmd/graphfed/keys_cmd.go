@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"graphfed/bus"
+	"graphfed/internal/flagval"
 	"graphfed/operator"
 )
 
@@ -46,6 +47,7 @@ job's largest message. Nothing is overwritten; hand each party its seed only (do
 	fl.IntVar(&cfg.Size.EmbRows, "max-emb-rows", cfg.Size.EmbRows, "most boundary rows in one embedding message (0: the job exchanges no embeddings): sizes the payload limit")
 	fl.IntVar(&cfg.Size.EmbDim, "emb-dim", cfg.Size.EmbDim, "values per embedding row (0 with --max-emb-rows 0)")
 	fl.IntVar(&cfg.Size.KernelValues, "max-kernel", cfg.Size.KernelValues, "float32 values of LPSFed's reference kernel in a round opening: sizes the payload limit")
+	fl.Var(flagval.OnOff{Off: &cfg.SecAggOff}, "secagg", "secure aggregation's subjects in the configurations: on (every multi-party job aggregates securely by default) or off")
 	registerKeysTLS(cmd, &cfg.TLS)
 	cmd.MarkFlagRequired("job")
 	cmd.MarkFlagRequired("banks")

@@ -85,3 +85,30 @@ func (v Positive) String() string {
 }
 
 func (Positive) Type() string { return "float" }
+
+// OnOff is a boolean flag spelled on or off (--secagg on|off), stored
+// inverted in *off so that the zero value of the setting means on.
+type OnOff struct{ Off *bool }
+
+// Set takes on or off.
+func (v OnOff) Set(s string) error {
+	switch s {
+	case "on":
+		*v.Off = false
+	case "off":
+		*v.Off = true
+	default:
+		return fmt.Errorf("%q: want on or off", s)
+	}
+	return nil
+}
+
+func (v OnOff) String() string {
+	if v.Off != nil && *v.Off {
+		return "off"
+	}
+	return "on"
+}
+
+// Type names the flag's values in help.
+func (v OnOff) Type() string { return "on|off" }
