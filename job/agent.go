@@ -7,6 +7,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"graphfed/aggregator"
 	"graphfed/aml/amllearner"
 	"graphfed/deploy"
 	"graphfed/privacy"
@@ -25,6 +26,10 @@ type AgentSpec struct {
 	Keyring string
 	Durable bool
 	Blobs   deploy.BlobOptions
+	// SecAgg is the secure-aggregation mode (SecAggAuto, "" too: take
+	// part whenever a round announces it and the agent has a keyring and
+	// seed to sign with; SecAggOn; SecAggOff).
+	SecAgg string
 	// LocalEpochs 0: aml deploy.DefaultAMLLocalSteps, else the
 	// algorithm's (deploy.DefaultLocalEpochs of DefaultNodeLocalEpochs).
 	LocalEpochs int
@@ -81,7 +86,11 @@ func AgentOptions(spec AgentSpec) (deploy.AgentOptions, error) {
 		return deploy.AgentOptions{}, fmt.Errorf("job: privacy: %w", err)
 	}
 	p.NoiseSeed, p.LedgerPath = spec.Privacy.NoiseSeed, spec.LedgerPath // one party: its seed as given
-	return deploy.AgentOptions{Job: spec.Job, ID: spec.ID, Task: task, Algo: algo, Conn: spec.Conn, Keyring: spec.Keyring,
+	sa, err := resolveSecAgg(spec.SecAgg, algo, aggregator.Robust{}, spec.Keyring != "" && spec.Conn.Creds != "")
+	if err != nil {
+		return deploy.AgentOptions{}, err
+	}
+	return deploy.AgentOptions{Job: spec.Job, ID: spec.ID, Task: task, Algo: algo, Conn: spec.Conn, Keyring: spec.Keyring, SecAgg: sa,
 		Durable: spec.Durable, Blobs: spec.Blobs, Privacy: p, Data: learn, LocalEpochs: epochs, EvalEvery: eval,
 		Metrics: spec.Metrics, Log: spec.Log}, nil
 }

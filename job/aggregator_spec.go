@@ -40,7 +40,10 @@ type AggregatorSpec struct {
 	Seed      uint64   // shared model initialisation seed, and LPSFed's reference graph's
 	Clients   []string // the ids allowed to join; empty: any
 	Robust    aggregator.Robust
-	Contract  AggregatorContract
+	// SecAgg is the secure-aggregation mode: SecAggAuto ("" too: on
+	// wherever the algorithm's close is a sum), SecAggOn, SecAggOff.
+	SecAgg   string
+	Contract AggregatorContract
 	// FreezeRounds are a recommendation job's first rounds in which
 	// nothing is distributed.
 	FreezeRounds int
@@ -145,6 +148,9 @@ func (s AggregatorSpec) roundConfig(log zerolog.Logger) (aggregator.Config, erro
 		round.FedGSP = s.FedGSP
 	}
 	var err error
+	if round.SecAgg.On, err = resolveSecAgg(s.SecAgg, s.Algo, s.Robust, s.Keyring != "" && s.Conn.Creds != ""); err != nil {
+		return round, err
+	}
 	round.Contract, err = s.Contract.contract(log, s.Task, s.Algo, s.Keyring != "")
 	return round, err
 }

@@ -18,11 +18,14 @@ const (
 // sum of the parties' updates, and off for local (nothing is shared) and
 // fedgsp (its collaboration graph needs each client's own model; see
 // aggregator.SecAgg): the job's summary says which, and why. On with one
-// of those is an error, from the aggregator's configuration.
-func resolveSecAgg(mode, algo string, robust aggregator.Robust) (bool, error) {
+// of those is an error, from the aggregator's configuration. A party
+// that cannot sign (canSign: no keyring and seed, outside an in-process
+// simulation) has auto off: a plain deployment runs in the clear, and
+// says so.
+func resolveSecAgg(mode, algo string, robust aggregator.Robust, canSign bool) (bool, error) {
 	switch mode {
 	case "", SecAggAuto:
-		return SecAggSums(algo) && robust.Rule == aggregator.RobustNone, nil
+		return canSign && SecAggSums(algo) && robust.Rule == aggregator.RobustNone, nil
 	case SecAggOn:
 		return true, nil
 	case SecAggOff:

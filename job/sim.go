@@ -175,7 +175,7 @@ func simJobOptions(cfg SimConfig, learners []learner.Learner, ids []string) (dep
 	if round.Personalizes() {
 		round.LPSFed, round.FedGSP = cfg.LPSFed, cfg.FedGSP
 	}
-	on, err := resolveSecAgg(cfg.SecAgg, cfg.Algo, cfg.Robust)
+	on, err := resolveSecAgg(cfg.SecAgg, cfg.Algo, cfg.Robust, true)
 	if err != nil {
 		return deploy.JobOptions{}, err
 	}

@@ -80,6 +80,7 @@ func (a *agentFlags) register(cmd *cobra.Command) {
 	f.StringVar(&s.DataDir, "data", "", "the organisation's data directory (see above)")
 	f.StringVar(&s.Conn.Creds, "creds", "", "NATS credentials file; an NKey seed (from graphfed keys) also signs every envelope sent")
 	f.StringVar(&s.Keyring, "keyring", "", "keyring.json of the job (graphfed keys): verify every envelope's signature")
+	f.StringVar(&s.SecAgg, "secagg", job.SecAggAuto, "secure aggregation: auto (take part whenever a round announces it; needs --keyring and --creds), on or off")
 	a.tls.register(cmd)
 	registerInsecure(cmd, &a.insecure)
 	a.blobs.register(cmd)

@@ -75,6 +75,7 @@ func newAggregatorCmd(g *globalFlags) *cobra.Command {
 	f.MarkHidden("config")
 	f.StringVar(&spec.Conn.Creds, "creds", "", "NATS credentials file; an NKey seed (from graphfed keys) also signs every envelope sent")
 	f.StringVar(&spec.Keyring, "keyring", "", "keyring.json of the job (graphfed keys): verify every envelope's signature")
+	f.StringVar(&spec.SecAgg, "secagg", job.SecAggAuto, "secure aggregation: auto (on wherever the algorithm's close is a sum, with --keyring and --creds: the aggregator sees the banks' sum, never one bank's update), on or off")
 	tlsf.register(cmd)
 	f.BoolVar(&spec.Resume, "resume", false, "continue a job id that ran before (a durable job from its checkpoint; the banks' spent budgets carry over and are stated); without it such a job is refused")
 	registerInsecure(cmd, &insecure)
