@@ -92,6 +92,8 @@ type Agent struct {
 
 	runs   RunGuard
 	joined bool // a hello was accepted: leaving says goodbye
+	// secSpent is the time of the machine's secure-aggregation steps.
+	secSpent time.Duration
 
 	mu         sync.Mutex
 	inbox      *inbox.Queue[bus.Msg] // bounded per sender, in arrival order (inbox.go)
@@ -266,6 +268,12 @@ func (a *Agent) step(ctx context.Context, ev MachineEvent) (res Result, done boo
 		if err != nil {
 			return a.result(nil), true, err
 		}
+		switch ev.(type) {
+		case SecAggIn, MachineTick:
+			// The protocol's steps (sharing, masking, unmasking); the
+			// keys and the encoding ride in the round's training step.
+			a.secSpent += time.Since(stepped)
+		}
 		// A received model the machine refused for its values counts with
 		// the agent's rejects, charged to the aggregator that signed it.
 		for _, reason := range a.m.TakeBadReasons() {
@@ -380,6 +388,9 @@ func (a *Agent) unanswered(ctx, rctx context.Context) (MachineEvent, error) {
 // finish publishes the final scores and says bye.
 func (a *Agent) finish(ctx context.Context, f Finished) (Result, bool, error) {
 	c := a.cfg.Client
+	if a.cfg.SecAgg.Signer != nil {
+		f.Scores["secagg_seconds"] = a.secSpent.Seconds()
+	}
 	err := errors.Join(a.send(ctx, f), a.ep.Transport().Flush(ctx))
 	shown, grid := f.Scores, 0
 	if sl, ok := a.m.learner.(learner.ScoreLogger); ok {

@@ -184,5 +184,10 @@ func (s *Server) FixContract(c Contract) error {
 	m.cfg.Contract, s.cfg.Round.Contract = c, c
 	m.schemaHash, m.numParams = c.SchemaHash, c.NumParams
 	s.ep.Validator().SetNumParams(c.NumParams)
+	if s.cfg.Round.SecAgg.On {
+		// The masked vector's exact length, now that the schema is known
+		// (CE-FedGNN's W and G are 2·NumParams + 1 words).
+		s.ep.Validator().SetSecAgg(&bus.SecAggSchema{Words: SecAggWords(s.cfg.Round)})
+	}
 	return nil
 }

@@ -23,8 +23,8 @@ type SecAggSchema struct {
 	// Words is the exact length in 32-bit words of a masked vector
 	// (secagg.Encoding.Len: the vector and its weight slot; a job that
 	// masks CE-FedGNN's W and G in one vector, 2·NumParams + 1). 0: not
-	// checked exactly, and bounded by 2·NumParams + 2 once NumParams
-	// is known.
+	// checked exactly, and bounded by NumParams + 2 once NumParams is
+	// known.
 	Words int
 }
 
@@ -71,8 +71,7 @@ func (s Schema) secAggWords() int {
 		return s.SecAgg.Words
 	}
 	if s.NumParams > 0 {
-		// A CE-FedGNN party masks W and G in one vector.
-		return 2*s.NumParams + 2
+		return s.NumParams + 2
 	}
 	return 0
 }

@@ -63,6 +63,9 @@ func privacyReport(final map[string]map[string]float64, ledger []privacy.Entry, 
 		}
 		// Which channels carry a DP guarantee, in words and as lists.
 		out["channels"], out["dp_channels"], out["no_dp_channels"] = runreport.ClaimsMap(runreport.Claims(rep, ClaimParams(p)))
+		if w := rep.SecureAggregation.Words(); len(w) > 0 {
+			out["secure_aggregation"] = w // from the banks' ledger records alone
+		}
 	}
 	if p.NodeTarget > 0 {
 		out["target_epsilon"], out["emb_releases_planned"] = p.NodeTarget, p.EmbReleases

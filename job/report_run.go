@@ -32,8 +32,15 @@ func simSummary(sc SimConfig, dataset string, clients int, res SimResult, priv S
 		Command: "sim", Algo: sc.Algo, Dataset: dataset, Clients: clients, Rounds: int(res.Agg.Rounds), Seed: int64(sc.Seed),
 		Metrics: metrics,
 		Comm:    &runreport.Comm{Bytes: res.Bytes, Messages: res.Messages},
-		Privacy: privacyReport(res.Agg.Final, res.Ledger, priv),
+		Privacy: withSecAgg(privacyReport(res.Agg.Final, res.Ledger, priv), sc, res),
 	}
+}
+
+// withSecAgg adds the job's secure aggregation to its privacy report.
+func withSecAgg(p map[string]any, sc SimConfig, res SimResult) map[string]any {
+	on, err := resolveSecAgg(sc.SecAgg, sc.Algo, sc.Robust, true)
+	p["secagg"] = secAggSummary(on && err == nil, res.Agg.Closes, res.Agg.Final)
+	return p
 }
 
 // runFiles is what a simulation writes to its run directory: the summary

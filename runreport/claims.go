@@ -40,6 +40,9 @@ type Claim struct {
 	Epsilon float64 // per client (model, grad, margin, descriptor) or per node at p90 ρ (emb)
 	PerNode bool    // Epsilon is per node (emb), not per client
 	Text    string  // "emb: DP, ε ≤ 8 per node at p90 ρ (δ=0.0001)"
+	// Secure, for a channel the banks' ledgers record as aggregated
+	// securely, says what the aggregator saw (privacy.SecureChannel.Words).
+	Secure string `json:",omitempty"`
 }
 
 // Claims states, per released channel, whether the run carries a DP
@@ -72,6 +75,9 @@ func Claims(rep privacy.Report, p ClaimParams) []Claim {
 			c.Text = fmt.Sprintf("%s: DP, ε = %.3g per client%s (δ=%g, %s)", ch, eps, noise, rep.Delta, rep.Kind)
 		} else {
 			c.Text = fmt.Sprintf("%s: no DP guarantee%s (ε = %.3g per client, δ=%g)", ch, noise, eps, rep.Delta)
+		}
+		if sc, ok := rep.SecureAggregation.Channel(ch); ok && sc.Secure > 0 {
+			c.Secure = sc.Words()
 		}
 		out = append(out, c)
 	}

@@ -59,6 +59,9 @@ func plainWords(c Claim, delta float64) template.HTML {
 	case c.DP:
 		s = fmt.Sprintf("<b>%s</b> — %s: <b>carries a differential-privacy guarantee</b>, ε = %s %s at δ = %g.",
 			esc(string(c.Channel)), esc(what), fmtEps(c.Epsilon), unit, delta)
+	case c.Epsilon > 1e3 && c.Secure != "":
+		s = fmt.Sprintf("<b>%s</b> — %s: <b>carries no meaningful DP guarantee</b> (ε ≈ %s %s), but it is <b>aggregated securely</b>: %s.",
+			esc(string(c.Channel)), esc(what), fmtEps(c.Epsilon), unit, esc(c.Secure))
 	case c.Epsilon > 1e3:
 		s = fmt.Sprintf("<b>%s</b> — %s: <b>carries no meaningful guarantee</b>. Its noise gives ε ≈ %s %s, "+
 			"a number so large that it bounds nothing: treat what this channel sends as if it were sent in the clear.",
