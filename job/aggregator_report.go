@@ -43,6 +43,14 @@ func aggregatorMetrics(task string, robust aggregator.Robust, res aggregator.Res
 		"model_sha256": aggregator.ResultDigest(res), "resumed": res.Resumed, "resumed_round": res.ResumedRound, "run": res.Run,
 		"flow": res.Flow})
 	maps.Copy(metrics, RobustMetrics(robust, res))
+	secure := false
+	for _, c := range res.Closes {
+		secure = secure || c.SecAgg != nil
+	}
+	metrics["secagg"] = secAggSummary(secure, res.Closes, res.Final)
+	if len(res.SecAggRefused) > 0 {
+		metrics["secagg_refused"] = res.SecAggRefused
+	}
 	if res.Stopped != "" {
 		metrics["stopped"] = res.Stopped
 	}

@@ -82,9 +82,12 @@ type SimConfig struct {
 	Buffer int
 	// SecAgg is the secure-aggregation mode (SecAggAuto, the default: on
 	// wherever the algorithm's close is a sum; SecAggOn; SecAggOff).
-	SecAgg  string
-	Privacy SimPrivacy
-	Log     zerolog.Logger
+	SecAgg string
+	// SecAggBits is b, the bits of a masked word; 0:
+	// aggregator.DefaultSecAggBits.
+	SecAggBits int
+	Privacy    SimPrivacy
+	Log        zerolog.Logger
 	// OnRound is called after every close decision with the clients' scores
 	// of the model the round started from.
 	OnRound func(rc aggregator.RoundClosed, scores map[string]map[string]float64)
@@ -179,7 +182,7 @@ func simJobOptions(cfg SimConfig, learners []learner.Learner, ids []string) (dep
 	if err != nil {
 		return deploy.JobOptions{}, err
 	}
-	round.SecAgg.On = on
+	round.SecAgg.On, round.SecAgg.Bits = on, cfg.SecAggBits
 	o := deploy.JobOptions{
 		Local:   deploy.LocalOptions{Job: cfg.Job, Secure: cfg.Secure, URL: cfg.NATSURL, InProcess: cfg.InProcess},
 		Durable: cfg.Durable,
