@@ -751,11 +751,11 @@ func (s *sim) closeInputs(rd *simRound) {
 	for p := range rd.got {
 		peers[p] = rd.vMasked[p].Peers
 	}
-	floor, forced := simSummable(rd.cfg.Parties, rd.cfg.Threshold, peers)
+	summable, forced := simSummable(rd.cfg.Parties, rd.cfg.Threshold, peers)
 	if err != nil {
-		if len(floor) >= rd.cfg.Threshold {
+		if len(summable) >= rd.cfg.Threshold {
 			s.violate(rd.r, "the list leaves out only what it must", "%d masked inputs of which a list must sum %d (%v), t = %d, yet no list: %v",
-				len(rd.got), len(floor), sortedNames(floor), rd.cfg.Threshold, err)
+				len(rd.got), len(summable), sortedNames(summable), rd.cfg.Threshold, err)
 			return
 		}
 		s.closeFailed(rd, "inputs", err)
@@ -767,7 +767,7 @@ func (s *sim) closeInputs(rd *simRound) {
 		rd.survivor[p] = true
 	}
 	demoted := rd.server.Demoted()
-	if !s.checkList(rd, l, demoted, floor, forced) {
+	if !s.checkList(rd, l, demoted, summable) {
 		return
 	}
 	left := ""
@@ -820,13 +820,13 @@ func (s *sim) closeInputs(rd *simRound) {
 	s.after(int64(2*s.delay+2), timerReveals, simAggregator, rd.r)
 }
 
-// checkList checks invariant 3 on a signed list: no fewer survivors than
-// simSummable's floor, and every accepted input either summed or named by
+// checkList checks invariant 3 on a signed list: its survivors are
+// simSummable's set, and every accepted input is either summed or named by
 // Server.Demoted.
-func (s *sim) checkList(rd *simRound, l SignedList, demoted []string, floor map[string]bool, forced int) bool {
+func (s *sim) checkList(rd *simRound, l SignedList, demoted []string, want map[string]bool) bool {
 	const inv = "the list leaves out only what it must"
-	if fmt.Sprint(l.Survivors) != fmt.Sprint(sortedNames(floor)) {
-		s.violate(rd.r, inv, "survivors %v, but the list must sum %v", l.Survivors, sortedNames(floor))
+	if fmt.Sprint(l.Survivors) != fmt.Sprint(sortedNames(want)) {
+		s.violate(rd.r, inv, "survivors %v, but the list must sum %v", l.Survivors, sortedNames(want))
 		return false
 	}
 	out := map[string]bool{}
