@@ -85,8 +85,20 @@
 // signs a second list; it checks after every delivered message that the
 // server never holds both kinds of share of a party, that a sum is
 // exactly the survivors' plain sum, that a round without one says
-// ErrBelowThreshold, and that no party's input is computable from what
-// the server received. sim_test.go sweeps 200 seeds in every test run.
+// ErrBelowThreshold, that the list leaves out no input it need not, and
+// that no party's input is computable from what the server received.
+// sim_test.go sweeps 200 seeds in every test run.
+//
+// The simulation found a liveness gap, now closed: a party that crashes
+// while sending its shares leaves survivors that masked with it, and if
+// fewer than t survivors hold its mask key that mask cannot be removed.
+// The server used to fail the round (7.5% of the sweep's rounds);
+// CloseInputs now leaves out the inputs masked with it (and, to a fixed
+// point, those masked with a party so left out, or whose own self mask
+// fewer than t survivors hold), lists those parties as dropouts, so that
+// only their mask-key shares are asked for and their self masks never,
+// and names them in Server.Demoted. The round fails only if fewer than t
+// survivors remain.
 //
 // The server can check what masking leaves checkable: the unmasked sum's
 // weight and norm against the cohort's declared bounds

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -20,6 +21,9 @@ type round struct {
 	server  *Server
 	inputs  map[string][]uint32 // encoded plain inputs
 	shuffle *rand.Rand
+	// partial: a party that crashes while sending its shares, and the
+	// neighbours its shares reached (drop it beforeInput too)
+	partial map[string][]string
 }
 
 // Stages at which a party drops.
@@ -115,8 +119,12 @@ func (r *round) toList(drop map[string]int) (SignedList, error) {
 	}
 	sealed = append(sealed, sealed[:len(sealed)/3]...) // duplicates
 	r.shuffle.Shuffle(len(sealed), func(i, j int) { sealed[i], sealed[j] = sealed[j], sealed[i] })
+	reached := func(s SealedShare) bool {
+		to, ok := r.partial[s.From]
+		return !ok || slices.Contains(to, s.To)
+	}
 	for _, s := range sealed {
-		if alive(s.To, beforeInput) {
+		if alive(s.To, beforeInput) && reached(s) {
 			if err := r.clients[s.To].AcceptShare(s); err != nil {
 				t.Fatal(err)
 			}

@@ -39,6 +39,8 @@ type Server struct {
 	list   *SignedList
 	surv   map[int]bool
 	drop   map[int]bool
+	// demoted: parties whose inputs arrived but are left out, and why
+	demoted map[int]string
 
 	reveals   map[int]Reveal
 	selfShare map[int][]Share // survivor → revealed shares of its self-mask seed
@@ -166,12 +168,11 @@ func (s *Server) AddMaskedInput(m MaskedInput) error {
 }
 
 // CloseInputs signs the round's one list. Survivors are the parties whose
-// masked inputs arrived, less any whose peer claims are not mutual with
-// another survivor's (one of each such pair becomes a dropout, its input
-// discarded); dropouts are the other parties some survivor masked with.
-// It fails the round (ErrBelowThreshold, and says why) if fewer than t
-// survive or some mask could not be removed by t shares. Called again, it
-// returns the same list.
+// masked inputs arrived, less those it must leave out (chooseSurvivors:
+// their inputs go in no sum this round, Demoted names them and why);
+// dropouts are the other parties some survivor masked with. It fails the
+// round (ErrBelowThreshold, and says why) only if fewer than t survivors
+// remain. Called again, it returns the same list.
 func (s *Server) CloseInputs() (SignedList, error) {
 	const op = "server.close-inputs"
 	switch {
@@ -182,44 +183,20 @@ func (s *Server) CloseInputs() (SignedList, error) {
 	case s.stage != serverInputs:
 		return SignedList{}, errf(op, ErrState, "keys not yet closed")
 	}
-	surv := keysOf(s.inputs)
-	// A survivor u that lists v while v does not list u added a mask that
-	// nobody cancels: v becomes a dropout, so the server removes it.
-	for changed := true; changed; {
-		changed = false
-		for _, u := range sortedKeys(surv) {
-			if !surv[u] {
-				continue
-			}
-			for v := range s.inputs[u].peers {
-				if surv[v] && !s.inputs[v].peers[u] {
-					delete(surv, v)
-					changed = true
-				}
-			}
-		}
-	}
-	drop := map[int]bool{}
-	for u := range surv {
-		for v := range s.inputs[u].peers {
-			if !surv[v] {
-				drop[v] = true
-			}
-		}
-	}
+	surv, why := s.chooseSurvivors()
+	s.demoted = why
 	if len(surv) < s.cfg.Threshold {
-		return SignedList{}, s.fail(errf(op, ErrBelowThreshold, "%d survivors, need t = %d: the round closes without a sum", len(surv), s.cfg.Threshold))
-	}
-	for u := range surv {
-		if h := s.holders(surv, u) + 1; h < s.cfg.Threshold {
-			return SignedList{}, s.fail(perr(op, s.cfg.Parties[u], ErrBelowThreshold, "self mask held by %d survivors, need t = %d: the round closes without a sum", h, s.cfg.Threshold))
+		left := ""
+		if len(why) > 0 {
+			var out []string
+			for _, j := range sortedKeys(keysOf(why)) {
+				out = append(out, s.cfg.Parties[j]+" "+why[j])
+			}
+			left = fmt.Sprintf(" (%d masked inputs, %d left out: %s)", len(s.inputs), len(why), strings.Join(out, "; "))
 		}
+		return SignedList{}, s.fail(errf(op, ErrBelowThreshold, "%d survivors, need t = %d%s: the round closes without a sum", len(surv), s.cfg.Threshold, left))
 	}
-	for d := range drop {
-		if h := s.holders(surv, d); h < s.cfg.Threshold {
-			return SignedList{}, s.fail(perr(op, s.cfg.Parties[d], ErrBelowThreshold, "dropout's mask key held by %d survivors, need t = %d: the round closes without a sum", h, s.cfg.Threshold))
-		}
-	}
+	drop := s.dropouts(surv)
 	l := List{Job: s.cfg.Job, Round: s.cfg.Round, ConfigDigest: s.digest, Survivors: s.names(surv), Dropouts: s.names(drop)}
 	sig, err := s.signer.Sign(l.Bytes())
 	if err != nil {
@@ -228,6 +205,109 @@ func (s *Server) CloseInputs() (SignedList, error) {
 	s.list = &SignedList{List: l, Sig: sig}
 	s.surv, s.drop, s.stage = surv, drop, serverUnmask
 	return *s.list, nil
+}
+
+// chooseSurvivors is the largest set of parties whose masked inputs can be
+// summed, and why each other party whose input arrived is left out.
+//
+// First, a party u that lists v while v does not list u added a mask that
+// nobody cancels: v is left out (a dropout, so its mask key removes u's
+// mask), in ascending order of u until every pair is mutual. This is the
+// one choice the rule makes.
+//
+// Then every removal is forced, repeated to a fixed point: a survivor
+// whose self mask fewer than t survivors (itself included) hold is left
+// out, since its self mask cannot be removed; and when a dropout's mask
+// key is held by fewer than t survivors (it crashed while sending its
+// shares, or it is itself left out), every survivor that masked with it is
+// left out, since no list can remove that pairwise mask (the other key of
+// the pair is the survivor's own, and revealing it beside its self mask
+// would reveal its input). A left-out party is a dropout like any other:
+// only its mask-key shares are asked for, if a survivor masked with it,
+// never its self mask. Because each removal is forced for every subset of
+// the survivors, the fixed point is the largest subset of the mutual set
+// that a list can sum, whatever the order of removal. (Once fewer than t
+// remain the round fails: the rule stops there.)
+func (s *Server) chooseSurvivors() (map[int]bool, map[int]string) {
+	t := s.cfg.Threshold
+	surv := keysOf(s.inputs)
+	why := map[int]string{}
+	for changed := true; changed; {
+		changed = false
+		for _, u := range sortedKeys(surv) {
+			if !surv[u] {
+				continue
+			}
+			for _, v := range sortedKeys(s.inputs[u].peers) {
+				if surv[v] && !s.inputs[v].peers[u] {
+					delete(surv, v)
+					why[v] = fmt.Sprintf("did not mask with %s, which masked with it (its share came late)", s.cfg.Parties[u])
+					changed = true
+				}
+			}
+		}
+	}
+	// Below t the round fails whatever goes next: stop there, so that the
+	// error names the removals that cost the round, not the collapse after.
+	for changed := true; changed; {
+		changed = false
+		for _, u := range sortedKeys(surv) {
+			if len(surv) < t {
+				return surv, why
+			}
+			if h := s.holders(surv, u) + 1; h < t {
+				delete(surv, u)
+				why[u] = fmt.Sprintf("has its self mask held by %d survivors, need t = %d", h, t)
+				changed = true
+			}
+		}
+		for _, d := range sortedKeys(s.dropouts(surv)) {
+			h := s.holders(surv, d)
+			if len(surv) < t {
+				return surv, why
+			}
+			if h >= t {
+				continue
+			}
+			for _, w := range sortedKeys(surv) {
+				if s.inputs[w].peers[d] {
+					delete(surv, w)
+					why[w] = fmt.Sprintf("masked with %s, a dropout whose mask key %d survivors hold, need t = %d", s.cfg.Parties[d], h, t)
+					changed = true
+				}
+			}
+		}
+	}
+	return surv, why
+}
+
+// dropouts are the parties outside surv that some survivor masked with.
+func (s *Server) dropouts(surv map[int]bool) map[int]bool {
+	drop := map[int]bool{}
+	for u := range surv {
+		for v := range s.inputs[u].peers {
+			if !surv[v] {
+				drop[v] = true
+			}
+		}
+	}
+	return drop
+}
+
+// Demoted are the parties whose masked inputs arrived but that the list
+// leaves out of the sum, once CloseInputs has run: each is a dropout this
+// round (its input discarded, its self mask never revealed). DemotedWhy
+// says why. After a failed CloseInputs they are the parties it left out
+// before fewer than t remained.
+func (s *Server) Demoted() []string {
+	return s.names(keysOf(s.demoted))
+}
+
+// DemotedWhy says why party's input was left out of the sum, or "" if it
+// was not: for example "masked with bank-03, a dropout whose mask key 2
+// survivors hold, need t = 3" (bank-03 crashed while sending its shares).
+func (s *Server) DemotedWhy(party string) string {
+	return s.demoted[s.cfg.Index(party)]
 }
 
 // holders counts the survivors other than p that accepted p's shares.

@@ -24,9 +24,16 @@ package secagg
 //  2. a sum the server outputs is exactly the plain sum mod 2^b of the
 //     encodings of the parties it lists as survivors, at least t of them,
 //     every one of which delivered its masked input before the list;
-//  3. a round that closes without a sum says ErrBelowThreshold, and a
-//     round in which nothing went wrong (no crash, no straggler, no
-//     curious list) sums all n parties;
+//  3. a round that closes without a sum says ErrBelowThreshold; a round
+//     in which nothing went wrong (no crash, no straggler, no curious
+//     list) sums all n parties; and the list leaves out no input it need
+//     not: its survivors are exactly simSummable's set, computed apart
+//     from Server from what the server accepted (the mutual rule, then
+//     the largest subset whose masks t survivors can remove), and the
+//     round closes at its list only if that set is below t (a party that
+//     crashes while sending its shares costs the inputs masked with it,
+//     not the round); every accepted input is a survivor's or in
+//     Server.Demoted;
 //  4. no client reveals both kinds of share of one party;
 //  5. no party's input is computable from what the server received (its
 //     masked input, every share revealed to any list, the sums): for that
@@ -82,11 +89,17 @@ type SimReport struct {
 	Completed      int // rounds whose sum the server output
 	BelowThreshold int // rounds closed without a sum (ErrBelowThreshold)
 	// NoSum counts the rounds without a sum by why: "keys" (fewer than t
-	// advertised), "inputs" (fewer than t masked inputs), "self mask"
-	// (a survivor's self mask held by fewer than t survivors), "dropout
-	// key" (a dropout's mask key held by fewer than t survivors: it
-	// crashed mid-shares), "reveals" (fewer than t shares at the deadline).
-	NoSum       map[string]int
+	// advertised), "inputs" (fewer than t masked inputs), "left out" (t or
+	// more masked inputs, but fewer than t left once the inputs masked
+	// with a mask no t survivors can remove are left out), "reveals"
+	// (fewer than t shares at the deadline).
+	NoSum map[string]int
+	// Demoting counts the lists that left out inputs because they were
+	// masked with a mask no t survivors could remove (most often a party's
+	// that crashed while sending its shares): before Server.CloseInputs
+	// demoted them, each of these rounds closed without a sum.
+	Demoting    int
+	LeftOut     int      // masked inputs the signed lists left out of the sum
 	AllSurvived int      // completed rounds that summed all N parties
 	Curious     int      // rounds in which the server signed a second list
 	Crashes     [7]int   // crashes by stage (SimStage)
@@ -734,7 +747,17 @@ func decodeSimKeys(b []byte) ([]SignedAdvertisement, error) {
 
 func (s *sim) closeInputs(rd *simRound) {
 	l, err := rd.server.CloseInputs()
+	peers := map[string][]string{}
+	for p := range rd.got {
+		peers[p] = rd.vMasked[p].Peers
+	}
+	summable, forced := simSummable(rd.cfg.Parties, rd.cfg.Threshold, peers)
 	if err != nil {
+		if len(summable) >= rd.cfg.Threshold {
+			s.violate(rd.r, "the list leaves out only what it must", "%d masked inputs of which a list must sum %d (%v), t = %d, yet no list: %v",
+				len(rd.got), len(summable), sortedNames(summable), rd.cfg.Threshold, err)
+			return
+		}
 		s.closeFailed(rd, "inputs", err)
 		return
 	}
@@ -743,7 +766,19 @@ func (s *sim) closeInputs(rd *simRound) {
 	for _, p := range l.Survivors {
 		rd.survivor[p] = true
 	}
-	s.event(rd.r, "close  agg list: survivors %v dropouts %v", l.Survivors, l.Dropouts)
+	demoted := rd.server.Demoted()
+	if !s.checkList(rd, l, demoted, summable) {
+		return
+	}
+	left := ""
+	if len(demoted) > 0 {
+		left = fmt.Sprintf(" left out %v", demoted)
+		s.rep.LeftOut += len(demoted)
+	}
+	if forced > 0 {
+		s.rep.Demoting++
+	}
+	s.event(rd.r, "close  agg list: survivors %v dropouts %v%s", l.Survivors, l.Dropouts, left)
 	// The list goes to every party that got the keys: a dropout still up
 	// learns that it is one.
 	for _, id := range rd.keySet {
@@ -785,6 +820,110 @@ func (s *sim) closeInputs(rd *simRound) {
 	s.after(int64(2*s.delay+2), timerReveals, simAggregator, rd.r)
 }
 
+// checkList checks invariant 3 on a signed list: its survivors are
+// simSummable's set, and every accepted input is either summed or named by
+// Server.Demoted.
+func (s *sim) checkList(rd *simRound, l SignedList, demoted []string, want map[string]bool) bool {
+	const inv = "the list leaves out only what it must"
+	if fmt.Sprint(l.Survivors) != fmt.Sprint(sortedNames(want)) {
+		s.violate(rd.r, inv, "survivors %v, but the list must sum %v", l.Survivors, sortedNames(want))
+		return false
+	}
+	out := map[string]bool{}
+	for _, p := range demoted {
+		if rd.survivor[p] || !rd.got[p] {
+			s.violate(rd.r, inv, "%s is named demoted but is a survivor or sent no accepted input", p)
+			return false
+		}
+		out[p] = true
+	}
+	for p := range rd.got {
+		if !rd.survivor[p] && !out[p] {
+			s.violate(rd.r, inv, "%s's input was accepted, is left out of the sum, and Demoted does not say so", p)
+			return false
+		}
+	}
+	return true
+}
+
+// simSummable is invariant 3's expectation, worked out apart from
+// Server: of the parties whose masked inputs the server accepted (each with
+// the peers it masked with), the set a list must sum, and how many the
+// fixed point had to remove beyond the mutual rule. The mutual rule is
+// CloseInputs' one choice, replayed as documented: in cohort order, a
+// party that does not list back one that lists it goes. The rest is the
+// largest subset that a list can sum, removed all at once in each pass
+// until none goes (Server removes one at a time; the fixed point is the
+// same): a party whose self mask fewer than t of the set hold (itself
+// included), and every member that masked with a non-member fewer than t
+// members masked with.
+func simSummable(parties []string, t int, peers map[string][]string) (map[string]bool, int) {
+	in := map[string]bool{}
+	masked := map[string]map[string]bool{}
+	for p, ps := range peers {
+		in[p] = true
+		masked[p] = map[string]bool{}
+		for _, q := range ps {
+			masked[p][q] = true
+		}
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, u := range parties {
+			for _, v := range parties {
+				if in[u] && in[v] && masked[u][v] && !masked[v][u] {
+					delete(in, v)
+					changed = true
+				}
+			}
+		}
+	}
+	forced := 0
+	for {
+		var out []string
+		with := map[string][]string{} // non-member → the members that masked with it
+		for p := range in {
+			held := 1
+			for q := range in {
+				if q != p && masked[q][p] {
+					held++
+				}
+			}
+			if held < t {
+				out = append(out, p)
+			}
+			for q := range masked[p] {
+				if !in[q] {
+					with[q] = append(with[q], p)
+				}
+			}
+		}
+		for _, ws := range with {
+			if len(ws) < t {
+				out = append(out, ws...)
+			}
+		}
+		if len(out) == 0 {
+			return in, forced
+		}
+		for _, p := range out {
+			if in[p] {
+				delete(in, p)
+				forced++
+			}
+		}
+	}
+}
+
+func sortedNames(set map[string]bool) []string {
+	out := make([]string, 0, len(set))
+	for p := range set {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
+}
+
 // closeFailed ends a round without a sum: it must say ErrBelowThreshold.
 func (s *sim) closeFailed(rd *simRound, stage string, err error) {
 	if !errors.Is(err, ErrBelowThreshold) {
@@ -797,11 +936,9 @@ func (s *sim) closeFailed(rd *simRound, stage string, err error) {
 	}
 	s.rep.BelowThreshold++
 	why := stage
-	switch msg := err.Error(); {
-	case strings.Contains(msg, "dropout's mask key"):
-		why = "dropout key"
-	case strings.Contains(msg, "self mask held"):
-		why = "self mask"
+	switch {
+	case stage == "inputs" && len(rd.got) >= rd.cfg.Threshold:
+		why = "left out"
 	case stage == "unmasking":
 		why = "reveals"
 	}

@@ -54,6 +54,7 @@ func failSim(t *testing.T, seed uint64, cfg SimConfig, err error) {
 
 type simTotals struct {
 	seeds, rounds, completed, below, all, curious, messages, dups, late, refusals int
+	demoting, leftOut                                                             int
 	crashes                                                                       [7]int
 	nosum                                                                         map[string]int
 }
@@ -69,6 +70,8 @@ func (s *simTotals) add(r SimReport) {
 	s.dups += r.Duplicates
 	s.late += r.Late
 	s.refusals += r.Refusals.Total()
+	s.demoting += r.Demoting
+	s.leftOut += r.LeftOut
 	if s.nosum == nil {
 		s.nosum = map[string]int{}
 	}
@@ -81,8 +84,8 @@ func (s *simTotals) add(r SimReport) {
 }
 
 func (s simTotals) String() string {
-	return fmt.Sprintf("%d seeds: %d rounds, %d with a sum (%d of all n), %d below t %v, %d curious; %d messages, %d duplicates, %d late; %d refusals; crashes by stage %v",
-		s.seeds, s.rounds, s.completed, s.all, s.below, s.nosum, s.curious, s.messages, s.dups, s.late, s.refusals, s.crashes[1:])
+	return fmt.Sprintf("%d seeds: %d rounds, %d with a sum (%d of all n), %d below t %v, %d lists leaving out inputs masked with an unremovable mask (%d inputs left out in all), %d curious; %d messages, %d duplicates, %d late; %d refusals; crashes by stage %v",
+		s.seeds, s.rounds, s.completed, s.all, s.below, s.nosum, s.demoting, s.leftOut, s.curious, s.messages, s.dups, s.late, s.refusals, s.crashes[1:])
 }
 
 // runSims runs seeds first..first+count-1 over workers goroutines and
@@ -131,7 +134,7 @@ func TestSimSeeds(t *testing.T) {
 			t.Errorf("no crash %s in the sweep", simStageNames[stage])
 		}
 	}
-	if tot.below == 0 || tot.curious == 0 || tot.refusals == 0 || tot.late == 0 || tot.dups == 0 || tot.all == 0 {
+	if tot.below == 0 || tot.curious == 0 || tot.refusals == 0 || tot.late == 0 || tot.dups == 0 || tot.all == 0 || tot.demoting == 0 {
 		t.Errorf("the sweep missed a path: %v", tot)
 	}
 }
