@@ -209,6 +209,9 @@ func (m *Machine) Step(ctx context.Context, ev MachineEvent) ([]MachineAction, e
 	case SecAggIn:
 		m.now = e.Now
 		return m.secureIn(ctx, e), nil
+	case SecureOpening:
+		m.now = e.Now
+		return m.joinLate(e.Round, e.SecAgg, nil), nil
 	case MachineTick:
 		m.now = e.Now
 		if m.joined {
@@ -342,7 +345,7 @@ func (m *Machine) roundOpened(ctx context.Context, e RoundOpened) ([]MachineActi
 			}
 		}
 	}
-	m.noteAnnounce(e.Round, e.SecAgg)
+	out = m.joinLate(e.Round, e.SecAgg, out)
 	switch {
 	case !m.joined || e.Round < m.trained:
 		return out, nil

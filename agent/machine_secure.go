@@ -77,7 +77,8 @@ type secureSession struct {
 	enc     secagg.Encoding
 	cl      *secagg.Client
 	words   []uint32
-	folded  []uint64 // the held rounds this input carries
+	folded  []uint64 // the earlier held rounds this input carries
+	carries []uint64 // every held round it carries (folded and its own)
 	keysIn  bool
 	maskDue time.Time
 	masked  bool
@@ -161,7 +162,7 @@ func (m *Machine) joinSecure(round uint64, out []MachineAction) []MachineAction 
 	if cfg.Index(m.cfg.Client) < 0 {
 		return append(out, Note{Round: round, Msg: "not in the round's secure cohort (joined after it opened): the update is held for the next round"})
 	}
-	words, folded, note := m.secureInput(round, a, enc)
+	words, folded, carries, note := m.secureInput(round, a, enc)
 	if note != nil {
 		out = append(out, *note)
 	}
@@ -176,24 +177,29 @@ func (m *Machine) joinSecure(round uint64, out []MachineAction) []MachineAction 
 	if err != nil {
 		return append(out, Note{Warn: true, Round: round, Msg: "secure round: advertise", Err: err})
 	}
-	m.sa.sess = &secureSession{round: round, ann: a, enc: enc, cl: cl, words: words, folded: folded}
+	m.sa.sess = &secureSession{round: round, ann: a, enc: enc, cl: cl, words: words, folded: folded, carries: carries}
 	return append(out, PublishSecAgg{Msg: ad})
 }
 
 // secureInput encodes the held inputs as round's one input: the
 // staleness-weighted mean of the held updates, with their weight.
-func (m *Machine) secureInput(round uint64, a *bus.SecAggRound, enc secagg.Encoding) ([]uint32, []uint64, *Note) {
+func (m *Machine) secureInput(round uint64, a *bus.SecAggRound, enc secagg.Encoding) ([]uint32, []uint64, []uint64, *Note) {
 	dim := enc.Dim
 	sum := make([]float64, dim)
 	var total float64
-	var folded []uint64
+	var folded, carries []uint64
 	var kept []heldInput
 	for _, h := range m.sa.held {
-		f := a.StaleWeight(round - min(h.round, round))
+		if h.round > round {
+			kept = append(kept, h) // trained after this round's session began
+			continue
+		}
+		f := a.StaleWeight(round - h.round)
 		if f == 0 {
 			continue // too late by the aggregator's policy
 		}
 		kept = append(kept, h)
+		carries = append(carries, h.round)
 		if h.round < round {
 			folded = append(folded, h.round)
 		}
@@ -220,8 +226,8 @@ func (m *Machine) secureInput(round uint64, a *bus.SecAggRound, enc secagg.Encod
 		note = &Note{Round: round, Msg: fmt.Sprintf("%d held update(s) too late for the staleness policy: dropped", len(m.sa.held)-len(kept))}
 	}
 	m.sa.held = kept
-	if len(kept) == 0 {
-		return nil, nil, note
+	if len(carries) == 0 {
+		return nil, nil, nil, note
 	}
 	x := make([]float32, dim)
 	if total > 0 {
@@ -233,9 +239,9 @@ func (m *Machine) secureInput(round uint64, a *bus.SecAggRound, enc secagg.Encod
 	weight = min(weight, enc.MaxWeight)
 	words, err := enc.Encode(x, weight, m.secRand())
 	if err != nil {
-		return nil, nil, &Note{Warn: true, Round: round, Msg: "secure round: encode", Err: err}
+		return nil, nil, nil, &Note{Warn: true, Round: round, Msg: "secure round: encode", Err: err}
 	}
-	return words, folded, note
+	return words, folded, carries, note
 }
 
 func (m *Machine) secRand() io.Reader {
@@ -302,8 +308,9 @@ func (m *Machine) secureIn(ctx context.Context, e SecAggIn) []MachineAction {
 			}
 			return []MachineAction{Note{Warn: true, Round: s.round, Msg: "secure round: list refused", Err: err}}
 		}
-		// In the sum: what it held is aggregated.
-		m.sa.held = nil
+		// In the sum: what the input carried is aggregated; an update
+		// trained since (held for the next round) stays.
+		m.sa.held = slices.DeleteFunc(m.sa.held, func(h heldInput) bool { return slices.Contains(s.carries, h.round) })
 		return []MachineAction{PublishSecAgg{Msg: r}}
 	}
 	return nil
@@ -387,4 +394,38 @@ func secureRecord(s *secureSession, self string) privacy.SecAggRecord {
 	}
 	r.Degree = len(r.Neighbours)
 	return r
+}
+
+// SecureOpening is a secure round's opening, stepped by the driver before
+// the RoundOpened that trains: an agent holding an update that missed its
+// own round advertises at once with it, so that a bank slower than the
+// keys stage still lands each update one round late, as a stale update
+// in the clear does, instead of missing every round's keys.
+type SecureOpening struct {
+	Round  uint64
+	SecAgg *bus.SecAggRound
+	Now    time.Time
+}
+
+func (SecureOpening) isMachineEvent() {}
+
+// HoldsLate reports whether the agent holds an update of a round before
+// round (the driver steps a SecureOpening first).
+func (m *Machine) HoldsLate(round uint64) bool {
+	for _, h := range m.sa.held {
+		if h.round < round {
+			return true
+		}
+	}
+	return false
+}
+
+// joinLate joins round's secure aggregation with the late updates held,
+// before the round's own training.
+func (m *Machine) joinLate(round uint64, a *bus.SecAggRound, out []MachineAction) []MachineAction {
+	m.noteAnnounce(round, a)
+	if !m.joined || a == nil || !m.HoldsLate(round) {
+		return out
+	}
+	return m.joinSecure(round, out)
 }

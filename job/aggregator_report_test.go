@@ -27,7 +27,7 @@ func TestAggregatorMetrics(t *testing.T) {
 		SetAside: map[string]int{"b": 1},
 	}
 	always := []string{"task", "test_acc", "test_macro_f1", "clients_reporting", "rounds_closed_at_deadline", "rejects", "rejects_by",
-		"dropped", "model_sha256", "resumed", "resumed_round", "run", "flow"}
+		"dropped", "model_sha256", "resumed", "resumed_round", "run", "flow", "secagg"}
 	tests := []struct {
 		name   string
 		task   string

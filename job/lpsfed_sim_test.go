@@ -122,7 +122,7 @@ func TestLPSFedSimTapped(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := RunSim(ctx, SimConfig{Job: job, Task: deploy.TaskRec, Algo: algo, Learners: learners, IDs: ids,
+			res, err := RunSim(ctx, SimConfig{Job: job, Task: deploy.TaskRec, Algo: algo, Learners: learners, IDs: ids, SecAgg: SecAggOff,
 				Rounds: rounds, LocalEpochs: 2, EvalEvery: -1, FreezeRounds: 1,
 				LPSFed:       aggregator.LPSFedConfig{Phi: phi, Reference: denseReference, Seed: 1},
 				RoundTimeout: 20 * time.Second, FinalWait: 20 * time.Second, Seed: 1, NATSURL: srv.ClientURL(), Log: zerolog.Nop()})

@@ -123,6 +123,10 @@ func checkLedgerBeforeRelease(t *testing.T, job string, msgs []bus.Msg) tapSumma
 }
 
 func runTapped(t *testing.T, job string, p SimPrivacy, rounds int) (SimResult, tapSummary) {
+	return runTappedMode(t, job, p, rounds, SecAggOff)
+}
+
+func runTappedMode(t *testing.T, job string, p SimPrivacy, rounds int, secure string) (SimResult, tapSummary) {
 	t.Helper()
 	srv, err := bus.StartServer(bus.ServerOptions{})
 	if err != nil {
@@ -132,7 +136,7 @@ func runTapped(t *testing.T, job string, p SimPrivacy, rounds int) (SimResult, t
 	tp := startTap(t, srv.ClientURL(), job)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	res, err := RunSim(ctx, SimConfig{Job: job, Algo: "fedavg", Clients: smallClients(t, 3), Node: node.DefaultConfig(),
+	res, err := RunSim(ctx, SimConfig{Job: job, Algo: "fedavg", Clients: smallClients(t, 3), Node: node.DefaultConfig(), SecAgg: secure,
 		Rounds: rounds, LocalEpochs: 2, RoundTimeout: 20 * time.Second, Seed: 1, NATSURL: srv.ClientURL(), Privacy: p, Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
@@ -152,6 +156,31 @@ func TestTapEveryReleaseLoggedFirst(t *testing.T) {
 	// 12 releases, and the aggregator's start, 4 round and done records.
 	if len(res.Ledger) != 12+6 {
 		t.Fatalf("ledger read back %d entries, want 12 releases and 6 records", len(res.Ledger))
+	}
+}
+
+// TestTapSecureNothingInTheClear taps a job under secure aggregation (on
+// by default): no update crosses the wire with its parameters, every
+// bank records each round's secure aggregation in its ledger, and every
+// round closes with the sum of all three.
+func TestTapSecureNothingInTheClear(t *testing.T) {
+	res, s := runTappedMode(t, "tap-secure", SimPrivacy{}, 4, SecAggAuto)
+	records := map[string]int{}
+	for _, e := range res.Ledger {
+		if e.Channel == privacy.ChannelSecAgg {
+			records[e.Client]++
+		}
+	}
+	for i := range 3 {
+		id := deploy.ClientID(i)
+		if s.updatesWithParams[id] != 0 || records[id] != 4 {
+			t.Fatalf("%s: %d updates with parameters in the clear and %d secure-aggregation records, want 0 and 4", id, s.updatesWithParams[id], records[id])
+		}
+	}
+	for _, rc := range res.Agg.Closes {
+		if rc.SecAgg == nil || len(rc.SecAgg.Survivors) != 3 || !rc.Aggregate {
+			t.Fatalf("round %d: secure close %+v, aggregate %v; want the sum of 3", rc.Round, rc.SecAgg, rc.Aggregate)
+		}
 	}
 }
 

@@ -188,6 +188,10 @@ func TestSlowBankEachPolicy(t *testing.T) {
 				Job: job, Algo: aggregator.AlgoFedAvg, Learners: learners, Rounds: rounds, LocalEpochs: 2,
 				RoundTimeout: time.Minute, Quorum: banks - 1, Staleness: tc.staleness, Buffer: tc.buffer, Seed: 1,
 				SlowFactor: map[int]float64{slow: 5}, NATSURL: srv.ClientURL(), Log: zerolog.Nop(),
+				// The aggregator's own staleness policy, on updates in the
+				// clear; under secure aggregation the agent folds a late
+				// update into its next input (scenario secagg-late).
+				SecAgg: SecAggOff,
 				OnRound: func(rc aggregator.RoundClosed, _ map[string]map[string]float64) {
 					closes = append(closes, rc)
 					events.closed()
