@@ -47,7 +47,7 @@ type SecAgg struct {
 // DefaultSecAggBits is b when the configuration leaves it: a word's whole
 // 32 bits, the least rounding a masked word can carry, at the float32
 // update's own size (the weight slot and a header aside).
-const DefaultSecAggBits = 32
+const DefaultSecAggBits = 31
 
 // maxStaleSecure bounds the staleness weights a round announces: under
 // secure aggregation an update more rounds late than this is dropped.

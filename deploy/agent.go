@@ -147,6 +147,12 @@ func NewAgent(ctx context.Context, o AgentOptions) (_ *Agent, err error) {
 		if sa.Signer, sa.Verifier, err = secAggIdentity(o.ID, ring, signer, o.SecAggIDs); err != nil {
 			return fail(err)
 		}
+		if o.Privacy.NoiseSeed != nil {
+			// A seeded simulation (its noise seeded, marked non-private)
+			// seeds its protocol randomness too, so that its rounding,
+			// and so its model, is reproducible.
+			sa.Rand = secAggSeeded(*o.Privacy.NoiseSeed)
+		}
 	}
 	a := &Agent{id: o.ID, stats: stats, counters: counters, tr: o.Transport, closeLedger: func() error { return nil },
 		learner: o.Learner, privacy: o.Privacy}

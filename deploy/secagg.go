@@ -1,7 +1,11 @@
 package deploy
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
+	"io"
+	"math/rand/v2"
 
 	"github.com/nats-io/nkeys"
 
@@ -45,6 +49,16 @@ func NewSecAggIdentities(job string, banks []string) (*SecAggIdentities, error) 
 		}
 	}
 	return ids, nil
+}
+
+// secAggSeeded is the protocol's randomness of a party whose noise is
+// seeded: a ChaCha8 stream keyed by SHA-256 of the seed (keys, secrets
+// and rounding then repeat; HPKE's ephemeral keys still come from
+// crypto/rand, and change no result).
+func secAggSeeded(seed uint64) io.Reader {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], seed)
+	return rand.NewChaCha8(sha256.Sum256(append([]byte("graphfed secagg seeded v1\x00"), b[:]...)))
 }
 
 // secAggIdentity is what party signs and verifies secure aggregation
