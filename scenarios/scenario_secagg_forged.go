@@ -60,8 +60,8 @@ func secAggForgedKeyScenario() Scenario {
 // forgedRun is what the judge needs of the forging job.
 type forgedRun struct {
 	closes      []aggregator.RoundClosed
-	sent        int // forged advertisements published (the refused publish included)
-	permissions int // the server's permission violations reported to the forger
+	sent        int               // forged advertisements published (the refused publish included)
+	permissions int               // the server's permission violations reported to the forger
 	rejects     map[string]uint64 // the aggregator validator's, by reason
 	refused     map[string]map[string]int
 	keys        []secagg.SignedAdvertisement // round 2's, as the banks got them
@@ -101,10 +101,19 @@ func runSecAggForged(ctx context.Context, o ScenarioOptions) (forgedRun, error) 
 	var forgedKeys [][]byte
 	var attackErr error
 	var once sync.Once
+	// forge runs on the forger's subscription; what it leaves is read
+	// under mu once the job is over.
 	forge := func(ctx context.Context, a *bus.SecAggRound) {
+		var sent int
+		var errs []error
+		defer func() {
+			mu.Lock()
+			run.sent, attackErr = sent, errors.Join(errs...)
+			mu.Unlock()
+		}()
 		cfg, _, err := a.Protocol(job, forgedRound)
 		if err != nil {
-			attackErr = err
+			errs = append(errs, err)
 			return
 		}
 		sign := bus.SecAggSigner(signer)
@@ -119,7 +128,7 @@ func runSecAggForged(ctx context.Context, o ScenarioOptions) (forgedRun, error) 
 				ConfigDigest: cfg.Digest(), EncKey: enc, MaskKey: mask}}
 			var err error
 			if s.Sig, err = sign.Sign(s.Bytes()); err != nil {
-				attackErr = errors.Join(attackErr, err)
+				errs = append(errs, err)
 			}
 			return s
 		}
@@ -142,12 +151,14 @@ func runSecAggForged(ctx context.Context, o ScenarioOptions) (forgedRun, error) 
 				err = tap.tr.Publish(ctx, s.subject, data)
 			}
 			if err != nil {
-				attackErr = errors.Join(attackErr, err)
+				errs = append(errs, err)
 				continue
 			}
-			run.sent++
+			sent++
 		}
-		attackErr = errors.Join(attackErr, tap.tr.Flush(ctx))
+		if err := tap.tr.Flush(ctx); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	_, err = tap.tr.Subscribe(func(m bus.Msg) {
 		env, err := bus.Open(m.Data)
@@ -184,14 +195,14 @@ func runSecAggForged(ctx context.Context, o ScenarioOptions) (forgedRun, error) 
 	if err != nil {
 		return forgedRun{}, err
 	}
-	if attackErr != nil {
-		return forgedRun{}, fmt.Errorf("forging: %w", attackErr)
-	}
 	// The server's refusal of the publish arrives asynchronously: a round
 	// trip after the job has certainly brought it.
 	_ = tap.tr.Flush(ctx)
 	mu.Lock()
 	defer mu.Unlock()
+	if attackErr != nil {
+		return forgedRun{}, fmt.Errorf("forging: %w", attackErr)
+	}
 	run.closes, run.permissions, run.rejects, run.refused = res.Closes, permissions, res.Rejects, res.SecAggRefused
 	verify := bus.SecAggVerifier(j.local.Keyring())
 	for _, a := range run.keys {
@@ -246,6 +257,6 @@ func judgeSecAggForged(name string, r forgedRun) Outcome {
 		"forged_sent": float64(r.sent), "permission_refused": float64(r.permissions),
 		"validator_rejected_subject": float64(r.rejects[bus.ReasonSubject]), "secagg_refused_adv": float64(refusedAds),
 		"keys_in_round": float64(len(r.keys)),
-		"rounds": float64(len(r.closes)),
+		"rounds":        float64(len(r.closes)),
 	}}
 }
