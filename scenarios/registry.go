@@ -152,5 +152,8 @@ func Builtin() (*Registry, error) {
 		errs = append(errs, r.Register(s))
 	}
 	errs = append(errs, r.Register(robustScenario()))
+	for _, s := range secAggScenarios() {
+		errs = append(errs, r.Register(s))
+	}
 	return r, errors.Join(errs...)
 }

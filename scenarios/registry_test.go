@@ -28,7 +28,8 @@ func TestRegistryBuiltin(t *testing.T) {
 		"connection-flood", "subscription-flood", "bucket-fill", "large-model-by-reference",
 		"aggregator-kill9", "agent-crash-rejoin", "nats-restart", "cluster-node-loss", "aml-kill-recover", "lpsfed-kill-recover",
 		"sigint-aggregator", "replayed-hello", "replayed-done", "second-aggregator",
-		"huge-update", "weight-hijack", "grad-hijack", "schema-hijack", "robust-aggregation")
+		"huge-update", "weight-hijack", "grad-hijack", "schema-hijack", "robust-aggregation",
+		"secagg-dropout", "secagg-curious-aggregator", "secagg-forged-key", "secagg-late")
 	if !slices.Equal(names, want) {
 		t.Fatalf("builtin scenarios %v, want %v", names, want)
 	}
