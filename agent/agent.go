@@ -263,14 +263,6 @@ func (a *Agent) step(ctx context.Context, ev MachineEvent) (res Result, done boo
 				return a.result(nil), true, fmt.Errorf("agent %s: %w", a.cfg.Client, err)
 			}
 		}
-		if ro, ok := ev.(RoundOpened); ok && ro.SecAgg != nil && a.m.HoldsLate(ro.Round) {
-			// A late update goes into this round's sum before the
-			// round's training, so that its advertisement is on time.
-			early, err := a.m.Step(stepContext(ctx, ev), SecureOpening{Round: ro.Round, SecAgg: ro.SecAgg, Now: ro.Now})
-			if err := a.publishAll(ctx, early, err); err != nil {
-				return a.result(nil), true, err
-			}
-		}
 		stepped := time.Now()
 		acts, err := a.m.Step(stepContext(ctx, ev), ev)
 		if err != nil {
@@ -420,22 +412,4 @@ func (a *Agent) send(ctx context.Context, act MachineAction) error {
 func (a *Agent) result(final map[string]float64) Result {
 	return Result{Client: a.cfg.Client, Rounds: a.m.Rounds(), Final: final, Rejects: a.ep.Validator().Rejects(),
 		Inbox: a.InboxReport()}
-}
-
-// publishAll sends what a step's actions send (a SecureOpening's
-// advertisement), logging its notes.
-func (a *Agent) publishAll(ctx context.Context, acts []MachineAction, err error) error {
-	if err != nil {
-		return err
-	}
-	for _, act := range acts {
-		if n, ok := act.(Note); ok {
-			a.cfg.Log.Debug().Err(n.Err).Uint64("round", n.Round).Msg(n.Msg)
-			continue
-		}
-		if err := a.send(ctx, act); err != nil {
-			return fmt.Errorf("agent %s: %w", a.cfg.Client, err)
-		}
-	}
-	return nil
 }

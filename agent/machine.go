@@ -209,9 +209,6 @@ func (m *Machine) Step(ctx context.Context, ev MachineEvent) ([]MachineAction, e
 	case SecAggIn:
 		m.now = e.Now
 		return m.secureIn(ctx, e), nil
-	case SecureOpening:
-		m.now = e.Now
-		return m.joinLate(e.Round, e.SecAgg, nil), nil
 	case MachineTick:
 		m.now = e.Now
 		if m.joined {
@@ -345,7 +342,10 @@ func (m *Machine) roundOpened(ctx context.Context, e RoundOpened) ([]MachineActi
 			}
 		}
 	}
-	out = m.joinLate(e.Round, e.SecAgg, out)
+	m.noteAnnounce(e.Round, e.SecAgg)
+	if acts, sat := m.catchUp(e.Round, e.SecAgg, out); sat {
+		return acts, nil
+	}
 	switch {
 	case !m.joined || e.Round < m.trained:
 		return out, nil

@@ -396,36 +396,33 @@ func secureRecord(s *secureSession, self string) privacy.SecAggRecord {
 	return r
 }
 
-// SecureOpening is a secure round's opening, stepped by the driver before
-// the RoundOpened that trains: an agent holding an update that missed its
-// own round advertises at once with it, so that a bank slower than the
-// keys stage still lands each update one round late, as a stale update
-// in the clear does, instead of missing every round's keys.
-type SecureOpening struct {
-	Round  uint64
-	SecAgg *bus.SecAggRound
-	Now    time.Time
-}
-
-func (SecureOpening) isMachineEvent() {}
-
-// HoldsLate reports whether the agent holds an update of a round before
-// round (the driver steps a SecureOpening first).
-func (m *Machine) HoldsLate(round uint64) bool {
+// behind reports whether the agent holds updates of two or more rounds
+// before round: it missed the sums of consecutive rounds, its training
+// being slower than the rounds.
+func (m *Machine) behind(round uint64) bool {
+	n := 0
 	for _, h := range m.sa.held {
 		if h.round < round {
-			return true
+			n++
 		}
 	}
-	return false
+	return n >= 2
 }
 
-// joinLate joins round's secure aggregation with the late updates held,
-// before the round's own training.
-func (m *Machine) joinLate(round uint64, a *bus.SecAggRound, out []MachineAction) []MachineAction {
-	m.noteAnnounce(round, a)
-	if !m.joined || a == nil || !m.HoldsLate(round) {
-		return out
+// catchUp is an agent that is behind (behind) at round's opening: it
+// sends what it holds into round's sum at once and sits the round's
+// training out, so that its advertisement is on time and its updates
+// land, one round late, every other round; once one landed it trains
+// again. An agent late once trains as usual and folds its late update
+// into the round's input. It reports whether the agent sat out.
+func (m *Machine) catchUp(round uint64, a *bus.SecAggRound, out []MachineAction) ([]MachineAction, bool) {
+	if !m.joined || a == nil || !m.behind(round) || round <= m.trained {
+		return out, false
 	}
-	return m.joinSecure(round, out)
+	out = m.joinSecure(round, out)
+	if s := m.sa.sess; s == nil || s.round != round {
+		return out, false
+	}
+	m.trained = round
+	return append(out, Note{Round: round, Msg: "behind by two rounds: this round carries the held updates, and the agent trains again from the next"}), true
 }
