@@ -34,18 +34,25 @@ func privacyReport(final map[string]map[string]float64, ledger []privacy.Entry, 
 		}
 	}
 	seeded := false
-	records := 0
+	records, secure := 0, 0
 	for _, e := range ledger {
 		seeded = seeded || e.Seeded
-		if e.Channel.IsRecord() {
+		switch {
+		case e.Channel.IsRecord():
 			records++
+		case e.Channel == privacy.ChannelSecAgg:
+			secure++
 		}
 	}
-	// ledger_entries counts the banks' entries (releases and
-	// calibrations), as before the aggregator kept its records there.
+	// ledger_entries counts the banks' releases and calibrations, as
+	// before the aggregator kept its records there and the banks their
+	// secure-aggregation records (ledger_secagg_records).
 	out := map[string]any{
 		"delta": p.Delta, "accountant": p.Accountant.String(), "epsilon_client_max": worst,
-		"ledger_entries": len(ledger) - records, "ledger_records": records, "seeded_noise": seeded,
+		"ledger_entries": len(ledger) - records - secure, "ledger_records": records, "seeded_noise": seeded,
+	}
+	if secure > 0 {
+		out["ledger_secagg_records"] = secure
 	}
 	if p.ExportLedger != "" {
 		out["ledger"] = p.ExportLedger
