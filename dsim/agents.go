@@ -176,6 +176,11 @@ func (s *sim) stepAgent(a *simAgent, ev agent.MachineEvent) *Violation {
 			return v
 		}
 	}
+	if s.cfg.shadowCheck {
+		if v := s.shadowMatches(a, acts); v != nil {
+			return v
+		}
+	}
 	if a.dying {
 		if len(acts) > 0 {
 			s.counters.MidStepCrashes++

@@ -116,6 +116,10 @@ type Config struct {
 	mutateAgent func([]agent.MachineAction) []agent.MachineAction
 	// mutateReject rewrites the reason the aggregator's validator gives.
 	mutateReject func(reason string) string
+	// shadowCheck, set only by tests, compares every update released in
+	// the clear with shadowRelease's reading of it: the ground truth the
+	// secure sums are checked against must be what the gate releases.
+	shadowCheck bool
 	// fixedDeadlines, set only by tests, runs the aggregator with fixed
 	// deadlines while the checker expects adaptive ones.
 	fixedDeadlines bool

@@ -34,6 +34,7 @@ var (
 	dsimSeeds  = flag.Int("dsim.seeds", 1000, "seeds TestDeterministicSimSeeds sweeps (200 under -short)")
 	dsimFirst  = flag.Uint64("dsim.first", 1, "first seed TestDeterministicSimSeeds sweeps")
 	dsimSecure = flag.Bool("dsim.secure", false, "TestDeterministicSimSeeds sweeps only secure seeds (Config.SecAgg), -dsim.seeds of them")
+	dsimStrict = flag.Bool("dsim.strictsecure", false, "make an update sent in the clear in a secure job a violation (Config.StrictSecure)")
 	dsimBudget = flag.Duration("dsim.budget", 0, "stop TestDeterministicSimSeeds's sweep after this long and report the seeds run (0: none)")
 	traceDir   = flag.String("dsim.tracedir", filepath.Join(os.TempDir(), "dsim-traces"), "where failing seeds' traces are written")
 )
@@ -59,6 +60,13 @@ func TestDeterministicSimSeeds(t *testing.T) {
 		o = Seeds{First: dsimSeed.v, Count: 1, RerunEvery: 1, TraceDir: *traceDir}
 	}
 	o.SecureOnly = *dsimSecure && !dsimSeed.set
+	if *dsimStrict {
+		o.Config = func(seed uint64) (Config, error) {
+			c := RandomConfig(seed)
+			c.StrictSecure = true
+			return c, nil
+		}
+	}
 	ctx := context.Background()
 	if *dsimBudget > 0 {
 		var cancel context.CancelFunc
@@ -256,18 +264,29 @@ func TestGoldenTraces(t *testing.T) {
 	for _, tc := range []struct {
 		strategy string
 		seed     uint64
-	}{{StrategyFedAvg, 3}, {StrategyCEFedGNN, 4}, {StrategyLPSFed, 2}, {StrategyFedGSP, 34}} {
-		t.Run(tc.strategy, func(t *testing.T) {
+		secure   bool
+	}{{StrategyFedAvg, 3, false}, {StrategyCEFedGNN, 4, false}, {StrategyLPSFed, 2, false}, {StrategyFedGSP, 34, false},
+		// Secure aggregation: sums checked against the survivors' inputs,
+		// rounds below t, an aggregator restart, inputs folded forward.
+		{StrategyCEFedGNN, 7, true}} {
+		name := tc.strategy
+		if tc.secure {
+			name = "secure-" + name
+		}
+		t.Run(name, func(t *testing.T) {
 			cfg := RandomConfig(tc.seed)
-			if cfg.Strategy() != tc.strategy {
-				t.Fatalf("seed %d runs %s", tc.seed, cfg.Strategy())
+			if cfg.Strategy() != tc.strategy || cfg.SecAgg != tc.secure {
+				t.Fatalf("seed %d runs %s, secure %v", tc.seed, cfg.Strategy(), cfg.SecAgg)
 			}
 			cfg.Trace = true
 			res, err := Run(context.Background(), cfg)
 			if err != nil || res.Violation != nil {
 				t.Fatalf("%v %v", err, res.Violation)
 			}
-			path := filepath.Join("testdata", fmt.Sprintf("%s-seed-%d.txt", tc.strategy, tc.seed))
+			if tc.secure && res.Counters.SecureChecked == 0 {
+				t.Fatalf("seed %d checked no secure sum", tc.seed)
+			}
+			path := filepath.Join("testdata", fmt.Sprintf("%s-seed-%d.txt", name, tc.seed))
 			if *update {
 				if err := os.WriteFile(path, []byte(res.Text), 0o644); err != nil {
 					t.Fatal(err)
