@@ -249,8 +249,15 @@ func (c *checker) closeRound(rc aggregator.RoundClosed, acts []aggregator.Action
 				return violation(InvCountedTwice, "%s's input entered round %d's sum twice", id, rc.Round)
 			}
 		}
-		if v := c.emptyClose(rc); v != nil && c.sec.ads == 0 {
-			return v
+		// The keys stage is extended while no advertisement is in (the
+		// machine's "empty"); a round that had some but closed without a
+		// sum counts as empty for the next, as in the clear.
+		if c.sec.ads == 0 {
+			if v := c.emptyClose(rc); v != nil {
+				return v
+			}
+		} else if c.cfg.DeadlineFactor > 0 && len(rc.In) == 0 && rc.Live+len(rc.Dead) > 0 {
+			c.starved = true
 		}
 		clear(c.cur)
 		c.stale = c.stale[:0]
