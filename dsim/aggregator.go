@@ -181,7 +181,9 @@ func (s *sim) stepAgg(ev aggregator.Event) *Violation {
 			// (secure_round.go), and the shipped Server finds them by
 			// ticking every TickEvery. The simulator wakes the machine at
 			// exactly that time instead.
-			s.push(simEvent{at: s.now.Add(s.cfg.RoundTimeout), kind: evTimer, node: aggID})
+			if !s.cfg.noStageTicks {
+				s.push(simEvent{at: s.now.Add(s.cfg.RoundTimeout), kind: evTimer, node: aggID})
+			}
 		case aggregator.SecAggRefused:
 			s.counters.SecAggRefused[x.Kind]++
 		}

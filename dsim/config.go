@@ -120,6 +120,9 @@ type Config struct {
 	// the clear with shadowRelease's reading of it: the ground truth the
 	// secure sums are checked against must be what the gate releases.
 	shadowCheck bool
+	// noStageTicks, set only by tests, wakes the aggregator at its
+	// Machine.Deadline alone, without the secure stages' ticks (stepAgg).
+	noStageTicks bool
 	// fixedDeadlines, set only by tests, runs the aggregator with fixed
 	// deadlines while the checker expects adaptive ones.
 	fixedDeadlines bool
