@@ -32,6 +32,7 @@ type simAgent struct {
 	incarnation uint64
 	dying       bool      // crash in the middle of the next step
 	wake        time.Time // the timer already scheduled
+	noise       uint64    // its gate's noise seed (shadowRelease)
 }
 
 func (s *sim) addAgent(i int) error {
@@ -53,15 +54,19 @@ func (s *sim) addAgent(i int) error {
 	}
 	ledger := privacy.NewMemLedger()
 	noise := seeds.Party(s.cfg.Seed, i, seeds.Noise)
+	var sa agent.SecAggConfig
+	if s.cfg.SecAgg {
+		sa = agentSecAgg(s.cfg, s.secIDs, id)
+	}
 	m, err := agent.NewMachine(agent.MachineConfig{Job: jobID, Client: id, LocalEpochs: s.cfg.LocalEpochs, EvalEvery: -1,
 		HelloRetry: s.cfg.HelloRetry, ModelSigma: s.cfg.ModelSigma, ModelClip: s.cfg.ModelClip, EmbSigma: s.cfg.EmbSigma,
 		GradSigma: s.cfg.GradSigma, MarginSigma: s.cfg.MarginSigma, DescriptorSigma: s.cfg.DescSigma,
-		Privacy: privacy.Config{Delta: s.cfg.Delta, Budget: s.cfg.Budget, Seed: &noise}, Ledger: ledger}, l)
+		Privacy: privacy.Config{Delta: s.cfg.Delta, Budget: s.cfg.Budget, Seed: &noise}, Ledger: ledger, SecAgg: sa}, l)
 	if err != nil {
 		return fmt.Errorf("dsim: %w", err)
 	}
-	s.agents[id] = &simAgent{id: id, acfg: agent.Config{Job: jobID, Client: id, Now: s.clock}, numParams: l.NumParams(),
-		learner: l, m: m, ledger: ledger}
+	s.agents[id] = &simAgent{id: id, acfg: agent.Config{Job: jobID, Client: id, Now: s.clock, SecAgg: sa}, numParams: l.NumParams(),
+		learner: l, m: m, ledger: ledger, noise: noise}
 	// Agents boot within the first few milliseconds, in a seeded order.
 	s.push(simEvent{at: s.now.Add(time.Duration(s.rng.Int64N(int64(10 * time.Millisecond)))), kind: evRestart, node: id})
 	return nil
@@ -166,6 +171,16 @@ func (s *sim) stepAgent(a *simAgent, ev agent.MachineEvent) *Violation {
 	if v := s.check.agentStep(a.id, a.incarnation, acts, entries); v != nil {
 		return v
 	}
+	if s.cfg.SecAgg {
+		if v := s.secureAgentStep(a, acts, entries); v != nil {
+			return v
+		}
+	}
+	if s.cfg.shadowCheck {
+		if v := s.shadowMatches(a, acts); v != nil {
+			return v
+		}
+	}
 	if a.dying {
 		if len(acts) > 0 {
 			s.counters.MidStepCrashes++
@@ -191,6 +206,11 @@ func (s *sim) stepAgent(a *simAgent, ev agent.MachineEvent) *Violation {
 			if x.Update.Descriptors.Len() > 0 {
 				s.counters.DescSent++
 			}
+			if x.Update.Masked {
+				s.counters.MaskedUpdates++
+			}
+		case agent.PublishSecAgg:
+			s.counters.SecAggSent++
 		case agent.PublishEmbeddings:
 			s.counters.EmbSent++
 		case agent.BudgetSpent:

@@ -121,6 +121,9 @@ type checker struct {
 	// writes in the ledger (privacy.Gate.LedgerNodeIDs); absent: the
 	// same ids.
 	ledgerIDs map[string]func([]int64) []int64
+	// sec is the ground truth of secure rounds (check_secure.go), nil
+	// when the job aggregates in the clear.
+	sec *secChecker
 }
 
 type relKey struct {
@@ -141,9 +144,13 @@ func newChecker(cfg Config, counters *Counters, neighbours map[string]map[string
 	// accountant fail anyway, budget() reports it as a violation rather
 	// than skipping the check.
 	acct, _ := privacy.NewAccountant(privacy.RDP, cfg.Delta, privacy.Budget{})
-	return &checker{cfg: cfg, counters: counters, cur: map[string]accepted{}, counted: map[updKey]int{},
+	c := &checker{cfg: cfg, counters: counters, cur: map[string]accepted{}, counted: map[updKey]int{},
 		acct: acct, seen: map[string]int{}, released: map[relKey]bool{}, lives: map[chanKey]uint64{}, desc: map[string]descRelease{},
 		neighbours: neighbours}
+	if cfg.SecAgg {
+		c.sec = newSecChecker()
+	}
+	return c
 }
 
 // aggStep checks one aggregator step: the event, its actions and the
@@ -164,7 +171,7 @@ func (c *checker) aggStep(ev aggregator.Event, acts []aggregator.Action, post ag
 	for _, a := range acts {
 		switch x := a.(type) {
 		case aggregator.RoundClosed:
-			if v := c.closeRound(x); v != nil {
+			if v := c.closeRound(x, acts); v != nil {
 				return v
 			}
 			closed = &x
@@ -172,7 +179,16 @@ func (c *checker) aggStep(ev aggregator.Event, acts []aggregator.Action, post ag
 			if v := c.personal(ev, x, closed); v != nil {
 				return v
 			}
+		case aggregator.OpenRound:
+			if c.sec != nil {
+				if v := c.secOpen(x); v != nil {
+					return v
+				}
+			}
 		}
+	}
+	if c.sec != nil {
+		c.secAggStep(ev, acts, now)
 	}
 	c.round, c.open, c.deadline = post.Round, post.Open, post.Deadline
 	if !c.open {
@@ -189,6 +205,9 @@ func (c *checker) accept(u aggregator.UpdateIn, acts []aggregator.Action) *Viola
 	for _, a := range acts {
 		if d, ok := a.(aggregator.Dropped); ok && d.Client == u.Client && d.Round == u.Round {
 			return nil
+		}
+		if r, ok := a.(aggregator.Rejected); ok && r.Client == u.Client && r.Round == u.Round {
+			return nil // against the contract (or in the clear in a secure job)
 		}
 	}
 	w := u.Weight
@@ -212,10 +231,38 @@ func (c *checker) accept(u aggregator.UpdateIn, acts []aggregator.Action) *Viola
 	return nil
 }
 
-// closeRound checks a close decision against what was accepted.
-func (c *checker) closeRound(rc aggregator.RoundClosed) *Violation {
+// closeRound checks a close decision (of a step whose actions are acts)
+// against what was accepted.
+func (c *checker) closeRound(rc aggregator.RoundClosed, acts []aggregator.Action) *Violation {
 	if !c.open || rc.Round != c.round {
 		return violation(InvNotAccepted, "closed round %d while round %d was open=%v", rc.Round, c.round, c.open)
+	}
+	if c.sec != nil {
+		// Who counts is the sum's survivors, whether or not their update
+		// reached the aggregator, and what they weigh is in the sum.
+		if v := c.secureClose(rc, acts); v != nil {
+			return v
+		}
+		for _, id := range rc.In {
+			k := updKey{id, rc.Round}
+			if c.counted[k]++; c.counted[k] > 1 {
+				return violation(InvCountedTwice, "%s's input entered round %d's sum twice", id, rc.Round)
+			}
+		}
+		// The keys stage is extended while no advertisement is in (the
+		// machine's "empty"); a round that had some but closed without a
+		// sum counts as empty for the next, as in the clear.
+		if c.sec.ads == 0 {
+			if v := c.emptyClose(rc); v != nil {
+				return v
+			}
+		} else if c.cfg.DeadlineFactor > 0 && len(rc.In) == 0 && rc.Live+len(rc.Dead) > 0 {
+			c.starved = true
+		}
+		clear(c.cur)
+		c.stale = c.stale[:0]
+		c.open = false
+		return nil
 	}
 	want := make([]accepted, 0, len(c.cur)+len(c.stale))
 	for _, id := range sortedKeys(c.cur) {
@@ -342,8 +389,11 @@ func (c *checker) crossCheck(post aggregator.Snapshot) *Violation {
 
 // quorum checks that an open round is not one that had to close.
 func (c *checker) quorum(post aggregator.Snapshot, now time.Time) *Violation {
-	if !now.Before(post.Deadline) {
-		return violation(InvRoundOpen, "round %d still open at its deadline %v", post.Round, post.Deadline.Sub(epoch()))
+	if d := c.deadlineNow(); !now.Before(d) {
+		return violation(InvRoundOpen, "round %d still open at its deadline %v", post.Round, d.Sub(epoch()))
+	}
+	if c.sec != nil {
+		return c.secureQuorum(post)
 	}
 	if c.cfg.Buffer > 0 {
 		if n := len(c.cur) + len(c.stale); n >= c.cfg.Buffer {
@@ -371,8 +421,8 @@ func (c *checker) quorum(post aggregator.Snapshot, now time.Time) *Violation {
 // afterStep checks what must hold whatever party moved: an aggregator that
 // is up never leaves a round open past its deadline.
 func (c *checker) afterStep(aggUp bool, now time.Time) *Violation {
-	if aggUp && c.open && now.After(c.deadline) {
-		return violation(InvRoundOpen, "round %d open at +%v, past its deadline +%v", c.round, now.Sub(epoch()), c.deadline.Sub(epoch()))
+	if d := c.deadlineNow(); aggUp && c.open && now.After(d) {
+		return violation(InvRoundOpen, "round %d open at +%v, past its deadline +%v", c.round, now.Sub(epoch()), d.Sub(epoch()))
 	}
 	return nil
 }

@@ -110,6 +110,20 @@ func (c *checker) update(id string, pu agent.PublishUpdate, ledger []privacy.Ent
 		n  int
 	}
 	var want []field
+	if u.Masked {
+		// Under secure aggregation the parameters and the estimator went
+		// into the agent's masked input, not on the wire: their releases
+		// lead the list, without values to count here (check_secure.go
+		// checks them against the sum).
+		for _, ch := range []privacy.Channel{privacy.ChannelModel, privacy.ChannelGrad} {
+			if len(pu.Releases) > len(want) && pu.Releases[len(want)].Channel == ch {
+				want = append(want, field{ch, -1})
+			}
+		}
+		if u.Params.Len()+u.Grad.Len() > 0 {
+			return violation(InvReleaseLedger, "%s's masked round %d update carries %d values in the clear", id, u.Round, u.Params.Len()+u.Grad.Len())
+		}
+	}
 	for _, f := range []field{{privacy.ChannelModel, u.Params.Len()}, {privacy.ChannelGrad, u.Grad.Len()},
 		{privacy.ChannelMargin, u.Rho.Len()}, {privacy.ChannelMargin, u.Margin.Len()}, {privacy.ChannelDescriptor, u.Descriptors.Len()}} {
 		if f.n > 0 {

@@ -82,7 +82,16 @@ type Config struct {
 	DescOrders, DescPrincipal, DescDim int
 	DescSigma                          float64
 	FedGSP                             aggregator.FedGSPConfig
-	Faults                             Faults
+	// SecAgg runs every round with secure aggregation (issue 31): the
+	// aggregator's machine with aggregator.Config.SecAgg on and every
+	// agent with an agent.SecAggConfig, identities and randomness drawn
+	// from the seed (secure.go). FedGSP refuses it.
+	SecAgg bool
+	// StrictSecure makes an update sent in the clear in a secure job a
+	// violation (InvSecureClear) rather than a count: the agent core
+	// still does so when a round could not open its secure aggregation.
+	StrictSecure bool
+	Faults       Faults
 	// Trace records a readable trace of the run (Result.Text): every
 	// message sent, delivered or lost, every step, crash and close.
 	Trace bool
@@ -107,6 +116,13 @@ type Config struct {
 	mutateAgent func([]agent.MachineAction) []agent.MachineAction
 	// mutateReject rewrites the reason the aggregator's validator gives.
 	mutateReject func(reason string) string
+	// shadowCheck, set only by tests, compares every update released in
+	// the clear with shadowRelease's reading of it: the ground truth the
+	// secure sums are checked against must be what the gate releases.
+	shadowCheck bool
+	// noStageTicks, set only by tests, wakes the aggregator at its
+	// Machine.Deadline alone, without the secure stages' ticks (stepAgg).
+	noStageTicks bool
 	// fixedDeadlines, set only by tests, runs the aggregator with fixed
 	// deadlines while the checker expects adaptive ones.
 	fixedDeadlines bool
@@ -188,6 +204,7 @@ func baseConfig(seed uint64, r *rand.Rand) Config {
 	budget := r.IntN(2) == 0
 	k := 1 + r.IntN(c.Rounds)
 	c.strategyParams(rand.New(rand.NewPCG(seed, 0x57a7)))
+	c.SecAgg = secureSeed(seed) && c.Strategy() != StrategyFedGSP
 	if budget {
 		// A budget that admits k rounds' releases (each of μ² =
 		// (2·clip/σ)²: the model's, CE-FedGNN's gradient estimator's,
@@ -318,6 +335,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("dsim: fault probabilities %+v", c.Faults)
 	case c.Faults.MaxOutage <= 0 && c.Faults.Partitions+c.Faults.AgentCrashes+c.Faults.AggCrashes > 0:
 		return fmt.Errorf("dsim: crashes and partitions need a positive MaxOutage")
+	case c.SecAgg && c.Strategy() == StrategyFedGSP:
+		return fmt.Errorf("dsim: fedgsp runs without secure aggregation")
 	}
 	if c.MinClients == 0 {
 		c.MinClients = c.Agents
@@ -331,6 +350,9 @@ func (c *Config) validate() error {
 		perRound := c.RoundTimeout + c.Faults.Latency + c.Faults.Jitter + c.Faults.ReorderBy
 		if c.DeadlineFactor > 0 {
 			perRound += c.deadlineCap() // a round may wait up to its cap
+		}
+		if c.SecAgg {
+			perRound += 2 * c.RoundTimeout // the masked inputs' and the reveals' waits
 		}
 		c.MaxSimTime = 2*(c.horizon()+c.Faults.MaxOutage+time.Duration(c.Rounds+2)*perRound) + time.Minute
 	}

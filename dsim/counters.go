@@ -6,6 +6,7 @@ import "time"
 type Result struct {
 	Seed     uint64
 	Strategy string // Config.Strategy()
+	Secure   bool   // Config.SecAgg
 	Finished bool
 	Rounds   uint64 // rounds closed
 	// Model is the final global model, or the final personalized models
@@ -55,6 +56,17 @@ type Counters struct {
 	// (and must not release them again), GraphCloses the closes that
 	// learned the collaboration graphs.
 	DescSent, DescRefused, DescKept, GraphCloses int
+	// Secure aggregation: updates sent masked, protocol messages the
+	// agents sent, secure rounds closed with a sum and without one (by
+	// the check's outcome), the aggregator's refusals by kind, and the
+	// secure sums checked against the survivors' released vectors.
+	MaskedUpdates, SecAggSent      int
+	SecureSums, SecureFailed       int
+	SecureChecked, SecureUnchecked int
+	SecAggRefused                  map[string]int
+	// ClearInSecure counts updates an agent sent with released vectors
+	// in the clear in a secure job (InvSecureClear).
+	ClearInSecure int
 }
 
 // Add accumulates o into c.
@@ -88,6 +100,14 @@ func (c *Counters) Add(o Counters) {
 	c.DescRefused += o.DescRefused
 	c.DescKept += o.DescKept
 	c.GraphCloses += o.GraphCloses
+	c.MaskedUpdates += o.MaskedUpdates
+	c.SecAggSent += o.SecAggSent
+	c.SecureSums += o.SecureSums
+	c.SecureFailed += o.SecureFailed
+	c.SecureChecked += o.SecureChecked
+	c.SecureUnchecked += o.SecureUnchecked
+	c.ClearInSecure += o.ClearInSecure
+	c.SecAggRefused = addCounts(c.SecAggRefused, o.SecAggRefused)
 	c.Refused = addCounts(c.Refused, o.Refused)
 	c.Rejected = addCounts(c.Rejected, o.Rejected)
 	c.Closes = addCounts(c.Closes, o.Closes)

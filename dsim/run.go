@@ -38,7 +38,8 @@ type sim struct {
 	neighbours map[string]map[string]int // CE-FedGNN: each agent's neighbours, by id, to their index
 	routes     map[string][]string       // subject -> the parties subscribed to it, aggregator first
 
-	agg *simAgg
+	agg    *simAgg
+	secIDs *secIdentities // the parties' NKeys, when the job aggregates securely
 
 	check    *checker
 	counters Counters
@@ -63,7 +64,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		s.tr.header(cfg)
 	}
 	s.counters.Rejected, s.counters.Closes, s.counters.Refused = map[string]int{}, map[string]int{}, map[string]int{}
-	s.counters.Adapted = map[string]int{}
+	s.counters.Adapted, s.counters.SecAggRefused = map[string]int{}, map[string]int{}
 	s.net = simNet{rng: s.rng, faults: cfg.Faults, slow: cfg.RoundTimeout, sent: map[link]uint64{},
 		seen: map[link]uint64{}, counters: &s.counters}
 	for i := range cfg.Agents {
@@ -71,7 +72,12 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	s.neighbours = neighbourMap(s.ids, cfg.Links)
 	var err error
-	if s.agg, err = newSimAgg(cfg, s.clock); err != nil {
+	if cfg.SecAgg {
+		if s.secIDs, err = newSecIdentities(cfg.Seed, s.ids); err != nil {
+			return Result{}, err
+		}
+	}
+	if s.agg, err = newSimAgg(cfg, s.secIDs, s.clock); err != nil {
 		return Result{}, err
 	}
 	s.check = newChecker(cfg, &s.counters, s.neighbours)
@@ -94,7 +100,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		}
 	}
 	snap := s.agg.snap
-	res := Result{Seed: cfg.Seed, Strategy: cfg.Strategy(), Finished: snap.Finished, Rounds: snap.Closed, Model: finalModel(snap),
+	res := Result{Seed: cfg.Seed, Strategy: cfg.Strategy(), Secure: cfg.SecAgg, Finished: snap.Finished, Rounds: snap.Closed, Model: finalModel(snap),
 		ModelRound: snap.ModelRound, Steps: s.steps, SimTime: s.now.Sub(epoch()), Counters: s.counters, Violation: v}
 	s.hash.floats(res.Model)
 	res.Trace = uint64(s.hash)
@@ -268,9 +274,17 @@ func (s *sim) route(from string, o bus.Outgoing, data []byte) {
 	if s.tr.on() {
 		_, _, m.seq = kindOf(data)
 	}
-	if o.Kind != bus.KindMetrics {
+	switch o.Kind {
+	case bus.KindMetrics:
 		// Scores are a map, encoded in Go's random iteration order: the
 		// bytes of a metrics message are not a function of the seed.
+	case bus.KindSAShare:
+		// Sealed with HPKE, whose ephemeral keys crypto/hpke draws from
+		// the system: its subject (sender and recipient) and length are
+		// the seed's, its bytes are not.
+		s.hash.str(o.Subject)
+		s.hash.u64(uint64(len(data)))
+	default:
 		s.hash.bytes(data)
 	}
 	if o.ReplyTo != "" {
@@ -301,9 +315,13 @@ func (s *sim) subscribers(subject string) []string {
 			}
 		}
 	}
-	match(aggID, aggregator.Subjects(jobID, false))
+	match(aggID, s.agg.scfg.SubjectsFor(false))
 	for _, id := range s.ids {
-		match(id, agent.Subjects(jobID, id))
+		subs := agent.Subjects(jobID, id)
+		if s.cfg.SecAgg {
+			subs = append(subs, bus.SecAggSubjects(jobID, id)...)
+		}
+		match(id, subs)
 	}
 	s.routes[subject] = r
 	return r

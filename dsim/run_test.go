@@ -2,6 +2,7 @@ package dsim
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"math"
@@ -29,10 +30,13 @@ func (o *optSeed) Set(s string) error {
 }
 
 var (
-	dsimSeed  optSeed
-	dsimSeeds = flag.Int("dsim.seeds", 1000, "seeds TestDeterministicSimSeeds sweeps (200 under -short)")
-	dsimFirst = flag.Uint64("dsim.first", 1, "first seed TestDeterministicSimSeeds sweeps")
-	traceDir  = flag.String("dsim.tracedir", filepath.Join(os.TempDir(), "dsim-traces"), "where failing seeds' traces are written")
+	dsimSeed   optSeed
+	dsimSeeds  = flag.Int("dsim.seeds", 1000, "seeds TestDeterministicSimSeeds sweeps (200 under -short)")
+	dsimFirst  = flag.Uint64("dsim.first", 1, "first seed TestDeterministicSimSeeds sweeps")
+	dsimSecure = flag.Bool("dsim.secure", false, "TestDeterministicSimSeeds sweeps only secure seeds (Config.SecAgg), -dsim.seeds of them")
+	dsimStrict = flag.Bool("dsim.strictsecure", false, "make an update sent in the clear in a secure job a violation (Config.StrictSecure)")
+	dsimBudget = flag.Duration("dsim.budget", 0, "stop TestDeterministicSimSeeds's sweep after this long and report the seeds run (0: none)")
+	traceDir   = flag.String("dsim.tracedir", filepath.Join(os.TempDir(), "dsim-traces"), "where failing seeds' traces are written")
 )
 
 func init() {
@@ -55,20 +59,37 @@ func TestDeterministicSimSeeds(t *testing.T) {
 	if dsimSeed.set {
 		o = Seeds{First: dsimSeed.v, Count: 1, RerunEvery: 1, TraceDir: *traceDir}
 	}
+	o.SecureOnly = *dsimSecure && !dsimSeed.set
+	if *dsimStrict {
+		o.Config = func(seed uint64) (Config, error) {
+			c := RandomConfig(seed)
+			c.StrictSecure = true
+			return c, nil
+		}
+	}
+	ctx := context.Background()
+	if *dsimBudget > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, *dsimBudget)
+		defer cancel()
+	}
 	start := time.Now()
-	sum, err := RunSeeds(context.Background(), o)
+	sum, err := RunSeeds(ctx, o)
 	took := time.Since(start)
-	if err != nil {
+	budgetSpent := *dsimBudget > 0 && errors.Is(err, context.DeadlineExceeded)
+	if err != nil && !budgetSpent {
 		t.Fatal(err)
 	}
-	if sum.Seeds != o.Count && len(sum.Failures) == 0 {
+	if budgetSpent {
+		t.Logf("budget of %v spent: %d of %d seeds run", *dsimBudget, sum.Seeds, o.Count)
+	} else if sum.Seeds != o.Count && len(sum.Failures) == 0 {
 		t.Fatalf("ran %d of %d seeds", sum.Seeds, o.Count)
 	}
 	for _, v := range sum.Failures {
 		t.Errorf("%v\n    trace: %s\n    reproduce: %s", v, v.TraceFile, reproCommand(v.Seed))
 	}
 	c := sum.Counters
-	if !dsimSeed.set && o.Count >= 30 {
+	if !dsimSeed.set && !o.SecureOnly && !budgetSpent && o.Count >= 30 {
 		// A green sweep must have driven every strategy and channel. Each
 		// strategy has a quarter of the seeds, give or take a block of
 		// three at the range's ends.
@@ -77,7 +98,8 @@ func TestDeterministicSimSeeds(t *testing.T) {
 				t.Errorf("%d of %d seeds ran %s: %v", sum.PerStrategy[st], o.Count, st, sum.PerStrategy)
 			}
 		}
-		for what, n := range map[string]int{"embeddings sent": c.EmbSent, "scalars sent": c.ScalarsSent,
+		for what, n := range map[string]int{"secure seeds": sum.Secure, "secure sums checked": c.SecureChecked, "secure rounds without a sum": c.SecureFailed,
+			"embeddings sent": c.EmbSent, "scalars sent": c.ScalarsSent,
 			"personalized models": c.Personal, "final reports": c.Finals, "budget refusals": c.BudgetRefusals,
 			"updates with descriptors": c.DescSent, "descriptor refusals": c.DescRefused,
 			"lives that found their descriptors released": c.DescKept, "closes that learned graphs": c.GraphCloses} {
@@ -91,6 +113,8 @@ func TestDeterministicSimSeeds(t *testing.T) {
 		sum.PerStrategy, c.EmbSent, c.ScalarsSent, c.Personal, c.Finals, c.Refused)
 	t.Logf("fedgsp: %d updates with descriptors, %d descriptor releases refused by the budget, %d lives that found theirs in the ledger, %d closes that learned the graphs",
 		c.DescSent, c.DescRefused, c.DescKept, c.GraphCloses)
+	t.Logf("secure aggregation: %d seeds, %d masked updates, %d protocol messages, %d sums (%d checked against the survivors' releases, %d folding earlier rounds), %d rounds without a sum, refused %v, %d updates in the clear",
+		sum.Secure, c.MaskedUpdates, c.SecAggSent, c.SecureSums, c.SecureChecked, c.SecureUnchecked, c.SecureFailed, c.SecAggRefused, c.ClearInSecure)
 	t.Logf("%d seeds, %d steps: %d messages (%d dropped, %d duplicated, %d reordered, %d lost to partitions), "+
 		"%d agent and %d aggregator crashes, %d updates counted, %d stale, closes %v, dropped %v",
 		sum.Seeds, sum.Steps, c.Sent, c.Dropped, c.Duplicated, c.Reordered, c.PartitionDrops,
@@ -113,8 +137,13 @@ func TestDsimBitIdenticalPerSeed(t *testing.T) {
 		if v := Diverged(a, b); v != nil {
 			t.Fatalf("seed %d: %v", seed, v)
 		}
-		if a.Violation != nil || !a.Finished || len(a.Model) == 0 {
+		// A secure job all of whose rounds fell below t has no model.
+		noSum := a.Secure && a.Counters.SecureSums == 0
+		if a.Violation != nil || !a.Finished || len(a.Model) == 0 && !noSum {
 			t.Fatalf("seed %d: finished %v, model %v, violation %v", seed, a.Finished, a.Model, a.Violation)
+		}
+		if len(a.Model) == 0 {
+			continue
 		}
 		key := fmt.Sprint(a.Model)
 		if other, dup := models[key]; dup {
@@ -235,18 +264,29 @@ func TestGoldenTraces(t *testing.T) {
 	for _, tc := range []struct {
 		strategy string
 		seed     uint64
-	}{{StrategyFedAvg, 3}, {StrategyCEFedGNN, 4}, {StrategyLPSFed, 2}, {StrategyFedGSP, 34}} {
-		t.Run(tc.strategy, func(t *testing.T) {
+		secure   bool
+	}{{StrategyFedAvg, 3, false}, {StrategyCEFedGNN, 4, false}, {StrategyLPSFed, 2, false}, {StrategyFedGSP, 34, false},
+		// Secure aggregation: sums checked against the survivors' inputs,
+		// rounds below t, an aggregator restart, inputs folded forward.
+		{StrategyCEFedGNN, 7, true}} {
+		name := tc.strategy
+		if tc.secure {
+			name = "secure-" + name
+		}
+		t.Run(name, func(t *testing.T) {
 			cfg := RandomConfig(tc.seed)
-			if cfg.Strategy() != tc.strategy {
-				t.Fatalf("seed %d runs %s", tc.seed, cfg.Strategy())
+			if cfg.Strategy() != tc.strategy || cfg.SecAgg != tc.secure {
+				t.Fatalf("seed %d runs %s, secure %v", tc.seed, cfg.Strategy(), cfg.SecAgg)
 			}
 			cfg.Trace = true
 			res, err := Run(context.Background(), cfg)
 			if err != nil || res.Violation != nil {
 				t.Fatalf("%v %v", err, res.Violation)
 			}
-			path := filepath.Join("testdata", fmt.Sprintf("%s-seed-%d.txt", tc.strategy, tc.seed))
+			if tc.secure && res.Counters.SecureChecked == 0 {
+				t.Fatalf("seed %d checked no secure sum", tc.seed)
+			}
+			path := filepath.Join("testdata", fmt.Sprintf("%s-seed-%d.txt", name, tc.seed))
 			if *update {
 				if err := os.WriteFile(path, []byte(res.Text), 0o644); err != nil {
 					t.Fatal(err)

@@ -23,6 +23,9 @@ type Seeds struct {
 	Workers int
 	// MaxFailures stops the sweep after that many failing seeds; 0: 10.
 	MaxFailures int
+	// SecureOnly runs only secure seeds (Config.SecAgg): Count of them,
+	// the first at or after First.
+	SecureOnly bool
 	// TraceDir, when set, receives the readable trace of every failing
 	// seed (WriteTrace); the path is in the violation.
 	TraceDir string
@@ -35,6 +38,7 @@ type Summary struct {
 	Steps    int
 	// PerStrategy counts the seeds run per strategy (Config.Strategy).
 	PerStrategy map[string]int
+	Secure      int // seeds that aggregated securely (Config.SecAgg)
 	Counters    Counters
 	// Failures are the violations found, by ascending seed.
 	Failures []*Violation
@@ -61,13 +65,24 @@ func RunSeeds(ctx context.Context, o Seeds) (Summary, error) {
 		wg    sync.WaitGroup
 		next  = o.First
 		end   = o.First + uint64(o.Count)
+		taken int
 	)
 	take := func() (uint64, bool) {
 		mu.Lock()
 		defer mu.Unlock()
+		if o.SecureOnly {
+			for next < math.MaxUint64 && !secureSeed(next) {
+				next++
+			}
+			end = math.MaxUint64
+			if taken >= o.Count {
+				return 0, false
+			}
+		}
 		if next >= end || first != nil || len(sum.Failures) >= maxFail || ctx.Err() != nil {
 			return 0, false
 		}
+		taken++
 		next++
 		return next - 1, true
 	}
@@ -76,7 +91,7 @@ func RunSeeds(ctx context.Context, o Seeds) (Summary, error) {
 		go func() {
 			defer wg.Done()
 			for seed, ok := take(); ok; seed, ok = take() {
-				rerun := o.RerunEvery > 0 && (seed-o.First)%uint64(o.RerunEvery) == 0
+				rerun := o.RerunEvery > 0 && seed%uint64(o.RerunEvery) == o.First%uint64(o.RerunEvery)
 				res, err := runSeed(ctx, o.Config, seed, rerun)
 				mu.Lock()
 				switch {
@@ -88,6 +103,9 @@ func RunSeeds(ctx context.Context, o Seeds) (Summary, error) {
 						sum.PerStrategy = map[string]int{}
 					}
 					sum.PerStrategy[res.Strategy]++
+					if res.Secure {
+						sum.Secure++
+					}
 					sum.Steps += res.Steps
 					sum.Counters.Add(res.Counters)
 					if res.Finished {

@@ -12,6 +12,7 @@ import (
 	"graphfed/agent"
 	"graphfed/aggregator"
 	"graphfed/bus"
+	"graphfed/secagg"
 )
 
 // The readable trace of a run, in the style of etcd raft's testdata: one
@@ -49,6 +50,9 @@ func (t *tracer) header(c Config) {
 	f := c.Faults
 	fmt.Fprintf(t.b, "# faults: drop %.3f dup %.3f latency %v jitter %v reorder %.3f by %v, %d partitions, %d agent and %d aggregator crashes (mid-step %.2f)\n",
 		f.Drop, f.Dup, f.Latency, f.Jitter, f.Reorder, f.ReorderBy, f.Partitions, f.AgentCrashes, f.AggCrashes, f.MidStep)
+	if c.SecAgg {
+		fmt.Fprintf(t.b, "# secure aggregation: t by default, waits of a round timeout, shares waited for %v\n", c.RoundTimeout/2)
+	}
 	if len(c.Links) > 0 {
 		fmt.Fprintf(t.b, "# links %v, embedding width %d, sigma %.3f\n", c.Links, c.EmbDim, c.EmbSigma)
 	}
@@ -99,6 +103,12 @@ func aggActs(acts []aggregator.Action) string {
 			if x.Frozen {
 				s += " frozen"
 			}
+			if sc := x.SecAgg; sc != nil {
+				s += fmt.Sprintf(" secagg n %d t %d b %d survivors %v dropouts %v", sc.Cohort, sc.Threshold, sc.Bits, sc.Survivors, sc.Dropouts)
+				if sc.Failure != "" {
+					s += fmt.Sprintf(" failed (%s)", sc.Failure)
+				}
+			}
 			switch {
 			case x.Mix != nil && x.Mix.Collab != nil:
 				s += " collab " + sortedRows(x.Mix.Collab)
@@ -108,8 +118,14 @@ func aggActs(acts []aggregator.Action) string {
 			parts = append(parts, s)
 		case aggregator.Dropped:
 			parts = append(parts, fmt.Sprintf("drop %s r%d (%s)", x.Client, x.Round, x.Reason))
+		case aggregator.Rejected:
+			parts = append(parts, fmt.Sprintf("reject %s r%d (%s: %s)", x.Client, x.Round, x.Reason, x.Detail))
 		case aggregator.Finished:
 			parts = append(parts, fmt.Sprintf("finished after %d rounds", x.Rounds))
+		case aggregator.SecAggOut:
+			parts = append(parts, secAggText(x.Msg))
+		case aggregator.SecAggRefused:
+			parts = append(parts, fmt.Sprintf("secagg refused %s's %s r%d (%v)", x.Client, x.Kind, x.Round, x.Err))
 		}
 	}
 	return strings.Join(parts, "; ")
@@ -134,6 +150,9 @@ func agentActs(acts []agent.MachineAction) string {
 			if u.Withheld {
 				s += " withheld"
 			}
+			if u.Masked {
+				s += " masked"
+			}
 			if u.Grad.Len() > 0 {
 				s += " grad " + floats(u.Grad.Floats())
 			}
@@ -151,10 +170,16 @@ func agentActs(acts []agent.MachineAction) string {
 			parts = append(parts, fmt.Sprintf("budget spent on %s r%d", x.Channel, x.Round))
 		case agent.Note:
 			if x.Warn {
-				parts = append(parts, "note: "+x.Msg)
+				s := "note: " + x.Msg
+				if x.Err != nil && strings.HasPrefix(x.Msg, "secure round") {
+					s += fmt.Sprintf(" (%v)", x.Err)
+				}
+				parts = append(parts, s)
 			}
 		case agent.Finished:
 			parts = append(parts, fmt.Sprintf("finished after r%d", x.Round))
+		case agent.PublishSecAgg:
+			parts = append(parts, secAggText(x.Msg))
 		}
 	}
 	return strings.Join(parts, "; ")
@@ -247,4 +272,50 @@ func kindOf(data []byte) (bus.Kind, uint64, uint64) {
 		return "garbage", 0, 0
 	}
 	return env.Kind, env.Round, env.Seq
+}
+
+// secAggText describes a secure-aggregation message by what it decodes
+// to, never by its bytes: a sealed share's are not the seed's (HPKE).
+func secAggText(msg any) string {
+	switch m := msg.(type) {
+	case bus.SecAggKeys:
+		var ids []string
+		for _, a := range m.Ads {
+			ids = append(ids, a.Party)
+		}
+		return fmt.Sprintf("sa keys r%d %v", m.Round, ids)
+	case secagg.SignedList:
+		return fmt.Sprintf("sa list r%d survivors %v dropouts %v", m.Round, m.Survivors, m.Dropouts)
+	case secagg.SignedAdvertisement:
+		return fmt.Sprintf("sa adv r%d", m.Round)
+	case secagg.SealedShare:
+		return fmt.Sprintf("sa share r%d to %s", m.Round, m.To)
+	case secagg.MaskedInput:
+		return fmt.Sprintf("sa masked r%d peers %v", m.Round, m.Peers)
+	case secagg.Reveal:
+		var self, mask []string
+		for _, p := range m.Self {
+			self = append(self, p.Party)
+		}
+		for _, p := range m.Mask {
+			mask = append(mask, p.Party)
+		}
+		return fmt.Sprintf("sa reveal r%d self %v mask %v", m.Round, self, mask)
+	}
+	return fmt.Sprintf("sa %T", msg)
+}
+
+// secAggInText is a protocol message the aggregator steps with.
+func secAggInText(e aggregator.SecAggIn) string {
+	kind := "?"
+	var round uint64
+	switch m := e.Msg.(type) {
+	case *secagg.SignedAdvertisement:
+		kind, round = "adv", m.Round
+	case *secagg.MaskedInput:
+		kind, round = "masked", m.Round
+	case *secagg.Reveal:
+		kind, round = "reveal", m.Round
+	}
+	return fmt.Sprintf("sa %s %s r%d", kind, e.Client, round)
 }
