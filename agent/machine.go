@@ -343,6 +343,9 @@ func (m *Machine) roundOpened(ctx context.Context, e RoundOpened) ([]MachineActi
 		}
 	}
 	m.noteAnnounce(e.Round, e.SecAgg)
+	if e.SecureJob {
+		m.sa.secureJob = true
+	}
 	if acts, sat := m.catchUp(e.Round, e.SecAgg, out); sat {
 		return acts, nil
 	}

@@ -64,7 +64,9 @@ type RoundOpened struct {
 	// SecAgg is the round's secure aggregation (bus.RoundOpen.SecAgg),
 	// nil when updates travel in the clear.
 	SecAgg *bus.SecAggRound
-	Now    time.Time
+	// SecureJob: the job aggregates securely (bus.RoundOpen.SecureJob).
+	SecureJob bool
+	Now       time.Time
 }
 
 // ModelIn is a global or personalized model (or one resent to this agent

@@ -66,6 +66,9 @@ type secureState struct {
 	// round (ownRound), for a personalized model it mixes itself.
 	own      []float32
 	ownRound uint64
+	// secureJob: a round opening said the job aggregates securely; from
+	// then on no round's vectors go out in the clear.
+	secureJob bool
 	held     []heldInput
 	sess     *secureSession
 	refusals int // messages the agent's protocol refused (lists, keys, shares)
@@ -122,7 +125,7 @@ func (m *Machine) noteAnnounce(round uint64, a *bus.SecAggRound) {
 // round aggregates securely, and reports whether it did.
 func (m *Machine) holdForSecure(up *PublishUpdate) bool {
 	a := m.sa.announced[up.Update.Round]
-	if a == nil {
+	if a == nil && !m.sa.secureJob {
 		return false
 	}
 	h := heldInput{round: up.Update.Round, params: up.Update.Params.Floats(), grad: up.Update.Grad.Floats(), weight: up.Update.Weight}
@@ -132,7 +135,7 @@ func (m *Machine) holdForSecure(up *PublishUpdate) bool {
 		h = heldInput{round: up.Update.Round, weight: 0}
 	}
 	up.Update.Params, up.Update.Grad, up.Update.Masked = bus.Sensitive{}, bus.Sensitive{}, true
-	if a.Unit {
+	if a != nil && a.Unit {
 		// Each input weighs one; the own parameters are kept for the
 		// mixing the aggregator leaves to the client (mixOwn).
 		if h.weight > 0 {

@@ -42,7 +42,7 @@ func EventOf(env bus.Envelope, body any, now time.Time) MachineEvent {
 		return EmbeddingsIn{From: env.From, Round: b.Round, IDs: b.NodeIDs, Rows: b.Data.Floats(), Dim: b.Dim, Now: now}
 	case *bus.RoundOpen:
 		return RoundOpened{Round: b.Round, ModelRound: b.ModelRound, Deadline: time.Unix(0, b.Deadline), Payload: b.Payload,
-			Anchor: b.Anchor.Ref(), SecAgg: b.SecAgg, Now: now}
+			Anchor: b.Anchor.Ref(), SecAgg: b.SecAgg, SecureJob: b.SecureJob, Now: now}
 	case *bus.SecAggKeys, *secagg.SealedShare, *secagg.SignedList:
 		return SecAggIn{Msg: b, Now: now}
 	case *bus.Done:

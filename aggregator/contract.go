@@ -187,7 +187,7 @@ func (s *Server) FixContract(c Contract) error {
 	if s.cfg.Round.SecAgg.On {
 		// The masked vector's exact length, now that the schema is known
 		// (CE-FedGNN's W and G are 2·NumParams + 1 words).
-		s.ep.Validator().SetSecAgg(&bus.SecAggSchema{Words: SecAggWords(s.cfg.Round)})
+		s.ep.Validator().SetSecAgg(&bus.SecAggSchema{Words: SecAggWords(s.cfg.Round), Vectors: secAggVectors(s.cfg.Round)})
 	}
 	return nil
 }

@@ -103,6 +103,9 @@ type OpenRound struct {
 	// SecAgg is the round's secure aggregation (its cohort and
 	// parameters), nil when updates travel in the clear.
 	SecAgg *bus.SecAggRound
+	// SecureJob: the job aggregates securely, whether or not SecAgg could
+	// be opened (bus.RoundOpen.SecureJob).
+	SecureJob bool
 }
 
 // PublishModel is a model the adapter sends after round Round: to every

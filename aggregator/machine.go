@@ -122,7 +122,7 @@ func (m *Machine) global() (PublishModel, bool) {
 
 // openRound is the announcement of the open round (also resent).
 func (m *Machine) openRound() OpenRound {
-	o := OpenRound{Round: m.round, Deadline: m.deadline, ModelRound: m.modelRound, Payload: m.strategy.Payload()}
+	o := OpenRound{Round: m.round, Deadline: m.deadline, ModelRound: m.modelRound, Payload: m.strategy.Payload(), SecureJob: m.secureOn()}
 	if s := m.secure(); s != nil {
 		o.SecAgg = s.announce
 	}
@@ -133,6 +133,9 @@ func (m *Machine) openRound() OpenRound {
 func (m *Machine) Deadline() time.Time {
 	if !m.open {
 		return time.Time{}
+	}
+	if s := m.secure(); s != nil && s.stage != stageKeys {
+		return s.due // the inputs' or the reveals' wait
 	}
 	return m.deadline
 }
@@ -457,12 +460,18 @@ func (m *Machine) close(reason string, now time.Time, out []Action) []Action {
 		counted = func(id string) bool { return inSum[id] }
 		m.sec = nil
 	}
+	protocolFailed := rc.SecAgg != nil && rc.SecAgg.Failure != ""
 	for _, id := range m.liveClients() {
 		c := m.clients[id]
 		if counted(id) {
 			continue
 		}
 		rc.Late = append(rc.Late, id)
+		if protocolFailed {
+			// A round the protocol failed (below t, a lost keys message)
+			// says nothing of one client: it is no missed round.
+			continue
+		}
 		c.missed++
 		if c.missed >= m.cfg.MissedToDead {
 			c.live = false

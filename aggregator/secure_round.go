@@ -126,7 +126,8 @@ func (m *Machine) maybeCloseKeys(now time.Time, out []Action) []Action {
 		return out
 	}
 	if m.cfg.Buffer > 0 {
-		if s.ads >= m.cfg.Buffer {
+		// A buffer below t could never make a sum: it waits for t.
+		if s.ads >= max(m.cfg.Buffer, s.announce.Threshold) {
 			return m.closeKeys("buffer", now, out)
 		}
 		return out

@@ -44,9 +44,18 @@ func (c ServerConfig) EndpointConfig() bus.EndpointConfig {
 		Schema: bus.Schema{MaxRound: uint64(c.Round.Rounds), Senders: map[string]bool{}, Enrol: c.Enrol,
 			Keyring: c.Keyring, MaxBytes: c.MaxBytes, NumParams: c.Round.Contract.NumParams}}
 	if c.Round.SecAgg.On {
-		ec.Schema.SecAgg = &bus.SecAggSchema{Words: SecAggWords(c.Round)}
+		ec.Schema.SecAgg = &bus.SecAggSchema{Words: SecAggWords(c.Round), Vectors: secAggVectors(c.Round)}
 	}
 	return ec
+}
+
+// secAggVectors is how many vectors of the schema's length a masked
+// input of cfg's job carries.
+func secAggVectors(cfg Config) int {
+	if cfg.Contract.Grad != GradNone && (cfg.Algo == AlgoCEFedGNN || cfg.Algo == AlgoFedGNNST) {
+		return 2
+	}
+	return 1
 }
 
 // SecAggWords is the exact length of a masked vector in a job of cfg
@@ -98,7 +107,7 @@ func (c ServerConfig) Outbound(a Action) []bus.Outgoing {
 			Body: &bus.HelloReply{Accepted: x.Accepted, Reason: x.Reason, Round: x.Round, Algo: c.Round.Algo, Rounds: c.Round.Rounds, InitSeed: c.InitSeed, Run: c.Run, Ended: c.ended(), Anchor: bus.NewLedgerRef(x.Anchor)}}}
 	case OpenRound:
 		return []bus.Outgoing{{Subject: bus.Subject(j, bus.KindRound), Kind: bus.KindRound, Round: x.Round,
-			Body: &bus.RoundOpen{Round: x.Round, Deadline: x.Deadline.UnixNano(), ModelRound: x.ModelRound, Payload: x.Payload, Run: c.Run, Ended: c.ended(), Anchor: bus.NewLedgerRef(x.Anchor), SecAgg: x.SecAgg}}}
+			Body: &bus.RoundOpen{Round: x.Round, Deadline: x.Deadline.UnixNano(), ModelRound: x.ModelRound, Payload: x.Payload, Run: c.Run, Ended: c.ended(), Anchor: bus.NewLedgerRef(x.Anchor), SecAgg: x.SecAgg, SecureJob: x.SecureJob}}}
 	case SecAggOut:
 		o, err := bus.SecAggOutgoing(j, bus.AggregatorID, x.Msg)
 		if err != nil {

@@ -53,6 +53,11 @@ type RoundOpen struct {
 	// configuration from (secagg_round.go). nil: updates travel in the
 	// clear.
 	SecAgg *SecAggRound `msgpack:"secagg,omitempty"`
+	// SecureJob says the job aggregates securely even when this round
+	// could not open its secure aggregation (SecAgg nil: fewer than two
+	// live parties): an agent then holds its vectors for the next round
+	// rather than send them in the clear.
+	SecureJob bool `msgpack:"secure_job,omitempty"`
 }
 
 // Update is a client's contribution for a round on gf.<job>.update.<client>.

@@ -26,6 +26,10 @@ type SecAggSchema struct {
 	// checked exactly, and bounded by NumParams + 2 once NumParams is
 	// known.
 	Words int
+	// Vectors is how many vectors of NumParams values a masked input
+	// carries (2: CE-FedGNN's W and G), for the bound while Words is not
+	// known; 0: 1.
+	Vectors int
 }
 
 // MaxSecAggCohort bounds a secure-aggregation cohort on the bus.
@@ -71,7 +75,11 @@ func (s Schema) secAggWords() int {
 		return s.SecAgg.Words
 	}
 	if s.NumParams > 0 {
-		return s.NumParams + 2
+		v := 1
+		if s.SecAgg != nil && s.SecAgg.Vectors > 1 {
+			v = s.SecAgg.Vectors
+		}
+		return v*s.NumParams + 2
 	}
 	return 0
 }

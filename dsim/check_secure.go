@@ -134,7 +134,8 @@ func (c *checker) deadlineNow() time.Time {
 
 // secureQuorum checks that a secure round's keys are not still
 // collecting when the round would have closed in the clear: a buffer's
-// worth of advertisements, or the quorum of live cohort members.
+// worth of advertisements (at least t: a smaller buffer could make no
+// sum), or the quorum of live cohort members.
 func (c *checker) secureQuorum(post aggregator.Snapshot) *Violation {
 	r := c.sec.rounds[post.Round]
 	if r == nil || !c.sec.due.IsZero() {
@@ -143,7 +144,7 @@ func (c *checker) secureQuorum(post aggregator.Snapshot) *Violation {
 	need := c.cfg.Quorum
 	switch {
 	case c.cfg.Buffer > 0:
-		need = c.cfg.Buffer
+		need = max(c.cfg.Buffer, r.ann.Threshold)
 	case need == 0:
 		for _, id := range post.LiveClients() {
 			if slices.Contains(r.ann.Cohort, id) {

@@ -34,7 +34,7 @@ var (
 	dsimSeeds  = flag.Int("dsim.seeds", 1000, "seeds TestDeterministicSimSeeds sweeps (200 under -short)")
 	dsimFirst  = flag.Uint64("dsim.first", 1, "first seed TestDeterministicSimSeeds sweeps")
 	dsimSecure = flag.Bool("dsim.secure", false, "TestDeterministicSimSeeds sweeps only secure seeds (Config.SecAgg), -dsim.seeds of them")
-	dsimStrict = flag.Bool("dsim.strictsecure", false, "make an update sent in the clear in a secure job a violation (Config.StrictSecure)")
+	dsimStrict = flag.Bool("dsim.strictsecure", true, "make an update sent in the clear in a secure job a violation (Config.StrictSecure; since agents hold their vectors in every round of a secure job, on)")
 	dsimBudget = flag.Duration("dsim.budget", 0, "stop TestDeterministicSimSeeds's sweep after this long and report the seeds run (0: none)")
 	traceDir   = flag.String("dsim.tracedir", filepath.Join(os.TempDir(), "dsim-traces"), "where failing seeds' traces are written")
 )
