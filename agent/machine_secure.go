@@ -69,9 +69,9 @@ type secureState struct {
 	// secureJob: a round opening said the job aggregates securely; from
 	// then on no round's vectors go out in the clear.
 	secureJob bool
-	held     []heldInput
-	sess     *secureSession
-	refusals int // messages the agent's protocol refused (lists, keys, shares)
+	held      []heldInput
+	sess      *secureSession
+	refusals  int // messages the agent's protocol refused (lists, keys, shares)
 }
 
 type secureSession struct {
