@@ -32,7 +32,7 @@ func TestProcessDurableUnderPermissions(t *testing.T) {
 	}
 	dir := t.TempDir()
 	conf, err := bus.ServerConfig(ring, bus.ServerConfigOptions{Listen: "127.0.0.1:4222", StoreDir: filepath.Join(dir, "js"),
-		LedgerAdmin: dep.LedgerAdmin.PublicKey})
+		LedgerAdmin: dep.LedgerAdmin.PublicKey, SecAgg: true}) // as graphfed keys lays it out
 	if err != nil {
 		t.Fatal(err)
 	}
