@@ -28,7 +28,7 @@ until_log() {
 }
 if [ ! -d "$WORK/world/banks" ]; then
   mkdir -p "$WORK/world" && (cd "$WORK/world" &&
-    graphfed gen aml --banks 3 --seed 1 --out world >/dev/null 2>&1 &&
+    graphfed gen aml --banks 3 --size demo --seed 1 --out world >/dev/null 2>&1 &&
     graphfed split aml --trans $(ls world/*_Trans.csv) --out banks >/dev/null 2>&1) || exit 1
 fi
 BANKLIST=$(ls "$WORK/world/banks"); BANKS=$(echo $BANKLIST | tr ' ' ,)
@@ -53,7 +53,7 @@ until_log aggregator.log "aggregator ready" 30 || { cat aggregator.log; exit 1; 
 declare -A AG
 for b in $BANKLIST; do
   graphfed agent --nats $NATS --job $JOB --task aml --data "$WORK/world/banks/$b" --creds keys/$b.nk --keyring keys/keyring.json \
-    --local-epochs 4 --json > $b.json 2> $b.log & AG[$b]=$!; PIDS="$PIDS $!"
+    --json > $b.json 2> $b.log & AG[$b]=$!; PIDS="$PIDS $!"
 done
 log "waiting for $KILLED's masked input of round 2"
 if until_log tap.log "kind=sa.masked from=$KILLED round=2" 300; then
