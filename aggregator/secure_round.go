@@ -255,15 +255,23 @@ func (m *Machine) failSecure(err error, now time.Time, out []Action) []Action {
 
 // checkSecureDeadline advances a secure round whose stage is due: the
 // keys at the round's deadline (extended like a round in the clear while
-// it is empty), the inputs and the reveals at their waits.
+// fewer than t keys are in), the inputs and the reveals at their waits.
 func (m *Machine) checkSecureDeadline(s *secureRound, now time.Time, out []Action) []Action {
 	switch s.stage {
 	case stageKeys:
 		if now.Before(m.deadline) {
 			return out
 		}
+		// Fewer than t keys can make no sum: for the deadline the round
+		// is still empty. (A party's key may reach the aggregator before
+		// the update that measures its work, so a round cut at one key
+		// would close every round that waits for slow training.)
+		in := s.ads
+		if in < s.announce.Threshold {
+			in = 0
+		}
 		next, ok := m.dl.extension(roundView{openedAt: m.openedAt, deadline: m.deadline, now: now,
-			in: s.ads, live: m.liveCount(), starved: m.starved})
+			in: in, live: m.liveCount(), starved: m.starved})
 		if !ok {
 			return m.closeKeys("deadline", now, out)
 		}

@@ -314,3 +314,38 @@ func TestSecureConfigRefuses(t *testing.T) {
 		}
 	}
 }
+
+// A key that reaches the aggregator before the updates that measure the
+// round's work must not cut an adaptive round short: below t keys no sum
+// can be made, so the round is extended as an empty one, and closes by
+// quorum once every bank is in.
+func TestSecureKeysBelowThresholdExtendAdaptiveDeadline(t *testing.T) {
+	banks := []string{"bank-a", "bank-b", "bank-c"}
+	r := newSecureRig(t, banks, Config{Rounds: 1, RoundTimeout: time.Second, DeadlineFactor: 3})
+	ad, err := r.clients["bank-a"].Advertise()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.step(SecAggIn{Client: "bank-a", Msg: &ad, Now: r.at()})
+	deadline := r.m.Deadline()
+	acts := r.step(Tick{Now: deadline})
+	if _, closed := find[RoundClosed](acts); closed {
+		t.Fatalf("one key of t = %d at the deadline closed the round: %v", r.ann.Threshold, acts)
+	}
+	if d, ok := find[DeadlineAdapted](acts); !ok || d.Reason != AdaptEmpty {
+		t.Fatalf("one key of t = %d at the deadline: want an empty-round extension, got %v", r.ann.Threshold, acts)
+	}
+	// With t keys in, the deadline closes the keys as it would close a
+	// round in the clear with an update in.
+	ad, err = r.clients["bank-b"].Advertise()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.step(SecAggIn{Client: "bank-b", Msg: &ad, Now: r.m.Deadline().Add(-time.Millisecond)})
+	acts = r.step(Tick{Now: r.m.Deadline()})
+	if o, ok := find[SecAggOut](acts); !ok {
+		t.Fatalf("t keys in at the extended deadline: want the keys closed, got %v", acts)
+	} else if k, ok := o.Msg.(bus.SecAggKeys); !ok || len(k.Ads) != 2 {
+		t.Fatalf("keys closed with %+v, want bank-a's and bank-b's", o.Msg)
+	}
+}
