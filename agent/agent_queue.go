@@ -34,24 +34,9 @@ func (a *Agent) enqueue(m bus.Msg) {
 	}
 }
 
-func (a *Agent) next(ctx context.Context) (bus.Msg, error) {
-	for {
-		a.mu.Lock()
-		m, ok := a.inbox.Pop()
-		a.mu.Unlock()
-		if ok {
-			return m, nil
-		}
-		select {
-		case <-ctx.Done():
-			return bus.Msg{}, ctx.Err()
-		case <-a.notify:
-		}
-	}
-}
-
-// nextOrWake is next, or a wake-up when the machine's NextWake comes
-// first once it has joined (a secure round's share wait).
+// nextOrWake pops the next queued message, waiting for one; or it returns
+// woke when the machine's NextWake comes first once it has joined (a
+// secure round's share wait).
 func (a *Agent) nextOrWake(ctx context.Context) (bus.Msg, bool, error) {
 	for {
 		a.mu.Lock()

@@ -162,7 +162,7 @@ func TestInboxFlood(t *testing.T) {
 			// before them, which the bound keeps few.
 			var order []string
 			for {
-				m, err := a.next(withDeadline(t, 10*time.Millisecond))
+				m, _, err := a.nextOrWake(withDeadline(t, 10*time.Millisecond))
 				if err != nil {
 					break
 				}

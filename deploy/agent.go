@@ -53,6 +53,10 @@ type AgentOptions struct {
 	// Transport, when set, is used instead of dialling Conn (a caller that
 	// injects faults or shares a connection); the caller closes it.
 	Transport *bus.NATSTransport
+	// WrapTransport, when set, wraps what the agent sends and receives on
+	// (fault injection: a scenario that drops or rewrites one bank's
+	// messages on the real server, through the agent's own wiring).
+	WrapTransport func(bus.Transport) bus.Transport
 	// Blobs say how updates too large to go inline travel.
 	Blobs BlobOptions
 	// Metrics, when set, records the agent's live metrics (telemetry),
@@ -197,6 +201,9 @@ func NewAgent(ctx context.Context, o AgentOptions) (_ *Agent, err error) {
 	out, err := agentTransport(a.tr, o.Job, o.Durable)
 	if err != nil {
 		return fail(err)
+	}
+	if o.WrapTransport != nil {
+		out = o.WrapTransport(out)
 	}
 	// The one call that follows the agent package's constructor.
 	cfg := agentConfig(o, ring, signer)

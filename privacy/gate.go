@@ -414,18 +414,32 @@ func (g *Gate) Release(ctx context.Context, req Request) (Released, error) {
 // its own entry of an earlier round is accounted and the calibration is
 // recorded after it.
 func (g *Gate) RecordCalibration(ctx context.Context, round uint64, c Calibration) (Entry, error) {
-	const op = "record calibration"
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	e, err := g.appendRecord(ctx, "record calibration", func(seq uint64) Entry {
+		return Entry{
+			Seq: seq, Job: g.cfg.Job, Client: g.cfg.Client, Channel: ChannelCalibration, Round: round,
+			Time: g.clock().UTC(), Seeded: g.cfg.Seed != nil, Calibration: &c, Anchor: g.anchorCopy(),
+		}.clone()
+	})
+	if err != nil {
+		return Entry{}, err
+	}
+	g.noteCalibration(g.cfg.Budget.NodeQ, e.Calibration)
+	return e, nil
+}
+
+// appendRecord appends the entry that build makes for the next seq: a
+// record that spends no budget (calibration, secure aggregation, the
+// aggregator's round and done records). Pending appends are flushed
+// first, and a chain that moved on is settled as in Release: build is
+// called again for the seq after the adopted entry. g.mu must be held.
+func (g *Gate) appendRecord(ctx context.Context, op string, build func(seq uint64) Entry) (Entry, error) {
 	if err := g.flushPending(ctx); err != nil {
 		return Entry{}, wrapErr(op, ErrLedger, "", err)
 	}
 	for settled := 0; ; settled++ {
-		e := Entry{
-			Seq: g.seq + 1, Job: g.cfg.Job, Client: g.cfg.Client, Channel: ChannelCalibration, Round: round,
-			Time: g.clock().UTC(), Seeded: g.cfg.Seed != nil, Calibration: &c, Anchor: g.anchorCopy(),
-		}
-		e = e.clone()
+		e := build(g.seq + 1)
 		if err := e.Validate(); err != nil {
 			return Entry{}, err
 		}
@@ -436,7 +450,6 @@ func (g *Gate) RecordCalibration(ctx context.Context, round uint64, c Calibratio
 		g.seq, g.prev = e.Seq, digest
 		err = g.appendEntry(ctx, e)
 		if err == nil {
-			g.noteCalibration(g.cfg.Budget.NodeQ, e.Calibration)
 			return e, nil
 		}
 		if !errors.Is(err, ErrChainMoved) {

@@ -165,46 +165,25 @@ func (g *Gate) record(ctx context.Context, op string, ch Channel, round uint64, 
 	SortHeads(hs)
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if err := g.flushPending(ctx); err != nil {
-		return Entry{}, wrapErr(op, ErrLedger, "", err)
-	}
-	for settled := 0; ; settled++ {
-		e := Entry{Seq: g.seq + 1, Job: g.cfg.Job, Client: g.cfg.Client, Channel: ch, Round: round,
+	e, err := g.appendRecord(ctx, op, func(seq uint64) Entry {
+		return Entry{Seq: seq, Job: g.cfg.Job, Client: g.cfg.Client, Channel: ch, Round: round,
 			Time: g.clock().UTC(), Heads: slices.Clone(hs)}
-		if err := e.Validate(); err != nil {
-			return Entry{}, err
-		}
-		digest, err := g.seal(&e)
-		if err != nil {
-			return Entry{}, err
-		}
-		g.seq, g.prev = e.Seq, digest
-		err = g.appendEntry(ctx, e)
-		if err == nil {
-			return e, nil
-		}
-		if !errors.Is(err, ErrChainMoved) {
-			return Entry{}, wrapErr(op, ErrLedger, fmt.Sprintf("append seq %d", e.Seq), err)
-		}
-		retry, err := g.settleMoved(ctx, op, e, err, settled)
-		if errors.Is(err, ErrAlreadyReleased) {
-			// settleMoved adopted the stored record of this round: the
-			// chain head is that record.
-			_, own, rerr := g.readChain(ctx)
-			if rerr != nil {
-				return Entry{}, wrapErr(op, ErrLedger, "reading back the stored record", rerr)
-			}
-			for _, s := range own {
-				if s.Seq == g.seq {
-					return s, nil
-				}
-			}
-			return Entry{}, wrapErr(op, ErrLedger, fmt.Sprintf("the %s record of round %d the ledger holds at seq %d is gone on reading it back", ch, round, g.seq), err)
-		}
-		if !retry {
-			return Entry{}, err
+	})
+	if !errors.Is(err, ErrAlreadyReleased) {
+		return e, err
+	}
+	// settleMoved adopted the stored record of this round: the chain head
+	// is that record.
+	_, own, rerr := g.readChain(ctx)
+	if rerr != nil {
+		return Entry{}, wrapErr(op, ErrLedger, "reading back the stored record", rerr)
+	}
+	for _, s := range own {
+		if s.Seq == g.seq {
+			return s, nil
 		}
 	}
+	return Entry{}, wrapErr(op, ErrLedger, fmt.Sprintf("the %s record of round %d the ledger holds at seq %d is gone on reading it back", ch, round, g.seq), err)
 }
 
 // AggregatorRecords are the aggregator's records of job among a reading's

@@ -2,8 +2,6 @@ package privacy
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"slices"
 )
 
@@ -140,39 +138,16 @@ func sortedBanks(what string, ids []string, bad func(string, ...any) error) erro
 // its own entry of an earlier round is accounted and the record is made
 // after it. r is copied; an empty Stale is recorded as none.
 func (g *Gate) RecordSecAgg(ctx context.Context, round uint64, r SecAggRecord) (Entry, error) {
-	const op = "record secagg"
 	r = r.clone()
 	if len(r.Stale) == 0 {
 		r.Stale = nil
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if err := g.flushPending(ctx); err != nil {
-		return Entry{}, wrapErr(op, ErrLedger, "", err)
-	}
-	for settled := 0; ; settled++ {
-		e := Entry{
-			Seq: g.seq + 1, Job: g.cfg.Job, Client: g.cfg.Client, Channel: ChannelSecAgg, Round: round,
+	return g.appendRecord(ctx, "record secagg", func(seq uint64) Entry {
+		return Entry{
+			Seq: seq, Job: g.cfg.Job, Client: g.cfg.Client, Channel: ChannelSecAgg, Round: round,
 			Time: g.clock().UTC(), Seeded: g.cfg.Seed != nil, SecAgg: &r, Anchor: g.anchorCopy(),
-		}
-		e = e.clone()
-		if err := e.Validate(); err != nil {
-			return Entry{}, err
-		}
-		digest, err := g.seal(&e)
-		if err != nil {
-			return Entry{}, err
-		}
-		g.seq, g.prev = e.Seq, digest
-		err = g.appendEntry(ctx, e)
-		if err == nil {
-			return e, nil
-		}
-		if !errors.Is(err, ErrChainMoved) {
-			return Entry{}, wrapErr(op, ErrLedger, fmt.Sprintf("append seq %d", e.Seq), err)
-		}
-		if retry, err := g.settleMoved(ctx, op, e, err, settled); !retry {
-			return Entry{}, err
-		}
-	}
+		}.clone()
+	})
 }

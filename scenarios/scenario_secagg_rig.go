@@ -12,7 +12,6 @@ import (
 	"graphfed/aggregator"
 	"graphfed/bus"
 	"graphfed/deploy"
-	"graphfed/privacy"
 	"graphfed/secagg"
 	"graphfed/seeds"
 )
@@ -78,8 +77,7 @@ type saBank struct {
 	tr      *bus.NATSTransport
 	fault   *faultTransport
 	learner *recordingLearner
-	agent   *agent.Agent
-	gate    *privacy.Gate
+	agent   *deploy.Agent
 	weight  float64
 
 	cancel context.CancelFunc
@@ -198,42 +196,24 @@ func startSecAggJob(ctx context.Context, o ScenarioOptions, jo saJobOptions) (_ 
 	return j, nil
 }
 
-// newSecAggBank builds bank id as deploy.NewAgent would, with its
-// connection behind a faultTransport.
-func newSecAggBank(ctx context.Context, l *deploy.Local, job, id string, i int, o ScenarioOptions, p deploy.PrivacyOptions, slowdown time.Duration) (_ *saBank, err error) {
+// newSecAggBank builds bank id with deploy.NewAgent, its connection
+// behind a faultTransport.
+func newSecAggBank(ctx context.Context, l *deploy.Local, job, id string, i int, o ScenarioOptions, p deploy.PrivacyOptions, slowdown time.Duration) (*saBank, error) {
 	ll, err := agent.NewLogisticLearner(agent.LogisticConfig{Dim: 4, Samples: saSamples, TaskSeed: o.Seed, DataSeed: seeds.Party(o.Seed, i, seeds.Sampler)})
 	if err != nil {
 		return nil, err
 	}
-	b := &saBank{id: id, learner: &recordingLearner{LogisticLearner: ll}, done: make(chan struct{})}
-	ring, signer, err := deploy.Signing(job, id, l.KeyringPath(), l.Creds(id))
+	b := &saBank{id: id, learner: &recordingLearner{LogisticLearner: ll}, done: make(chan struct{}), weight: float64(ll.TrainSize())}
+	b.agent, err = deploy.NewAgent(ctx, l.AgentOptions(deploy.AgentOptions{Job: job, ID: id, Task: deploy.TaskNode,
+		Algo: aggregator.AlgoFedAvg, Learner: b.learner, Privacy: p, SecAgg: true, LocalEpochs: 1, Slowdown: slowdown, Log: o.Log,
+		WrapTransport: func(t bus.Transport) bus.Transport {
+			b.fault = &faultTransport{Transport: t}
+			return b.fault
+		}}))
 	if err != nil {
 		return nil, err
 	}
-	if b.tr, err = deploy.Conn(l.Conn(id)); err != nil {
-		return nil, err
-	}
-	defer func() {
-		if err != nil {
-			b.tr.Close()
-		}
-	}()
-	ledger, _, err := deploy.Ledger(ctx, job, id, p, b.tr, ring)
-	if err != nil {
-		return nil, err
-	}
-	if b.gate, err = deploy.Gate(ctx, job, id, p, ledger, nil, ring, signer); err != nil {
-		return nil, err
-	}
-	b.fault = &faultTransport{Transport: b.tr}
-	cfg := agent.Config{Job: job, Client: id, Algo: aggregator.AlgoFedAvg, LocalEpochs: 1, Slowdown: slowdown,
-		Log: o.Log.With().Str("client", id).Logger(), ModelSigma: p.ModelSigma, ModelClip: p.ModelClip, GradSigma: p.GradSigma,
-		EmbSigma: -1, DescriptorSigma: p.DescriptorSigma, Keyring: ring, Signer: signer,
-		SecAgg: agent.SecAggConfig{Signer: bus.SecAggSigner(signer), Verifier: bus.SecAggVerifier(ring)}}
-	if b.agent, err = agent.New(cfg, b.fault, b.learner, b.gate); err != nil {
-		return nil, err
-	}
-	b.weight = float64(ll.TrainSize())
+	b.tr = b.agent.Transport()
 	return b, nil
 }
 
@@ -277,8 +257,8 @@ func (j *saJob) run(ctx context.Context) (aggregator.Result, error) {
 
 func (j *saJob) close() {
 	for _, b := range j.banks {
-		if b.tr != nil {
-			b.tr.Close()
+		if b.agent != nil {
+			b.agent.Close()
 		}
 	}
 	if j.agg != nil {
