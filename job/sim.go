@@ -83,8 +83,8 @@ type SimConfig struct {
 	// SecAgg is the secure-aggregation mode (SecAggAuto, the default: on
 	// wherever the algorithm's close is a sum; SecAggOn; SecAggOff).
 	SecAgg string
-	// SecAggBits is b, the bits of a masked word; 0:
-	// aggregator.DefaultSecAggBits.
+	// SecAggBits is b, the bits of a masked word; 0: each round's
+	// fewest that keep 2^24 steps at the clip (aggregator.SecAgg.Bits).
 	SecAggBits int
 	Privacy    SimPrivacy
 	Log        zerolog.Logger

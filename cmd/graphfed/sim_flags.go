@@ -49,7 +49,7 @@ func (s *simFlags) register(cmd *cobra.Command) {
 	f.StringVar(&s.conns, "conns", "auto", job.ConnsHelp)
 	f.BoolVar(&sc.Durable, "durable", false, "durable aggregator: checkpoints in JetStream KV and object store, updates through the job's update stream")
 	f.StringVar(&sc.SecAgg, "secagg", job.SecAggAuto, "secure aggregation: auto (on wherever the algorithm's close is a sum: the aggregator sees the banks' sum, never one bank's update), on or off")
-	f.IntVar(&sc.SecAggBits, "secagg-bits", 0, "secure aggregation: bits b of a masked word, 2 to 32 (0: 32, the least rounding; fewer upload less and round more)")
+	f.IntVar(&sc.SecAggBits, "secagg-bits", 0, "secure aggregation: bits b of a masked word, 2 to 32 (0: the fewest that keep 2^24 steps at the clip, 29–31 up to 30 banks, below the float32 update's size; 32: the least rounding)")
 	f.BoolVar(&sc.Secure, "secure", false, "fresh keys, keyring and per-party permissions for the job in a temporary directory; every party signs and verifies (not with --nats)")
 	f.StringVar(&s.out, "out", "", "run directory for the JSON summary and per-round CSV")
 	f.StringVar(&sc.Job, "job", job.DefaultJobID, "job id")
