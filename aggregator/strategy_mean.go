@@ -51,15 +51,15 @@ func (s *meanStrategy) Close(in CloseInput) Outcome {
 }
 
 // optimize is the server optimizer's new global model from the round's
-// mean; the mean itself without an optimizer, in a frozen round (its model
-// is not published, so the global model does not move and neither may the
-// moments) and while there is no global model to step from (the first
-// published round: Flower steps from initial parameters the server holds,
-// graphfed's clients start from their own, so the first mean is the first
-// global model). Only the parameters are stepped: the gradient estimator
-// G of CE-FedGNN estimates the global gradient at the published model, it
-// is no model to be moved, and the clients' correction needs it unbiased:
-// it stays the plain mean.
+// mean. It is the mean itself without an optimizer; in a frozen round (its
+// model is not published, so the global model does not move and neither
+// may the moments); and while there is no global model to step from:
+// Flower steps the first round from initial parameters the server holds,
+// graphfed's clients start from a shared seed the server holds no model
+// of, so the first mean is the first global model. Only the parameters are
+// stepped: the gradient estimator G of CE-FedGNN estimates the global
+// gradient at the published model, it is no model to be moved, and the
+// clients' correction needs it unbiased: it stays the plain mean.
 func (s *meanStrategy) optimize(in CloseInput, mean []float32) []float32 {
 	if s.opt.Rule == ServerOptNone || in.Frozen || len(in.Global) != len(mean) || len(mean) == 0 {
 		return mean

@@ -31,7 +31,7 @@ func (a *simAgg) up() bool { return a.m != nil }
 func newSimAgg(cfg Config, ids *secIdentities, now func() time.Time) (*simAgg, error) {
 	rc := aggregator.Config{Algo: cfg.Algo, Rounds: cfg.Rounds, MinClients: cfg.MinClients, Quorum: cfg.Quorum,
 		Buffer: cfg.Buffer, RoundTimeout: cfg.RoundTimeout, Staleness: cfg.Staleness, FreezeRounds: cfg.FreezeRounds,
-		DeadlineFactor: cfg.DeadlineFactor, DeadlineCap: cfg.DeadlineCap}
+		DeadlineFactor: cfg.DeadlineFactor, DeadlineCap: cfg.DeadlineCap, ServerOpt: cfg.ServerOpt}
 	if cfg.fixedDeadlines {
 		rc.DeadlineFactor, rc.DeadlineCap = 0, 0
 	}
