@@ -126,6 +126,10 @@ type Config struct {
 	// noStageTicks, set only by tests, wakes the aggregator at its
 	// Machine.Deadline alone, without the secure stages' ticks (stepAgg).
 	noStageTicks bool
+	// loseStrategyState, set only by tests, restores the aggregator
+	// without its strategy's state (a checkpoint that forgot the server
+	// optimizer's moments), which InvRestoreDiffers must catch.
+	loseStrategyState bool
 	// fixedDeadlines, set only by tests, runs the aggregator with fixed
 	// deadlines while the checker expects adaptive ones.
 	fixedDeadlines bool
