@@ -46,24 +46,22 @@ func (r *robustFlags) robust() aggregator.Robust {
 }
 
 // serverOptFlags choose the averaging algorithms' server optimizer
-// (aggregator.ServerOpt). A hyper-parameter not given is the rule's
-// default (aggregator.DefaultServerOpt, Flower's): the flags' own zero
-// values are not defaults, since a zero momentum or β1 is meaningful.
+// (aggregator.ServerOpt). A hyper-parameter not given (nil) is the rule's
+// default (aggregator.DefaultServerOpt, Flower's): zero cannot stand for
+// "not given", since a zero momentum or β1 is meaningful.
 type serverOptFlags struct {
 	rule                       string
-	lr, mom, beta1, beta2, tau float64
-	f                          *pflag.FlagSet
+	lr, mom, beta1, beta2, tau *float64
 }
 
 func (o *serverOptFlags) register(f *pflag.FlagSet) {
-	o.f = f
 	f.StringVar(&o.rule, "server-opt", "", "server optimizer of the averaging algorithms, stepping the global model towards the round's mean: "+
 		"fedavgm, fedadam, fedyogi or fedadagrad (Reddi et al. 2021; default: none, the mean is the new model)")
-	f.Float64Var(&o.lr, "server-lr", 0, "--server-opt: server learning rate η (default: fedavgm 1, the others 0.1)")
-	f.Float64Var(&o.mom, "server-momentum", 0, "--server-opt fedavgm: server momentum μ (default 0.9; 0 is FedAvg)")
-	f.Float64Var(&o.beta1, "server-beta1", 0, "--server-opt fedadam, fedyogi, fedadagrad: first moment decay β1 (default: 0.9; fedadagrad 0)")
-	f.Float64Var(&o.beta2, "server-beta2", 0, "--server-opt fedadam, fedyogi: second moment decay β2 (default 0.99)")
-	f.Float64Var(&o.tau, "server-tau", 0, "--server-opt fedadam, fedyogi, fedadagrad: adaptivity τ (default 1e-9)")
+	f.Var(unsetFloat(&o.lr), "server-lr", "--server-opt: server learning rate η (default: fedavgm 1, the others 0.1)")
+	f.Var(unsetFloat(&o.mom), "server-momentum", "--server-opt fedavgm: server momentum μ (default 0.9; 0 is FedAvg)")
+	f.Var(unsetFloat(&o.beta1), "server-beta1", "--server-opt fedadam, fedyogi, fedadagrad: first moment decay β1 (default: 0.9; fedadagrad 0)")
+	f.Var(unsetFloat(&o.beta2), "server-beta2", "--server-opt fedadam, fedyogi: second moment decay β2 (default 0.99)")
+	f.Var(unsetFloat(&o.tau), "server-tau", "--server-opt fedadam, fedyogi, fedadagrad: adaptivity τ (default 1e-9)")
 }
 
 // opt is the optimizer the flags state: the rule's defaults, with the
@@ -71,13 +69,12 @@ func (o *serverOptFlags) register(f *pflag.FlagSet) {
 // their place; the aggregator's configuration checks it.
 func (o *serverOptFlags) opt() aggregator.ServerOpt {
 	s := aggregator.DefaultServerOpt(o.rule)
-	for name, p := range map[string]struct {
+	for _, p := range []struct {
 		dst *float64
-		v   float64
-	}{"server-lr": {&s.LR, o.lr}, "server-momentum": {&s.Momentum, o.mom}, "server-beta1": {&s.Beta1, o.beta1},
-		"server-beta2": {&s.Beta2, o.beta2}, "server-tau": {&s.Tau, o.tau}} {
-		if o.f != nil && o.f.Changed(name) {
-			*p.dst = p.v
+		v   *float64
+	}{{&s.LR, o.lr}, {&s.Momentum, o.mom}, {&s.Beta1, o.beta1}, {&s.Beta2, o.beta2}, {&s.Tau, o.tau}} {
+		if p.v != nil {
+			*p.dst = *p.v
 		}
 	}
 	return s
