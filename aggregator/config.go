@@ -81,6 +81,10 @@ type Config struct {
 	// Robust is the averaging algorithms' aggregation rule (robust.go);
 	// zero: the sample-weighted mean.
 	Robust Robust `json:",omitzero"`
+	// ServerOpt is the averaging algorithms' server optimizer
+	// (server_opt.go), applied to the mean or the robust rule's result;
+	// zero: the mean is the new global model.
+	ServerOpt ServerOpt `json:",omitzero"`
 	// SecAgg, when On, aggregates each round's vectors securely
 	// (secure.go): the machine sees their sum, never one party's.
 	SecAgg SecAgg `json:",omitzero"`
@@ -141,6 +145,9 @@ func (c Config) Validate() error {
 		return err
 	}
 	if err := c.Robust.validate(c.Algo); err != nil {
+		return err
+	}
+	if err := c.ServerOpt.validate(c.Algo); err != nil {
 		return err
 	}
 	if err := c.SecAgg.validate(c); err != nil {

@@ -502,6 +502,9 @@ func (m *Machine) close(reason string, now time.Time, out []Action) []Action {
 		}
 	}
 	final := m.closed+1 >= uint64(m.cfg.Rounds)
+	if g, ok := m.global(); ok {
+		in.Global = g.Params
+	}
 	res := m.strategy.Close(in)
 	rc.Weight, rc.Mix, rc.Frozen, rc.SetAside = res.Weight, res.Mix, in.Frozen, res.SetAside
 	var sends []Action

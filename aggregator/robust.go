@@ -44,7 +44,7 @@ func (r Robust) validate(algo string) error {
 		return fmt.Errorf("aggregator: config: robust: unknown rule %q (want median, trimmed or normclip)", r.Rule)
 	}
 	if r.Rule != RobustNone {
-		if _, ok := newStrategyNoRobust(algo).(meanStrategy); !ok {
+		if _, ok := newStrategyNoRobust(algo).(*meanStrategy); !ok {
 			return fmt.Errorf("aggregator: config: robust aggregation is for the averaging algorithms, not %s", algo)
 		}
 	}

@@ -198,6 +198,11 @@ func Restore(s Snapshot) (*Machine, error) {
 	if err := m.strategy.SetState(s.Strategy, ids); err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
+	if c, ok := m.strategy.(interface{ checkNumParams(int) error }); ok {
+		if err := c.checkNumParams(s.NumParams); err != nil {
+			return nil, fmt.Errorf("%s: %w", op, err)
+		}
+	}
 	if err := m.restoreHeads(s.Heads); err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}

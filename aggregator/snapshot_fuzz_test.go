@@ -53,6 +53,10 @@ func fzSnapshotSeeds(f *testing.F) [][]byte {
 			upd("b", 1, 1, 3, 4), upd("a", 2, 2, 5, 6),
 			UpdateIn{Client: "b", Round: 2, Weight: 1, Params: []float32{7, 8}, HasRho: true, Rho: 2, RhoVersion: 1, Now: at(2)},
 			UpdateIn{Client: "b", Round: 3, Weight: 1, Params: []float32{7, 8}, HasMargin: true, Margin: -1, Now: at(2)}}},
+		{Config{Rounds: 4, ServerOpt: DefaultServerOpt(ServerOptFedYogi)}, []Event{join("a", 0), join("b", 0),
+			upd("a", 1, 1, 1, 2), upd("b", 1, 1, 3, 4), upd("a", 2, 2, -1, 0.5), upd("b", 2, 2, 7, 1), upd("a", 3, 3, 2, 2)}},
+		{Config{Rounds: 4, ServerOpt: DefaultServerOpt(ServerOptFedAvgM)}, []Event{join("a", 0), join("b", 0),
+			upd("a", 1, 1, 1, 2), upd("b", 1, 1, 3, 4), upd("a", 2, 2, -1, 0.5), upd("b", 2, 2, 7, 1)}},
 		{Config{Algo: AlgoLPSFedBPR, LPSFed: LPSFedConfig{Phi: 2, Strict: true, StrictStats: ReferenceStats{Users: 2, Items: 2, Edges: 3}}},
 			[]Event{join("a", 0), join("b", 0), upd("a", 1, 1, 1, 1)}},
 	}

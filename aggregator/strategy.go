@@ -69,6 +69,10 @@ type CloseInput struct {
 	// round produced no sum.
 	Secure bool
 	Sum    *Contribution
+	// Global is the latest global model's parameters (shared: not to be
+	// modified), nil before the first or when the strategy publishes
+	// none; the server optimizers step from it.
+	Global []float32
 }
 
 // Outcome is what a round's contributions turn into.
@@ -95,7 +99,7 @@ type descriptorTaker interface {
 func newStrategy(cfg Config) (Strategy, error) {
 	switch cfg.Algo {
 	case AlgoFedAvg, AlgoCEFedGNN, AlgoFedGNNST, AlgoFedProx, AlgoFedPer:
-		return meanStrategy{robust: cfg.Robust}, nil
+		return &meanStrategy{robust: cfg.Robust, opt: cfg.ServerOpt}, nil
 	case AlgoLocal:
 		return localStrategy{}, nil
 	case AlgoLPSFed, AlgoLPSFedBPR:

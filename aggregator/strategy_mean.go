@@ -7,20 +7,68 @@ import (
 
 // meanStrategy is FedAvg and, with the clients' gradient estimators
 // averaged alongside, CE-FedGNN and FedGNN-ST: the sample-weighted average
-// of the round's updates and the late ones folded in goes to every
-// client. It keeps no state: the machine keeps the latest model.
-type meanStrategy struct{ robust Robust }
+// (or the robust rule's) of the round's updates and the late ones folded
+// in goes to every client, or, with a server optimizer (server_opt.go),
+// the optimizer's step from the current global model towards it. Its state
+// is the optimizer's moments; the machine keeps the latest model.
+type meanStrategy struct {
+	robust Robust
+	opt    ServerOpt
+	st     serverOptState
+}
 
-func (meanStrategy) Join(Join) string                       { return "" }
-func (meanStrategy) Check(u UpdateIn, numParams int) string { return checkShape(u, numParams) }
-func (meanStrategy) FoldsLate() bool                        { return true }
-func (meanStrategy) Open(uint64) string                     { return "" }
-func (meanStrategy) Payload() []byte                        { return nil }
-func (meanStrategy) State() (json.RawMessage, error)        { return nil, nil }
+func (*meanStrategy) Join(Join) string                       { return "" }
+func (*meanStrategy) Check(u UpdateIn, numParams int) string { return checkShape(u, numParams) }
+func (*meanStrategy) FoldsLate() bool                        { return true }
+func (*meanStrategy) Open(uint64) string                     { return "" }
+func (*meanStrategy) Payload() []byte                        { return nil }
+func (s *meanStrategy) State() (json.RawMessage, error)      { return s.opt.state(s.st) }
 
-func (meanStrategy) SetState(raw json.RawMessage, _ []string) error { return noState(raw) }
+func (s *meanStrategy) SetState(raw json.RawMessage, _ []string) error {
+	st, err := s.opt.setState(raw)
+	if err != nil {
+		return err
+	}
+	s.st = st
+	return nil
+}
 
-func (s meanStrategy) Close(in CloseInput) Outcome {
+// checkNumParams vets the restored moments against the job's parameters
+// (Restore knows them only after SetState).
+func (s *meanStrategy) checkNumParams(n int) error {
+	if s.st.M != nil && len(s.st.M) != n {
+		return fmt.Errorf("server optimizer state: moments of %d values, the job has %d parameters", len(s.st.M), n)
+	}
+	return nil
+}
+
+func (s *meanStrategy) Close(in CloseInput) Outcome {
+	out := s.mean(in)
+	if len(out.Models) == 1 {
+		out.Models[0].Params = s.optimize(in, out.Models[0].Params)
+	}
+	return out
+}
+
+// optimize is the server optimizer's new global model from the round's
+// mean. It is the mean itself without an optimizer; in a frozen round (its
+// model is not published, so the global model does not move and neither
+// may the moments); and while there is no global model to step from:
+// Flower steps the first round from initial parameters the server holds,
+// graphfed's clients start from a shared seed the server holds no model
+// of, so the first mean is the first global model. Only the parameters are
+// stepped: the gradient estimator G of CE-FedGNN estimates the global
+// gradient at the published model, it is no model to be moved, and the
+// clients' correction needs it unbiased: it stays the plain mean.
+func (s *meanStrategy) optimize(in CloseInput, mean []float32) []float32 {
+	if s.opt.Rule == ServerOptNone || in.Frozen || len(in.Global) != len(mean) || len(mean) == 0 {
+		return mean
+	}
+	return s.opt.step(&s.st, in.Global, mean)
+}
+
+// mean is the round's aggregate, before any server optimizer.
+func (s *meanStrategy) mean(in CloseInput) Outcome {
 	if in.Secure {
 		// The mean of the survivors, as the secure sum decoded it; a
 		// robust rule is refused with secure aggregation (Config).

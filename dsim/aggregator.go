@@ -1,6 +1,7 @@
 package dsim
 
 import (
+	"bytes"
 	"fmt"
 	"time"
 
@@ -31,7 +32,7 @@ func (a *simAgg) up() bool { return a.m != nil }
 func newSimAgg(cfg Config, ids *secIdentities, now func() time.Time) (*simAgg, error) {
 	rc := aggregator.Config{Algo: cfg.Algo, Rounds: cfg.Rounds, MinClients: cfg.MinClients, Quorum: cfg.Quorum,
 		Buffer: cfg.Buffer, RoundTimeout: cfg.RoundTimeout, Staleness: cfg.Staleness, FreezeRounds: cfg.FreezeRounds,
-		DeadlineFactor: cfg.DeadlineFactor, DeadlineCap: cfg.DeadlineCap}
+		DeadlineFactor: cfg.DeadlineFactor, DeadlineCap: cfg.DeadlineCap, ServerOpt: cfg.ServerOpt}
 	if cfg.fixedDeadlines {
 		rc.DeadlineFactor, rc.DeadlineCap = 0, 0
 	}
@@ -242,7 +243,13 @@ func (s *sim) restoreAgg() *Violation {
 			// Nor identities: the restarted server injects its NKey and
 			// the job's keyring again.
 			snap.Config.SecAgg.Signer, snap.Config.SecAgg.Verifier = a.scfg.Round.SecAgg.Signer, a.scfg.Round.SecAgg.Verifier
+			if s.cfg.loseStrategyState {
+				snap.Strategy = nil
+			}
 			if a.m, err = aggregator.Restore(snap); err == nil {
+				if again, err := a.m.Snapshot().Encode(); err != nil || !bytes.Equal(again, b) {
+					return violation(InvRestoreDiffers, "the restored aggregator's snapshot (%d bytes, %v) is not its checkpoint's (%d bytes)", len(again), err, len(b))
+				}
 				if err = a.newEndpoint(s.clock); err == nil {
 					aggregator.AdmitSnapshot(a.ep.Validator(), snap)
 				}

@@ -62,6 +62,11 @@ const (
 	// had come since the last round that closed empty (the aggregator must
 	// extend such a round rather than waste it).
 	InvClosedEmpty = "round-closed-empty"
+	// InvRestoreDiffers: the aggregator restored from its checkpoint is
+	// not the machine that wrote it: its own snapshot encodes otherwise
+	// (a strategy's state, such as a server optimizer's moments, lost or
+	// changed on the way).
+	InvRestoreDiffers = "restore-differs"
 )
 
 // Violation is a broken invariant: its name, what broke it, and where.

@@ -310,6 +310,13 @@ func TestDsimCatchesBrokenParties(t *testing.T) {
 			}
 		}, InvHonestRefused},
 		{"job cut short", func(c *Config) { c.MaxSteps = 10 }, InvNoProgress},
+		// Seeds 15 and 16 run FedAvgM (serverOptOf): an aggregator that
+		// comes back without its moments is another machine.
+		{"aggregator restored without its server optimizer's moments", func(c *Config) {
+			if c.ServerOpt.Rule != "" {
+				c.loseStrategyState, c.Faults.AggCrashes = true, 3
+			}
+		}, InvRestoreDiffers},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

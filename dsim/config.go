@@ -91,7 +91,10 @@ type Config struct {
 	// violation (InvSecureClear) rather than a count: the agent core
 	// still does so when a round could not open its secure aggregation.
 	StrictSecure bool
-	Faults       Faults
+	// ServerOpt is the averaging strategies' server optimizer
+	// (aggregator.Config.ServerOpt; serverOptOf picks the seeds).
+	ServerOpt aggregator.ServerOpt
+	Faults    Faults
 	// Trace records a readable trace of the run (Result.Text): every
 	// message sent, delivered or lost, every step, crash and close.
 	Trace bool
@@ -123,6 +126,10 @@ type Config struct {
 	// noStageTicks, set only by tests, wakes the aggregator at its
 	// Machine.Deadline alone, without the secure stages' ticks (stepAgg).
 	noStageTicks bool
+	// loseStrategyState, set only by tests, restores the aggregator
+	// without its strategy's state (a checkpoint that forgot the server
+	// optimizer's moments), which InvRestoreDiffers must catch.
+	loseStrategyState bool
 	// fixedDeadlines, set only by tests, runs the aggregator with fixed
 	// deadlines while the checker expects adaptive ones.
 	fixedDeadlines bool
@@ -205,6 +212,7 @@ func baseConfig(seed uint64, r *rand.Rand) Config {
 	k := 1 + r.IntN(c.Rounds)
 	c.strategyParams(rand.New(rand.NewPCG(seed, 0x57a7)))
 	c.SecAgg = secureSeed(seed) && c.Strategy() != StrategyFedGSP
+	c.ServerOpt = serverOptOf(seed, c)
 	if budget {
 		// A budget that admits k rounds' releases (each of μ² =
 		// (2·clip/σ)²: the model's, CE-FedGNN's gradient estimator's,

@@ -7,8 +7,10 @@ type Result struct {
 	Seed     uint64
 	Strategy string // Config.Strategy()
 	Secure   bool   // Config.SecAgg
-	Finished bool
-	Rounds   uint64 // rounds closed
+	// ServerOpt is Config.ServerOpt's rule, "" without one.
+	ServerOpt string
+	Finished  bool
+	Rounds    uint64 // rounds closed
 	// Model is the final global model, or the final personalized models
 	// one after the other in recipient order.
 	Model      []float32

@@ -100,7 +100,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		}
 	}
 	snap := s.agg.snap
-	res := Result{Seed: cfg.Seed, Strategy: cfg.Strategy(), Secure: cfg.SecAgg, Finished: snap.Finished, Rounds: snap.Closed, Model: finalModel(snap),
+	res := Result{Seed: cfg.Seed, Strategy: cfg.Strategy(), Secure: cfg.SecAgg, ServerOpt: cfg.ServerOpt.Rule, Finished: snap.Finished, Rounds: snap.Closed, Model: finalModel(snap),
 		ModelRound: snap.ModelRound, Steps: s.steps, SimTime: s.now.Sub(epoch()), Counters: s.counters, Violation: v}
 	s.hash.floats(res.Model)
 	res.Trace = uint64(s.hash)

@@ -98,7 +98,7 @@ func TestDeterministicSimSeeds(t *testing.T) {
 				t.Errorf("%d of %d seeds ran %s: %v", sum.PerStrategy[st], o.Count, st, sum.PerStrategy)
 			}
 		}
-		for what, n := range map[string]int{"secure seeds": sum.Secure, "secure sums checked": c.SecureChecked, "secure rounds without a sum": c.SecureFailed,
+		for what, n := range map[string]int{"secure seeds": sum.Secure, "server optimizer seeds": sum.ServerOpt, "secure sums checked": c.SecureChecked, "secure rounds without a sum": c.SecureFailed,
 			"embeddings sent": c.EmbSent, "scalars sent": c.ScalarsSent,
 			"personalized models": c.Personal, "final reports": c.Finals, "budget refusals": c.BudgetRefusals,
 			"updates with descriptors": c.DescSent, "descriptor refusals": c.DescRefused,

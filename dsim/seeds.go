@@ -39,6 +39,7 @@ type Summary struct {
 	// PerStrategy counts the seeds run per strategy (Config.Strategy).
 	PerStrategy map[string]int
 	Secure      int // seeds that aggregated securely (Config.SecAgg)
+	ServerOpt   int // seeds with a server optimizer (Config.ServerOpt)
 	Counters    Counters
 	// Failures are the violations found, by ascending seed.
 	Failures []*Violation
@@ -105,6 +106,9 @@ func RunSeeds(ctx context.Context, o Seeds) (Summary, error) {
 					sum.PerStrategy[res.Strategy]++
 					if res.Secure {
 						sum.Secure++
+					}
+					if res.ServerOpt != "" {
+						sum.ServerOpt++
 					}
 					sum.Steps += res.Steps
 					sum.Counters.Add(res.Counters)

@@ -56,6 +56,7 @@ func RunAggregator(ctx context.Context, spec AggregatorSpec, log zerolog.Logger)
 	if err != nil {
 		return runreport.Summary{}, err
 	}
+	putServerOpt(metrics, round.ServerOpt)
 	if c := agg.Carried(); len(c) > 0 {
 		metrics["carried_budgets"] = c
 	}

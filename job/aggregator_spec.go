@@ -40,6 +40,9 @@ type AggregatorSpec struct {
 	Seed      uint64   // shared model initialisation seed, and LPSFed's reference graph's
 	Clients   []string // the ids allowed to join; empty: any
 	Robust    aggregator.Robust
+	// ServerOpt is the averaging algorithms' server optimizer
+	// (aggregator.Config.ServerOpt); zero: none.
+	ServerOpt aggregator.ServerOpt
 	// SecAgg is the secure-aggregation mode: SecAggAuto ("" too: on
 	// wherever the algorithm's close is a sum), SecAggOn, SecAggOff.
 	SecAgg   string
@@ -137,7 +140,7 @@ func (s AggregatorSpec) resolve() AggregatorSpec {
 func (s AggregatorSpec) roundConfig(log zerolog.Logger) (aggregator.Config, error) {
 	round := aggregator.Config{Algo: s.Algo, Rounds: s.Rounds, MinClients: s.MinClients, Quorum: s.Quorum,
 		RoundTimeout: s.RoundTimeout, Staleness: s.Staleness, DeadlineFactor: s.DeadlineFactor, DeadlineCap: s.DeadlineCap,
-		Robust: s.Robust}
+		Robust: s.Robust, ServerOpt: s.ServerOpt}
 	if s.Task == deploy.TaskRec {
 		round.FreezeRounds = s.FreezeRounds
 	}

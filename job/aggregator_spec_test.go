@@ -79,6 +79,12 @@ func TestAggregatorRoundConfig(t *testing.T) {
 				t.Errorf("%+v", c)
 			}
 		}, ""},
+		{"a server optimizer", spec(func(s *AggregatorSpec) { s.ServerOpt = aggregator.DefaultServerOpt(aggregator.ServerOptFedYogi) }),
+			func(t *testing.T, c aggregator.Config) {
+				if c.ServerOpt != aggregator.DefaultServerOpt(aggregator.ServerOptFedYogi) {
+					t.Errorf("%+v", c.ServerOpt)
+				}
+			}, ""},
 		{"a bad schema", spec(func(s *AggregatorSpec) { s.Contract.Schema = "abc" }), nil, "HASH:PARAMS"},
 		{"a keyring without a schema", spec(func(s *AggregatorSpec) { s.Keyring = "keyring.json" }), nil, "give --schema HASH:PARAMS"},
 	}

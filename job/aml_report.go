@@ -20,6 +20,7 @@ func amlSummary(res AMLResult, sc SimConfig) runreport.Summary {
 		"val_f1_illicit": s.ValF1, "test_f1_illicit_tuned": s.TunedF1, "rows": plan.Rows, "gnn": plan.Learner.Kind,
 		"k": plan.LocalSteps, "rejects": res.Sim.Agg.Rejects, "peak_rss_mib": runreport.PeakRSSMiB()}
 	putRobust(metrics, sc.Robust, res.Sim.Agg)
+	putServerOpt(metrics, sc.ServerOpt)
 	putPooled(metrics, s)
 	if s.Typology != nil {
 		metrics["test_recall_by_typology"] = s.Typology

@@ -188,6 +188,7 @@ func RunNode(ctx context.Context, spec NodeSpec) (NodeResult, error) {
 	}
 	putClientScores(metrics, metric, final)
 	putRobust(metrics, sc.Robust, res.Agg)
+	putServerOpt(metrics, sc.ServerOpt)
 	putLedgerRate(metrics, res.LedgerRate)
 	sum := simSummary(sc, name, d.Clients, res, priv, metrics)
 	out := NodeResult{Summary: sum, Sim: res}

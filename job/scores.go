@@ -144,6 +144,14 @@ func putLedgerRate(metrics map[string]any, lr LedgerRate) {
 	}
 }
 
+// putServerOpt names the server optimizer that ran (with its
+// hyper-parameters) in a report's metrics; nothing without one.
+func putServerOpt(metrics map[string]any, o aggregator.ServerOpt) {
+	if o.Rule != aggregator.ServerOptNone {
+		metrics["server_opt"] = o.String()
+	}
+}
+
 // putRobust adds RobustMetrics to a report's metrics.
 func putRobust(metrics map[string]any, r aggregator.Robust, res aggregator.Result) {
 	for k, v := range RobustMetrics(r, res) {

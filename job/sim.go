@@ -52,6 +52,9 @@ type SimConfig struct {
 	// Robust is the averaging algorithms' aggregation rule
 	// (aggregator.Config.Robust); zero: the sample-weighted mean.
 	Robust aggregator.Robust
+	// ServerOpt is the averaging algorithms' server optimizer
+	// (aggregator.Config.ServerOpt); zero: the mean is the new model.
+	ServerOpt aggregator.ServerOpt
 	// FreezeRounds and LPSFed configure LPSFed's rounds (Algo lpsfed or
 	// lpsfed-bpr).
 	FreezeRounds int
@@ -174,7 +177,8 @@ func simJobOptions(cfg SimConfig, learners []learner.Learner, ids []string) (dep
 	}
 	round := aggregator.Config{Algo: cfg.Algo, Rounds: cfg.Rounds, MinClients: len(learners), Quorum: cfg.Quorum,
 		RoundTimeout: cfg.RoundTimeout, Staleness: cfg.Staleness, Buffer: cfg.Buffer, FreezeRounds: cfg.FreezeRounds,
-		DeadlineFactor: cfg.DeadlineFactor, DeadlineCap: cfg.DeadlineCap, Robust: cfg.Robust}
+		DeadlineFactor: cfg.DeadlineFactor, DeadlineCap: cfg.DeadlineCap, Robust: cfg.Robust,
+		ServerOpt: cfg.ServerOpt}
 	if round.Personalizes() {
 		round.LPSFed, round.FedGSP = cfg.LPSFed, cfg.FedGSP
 	}

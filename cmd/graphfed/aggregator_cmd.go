@@ -51,6 +51,7 @@ func newAggregatorCmd(g *globalFlags) *cobra.Command {
 			spec.Conn.TLS, spec.Durable, spec.Recovery, spec.Blobs = tlsf.files, rec.durable, rec.options(), blobs.options()
 			spec.LPSFed, spec.FreezeRounds = rf.config(spec.Seed), rf.freeze
 			spec.Contract, spec.Robust, spec.Progress = contract.k, contract.robust.robust(), cmdProgress{}
+			spec.ServerOpt = contract.opt.opt()
 			// The metrics are served until the report is written (and
 			// --metrics-linger after it).
 			var stopMetrics func()

@@ -40,6 +40,7 @@ func flagGroups() []jobfile.FlagGroup {
 		group("Rounds: adaptive deadline", func(c *cobra.Command) { registerDeadlineFlags(c, new(float64), new(time.Duration)) }),
 		group("Asynchrony", func(c *cobra.Command) { (&asyncFlags{}).register(c) }),
 		group("Robust aggregation", func(c *cobra.Command) { (&robustFlags{}).register(c.Flags()) }),
+		group("Server optimizer", func(c *cobra.Command) { (&serverOptFlags{}).register(c.Flags()) }),
 		group("Privacy", func(c *cobra.Command) { (&privacyFlags{}).register(c.Flags()) }),
 		group("Durability (JetStream)", func(c *cobra.Command) { (&recoveryFlags{}).register(c) }),
 		group("Large messages (object store)", func(c *cobra.Command) { (&blobFlags{}).register(c) }),

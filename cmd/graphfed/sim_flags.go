@@ -22,6 +22,7 @@ type simFlags struct {
 	learn                      learnerFlags
 	priv                       privacyFlags
 	robust                     robustFlags
+	opt                        serverOptFlags
 	async                      asyncFlags
 	gsp                        fedgspFlags
 	world                      job.AMLWorld
@@ -60,6 +61,7 @@ func (s *simFlags) register(cmd *cobra.Command) {
 	f.Float64Var(&sc.Staleness.Factor, "stale-factor", 0.5, "constant staleness weight")
 	f.Float64Var(&sc.Staleness.A, "stale-a", 0.5, "polynomial staleness exponent a in 1/(1+s)^a")
 	s.robust.register(f)
+	s.opt.register(f)
 	s.csbm.register(cmd)
 	s.learn.register(f)
 	s.priv.register(f)
@@ -96,5 +98,6 @@ func (s *simFlags) registerRec(cmd *cobra.Command) {
 func (s *simFlags) common(g *globalFlags) job.SimConfig {
 	sc := s.sim
 	sc.Robust, sc.Buffer, sc.Log = s.robust.robust(), s.async.buffer, g.logger()
+	sc.ServerOpt = s.opt.opt()
 	return sc
 }

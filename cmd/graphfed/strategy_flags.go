@@ -45,6 +45,41 @@ func (r *robustFlags) robust() aggregator.Robust {
 	return aggregator.Robust{Rule: r.rule, Trim: r.trim}
 }
 
+// serverOptFlags choose the averaging algorithms' server optimizer
+// (aggregator.ServerOpt). A hyper-parameter not given (nil) is the rule's
+// default (aggregator.DefaultServerOpt, Flower's): zero cannot stand for
+// "not given", since a zero momentum or β1 is meaningful.
+type serverOptFlags struct {
+	rule                       string
+	lr, mom, beta1, beta2, tau *float64
+}
+
+func (o *serverOptFlags) register(f *pflag.FlagSet) {
+	f.StringVar(&o.rule, "server-opt", "", "server optimizer of the averaging algorithms, stepping the global model towards the round's mean: "+
+		"fedavgm, fedadam, fedyogi or fedadagrad (Reddi et al. 2021; default: none, the mean is the new model)")
+	f.Var(unsetFloat(&o.lr), "server-lr", "--server-opt: server learning rate η (default: fedavgm 1, the others 0.1)")
+	f.Var(unsetFloat(&o.mom), "server-momentum", "--server-opt fedavgm: server momentum μ (default 0.9; 0 is FedAvg)")
+	f.Var(unsetFloat(&o.beta1), "server-beta1", "--server-opt fedadam, fedyogi, fedadagrad: first moment decay β1 (default: 0.9; fedadagrad 0)")
+	f.Var(unsetFloat(&o.beta2), "server-beta2", "--server-opt fedadam, fedyogi: second moment decay β2 (default 0.99)")
+	f.Var(unsetFloat(&o.tau), "server-tau", "--server-opt fedadam, fedyogi, fedadagrad: adaptivity τ (default 1e-9)")
+}
+
+// opt is the optimizer the flags state: the rule's defaults, with the
+// hyper-parameters given on the command line (or in the job file) in
+// their place; the aggregator's configuration checks it.
+func (o *serverOptFlags) opt() aggregator.ServerOpt {
+	s := aggregator.DefaultServerOpt(o.rule)
+	for _, p := range []struct {
+		dst *float64
+		v   *float64
+	}{{&s.LR, o.lr}, {&s.Momentum, o.mom}, {&s.Beta1, o.beta1}, {&s.Beta2, o.beta2}, {&s.Tau, o.tau}} {
+		if p.v != nil {
+			*p.dst = *p.v
+		}
+	}
+	return s
+}
+
 // recFlags are the aggregator's settings of a recommendation job.
 type recFlags struct {
 	phi, freeze int
@@ -76,6 +111,7 @@ func (rf *recFlags) config(seed uint64) aggregator.LPSFedConfig {
 type contractFlags struct {
 	k      job.AggregatorContract
 	robust robustFlags
+	opt    serverOptFlags
 }
 
 func (c *contractFlags) register(f *pflag.FlagSet) {
@@ -88,4 +124,5 @@ func (c *contractFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&c.k.Grad, "grad", "", "whether updates carry a gradient estimator: none or shared (an update that disagrees is refused and counted). "+
 		"Default: the task's learners decide: shared for node cefedgnn and fedgnn-st, none for every other job (aml's banks train with Adam, which shares none: give shared with the banks' --aml-opt cefed)")
 	c.robust.register(f)
+	c.opt.register(f)
 }
