@@ -299,15 +299,19 @@ func (l *Learner) currentH1() *gnn.Tensor {
 
 // Evaluate implements Learner with the keys of node.Learner.Evaluate,
 // scoring a fresh deterministic forward pass over the current parameters
-// and received embeddings.
+// and received embeddings, and the test nodes' per-class counts
+// (ClassCountKey) for the job's pooled macro-F1.
 func (l *Learner) Evaluate() map[string]float64 {
 	logits := l.logits()
 	te := gnn.Score(logits, l.data.Labels, l.test)
 	va := gnn.Score(logits, l.data.Labels, l.val)
-	return map[string]float64{
+	out := map[string]float64{
 		"test_acc": te.Acc, "test_macro_f1": te.MacroF1, "test_n": float64(te.Count),
 		"val_acc": va.Acc, "val_n": float64(va.Count),
 	}
+	tp, fp, fn := classCounts(logits, l.data.Labels, l.test)
+	putClassCounts(out, "test_", tp, fp, fn)
+	return out
 }
 
 // cloneInto copies src into dst, allocating dst when it is nil or of

@@ -28,6 +28,9 @@ func aggregatorMetrics(task string, robust aggregator.Robust, res aggregator.Res
 		metrics["test_f1_illicit"], metrics["test_precision_illicit"], metrics["test_recall_illicit"] = sc.TestF1, sc.TestPrecision, sc.TestRecall
 		putPooled(metrics, sc)
 	}
+	if task == deploy.TaskNode {
+		putPooledMacroF1(metrics, res.Final)
+	}
 	// test_acc and test_macro_f1 stay in the report for every task
 	// (scripts read them; 0 when no client scores them).
 	acc, _ := meanScore(res.Final, "test_acc")

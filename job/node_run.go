@@ -187,6 +187,7 @@ func RunNode(ctx context.Context, spec NodeSpec) (NodeResult, error) {
 		"test_macro_f1": f1, "clients_reporting": n, "partition": d.Partition, "split": d.Split, "rejects": res.Agg.Rejects,
 	}
 	putClientScores(metrics, metric, final)
+	putPooledMacroF1(metrics, final)
 	putRobust(metrics, sc.Robust, res.Agg)
 	putServerOpt(metrics, sc.ServerOpt)
 	putLedgerRate(metrics, res.LedgerRate)
