@@ -299,7 +299,8 @@ func (l *Learner) currentH1() *gnn.Tensor {
 
 // Evaluate implements Learner with the keys of node.Learner.Evaluate,
 // scoring a fresh deterministic forward pass over the current parameters
-// and received embeddings, and the test nodes' per-class counts
+// and received embeddings: accuracy and macro-F1, the dataset's metric
+// (test_score, val_score), and the test nodes' per-class counts
 // (ClassCountKey) for the job's pooled macro-F1.
 func (l *Learner) Evaluate() map[string]float64 {
 	logits := l.logits()
@@ -308,6 +309,13 @@ func (l *Learner) Evaluate() map[string]float64 {
 	out := map[string]float64{
 		"test_acc": te.Acc, "test_macro_f1": te.MacroF1, "test_n": float64(te.Count),
 		"val_acc": va.Acc, "val_n": float64(va.Count),
+		// The dataset's own metric, as node.Learner reports it: the job's
+		// test_score and val_score read these (they were 0 without).
+		"test_score": te.Acc, "val_score": va.Acc,
+	}
+	if l.data.ScoreMetric() == graph.MetricROCAUC {
+		out["test_score"] = gnn.BinaryAUC(logits, l.data.Labels, l.test)
+		out["val_score"] = gnn.BinaryAUC(logits, l.data.Labels, l.val)
 	}
 	tp, fp, fn := classCounts(logits, l.data.Labels, l.test)
 	putClassCounts(out, "test_", tp, fp, fn)

@@ -101,3 +101,27 @@ func TestClassCountsMatchScore(t *testing.T) {
 		}
 	}
 }
+
+// TestEvaluateScores: Evaluate reports the dataset's metric (accuracy on a
+// CSBM graph) as test_score and val_score, and per-class test counts
+// that cover the client's test nodes once.
+func TestEvaluateScores(t *testing.T) {
+	cgs, peers := cefedSplit(t, smallCSBM(), 2, "louvain", 3)
+	l, err := New(cgs[0], peers, Config{Hidden: 6, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Train(3)
+	ev := l.Evaluate()
+	if ev["test_score"] != ev["test_acc"] || ev["val_score"] != ev["val_acc"] {
+		t.Fatalf("test_score %v val_score %v, want the accuracies %v %v", ev["test_score"], ev["val_score"], ev["test_acc"], ev["val_acc"])
+	}
+	var tp, fn float64
+	for k := range cgs[0].Data.Classes {
+		tp += ev[ClassCountKey("test_", k, "tp")]
+		fn += ev[ClassCountKey("test_", k, "fn")]
+	}
+	if tp+fn != ev["test_n"] || math.Abs(tp/ev["test_n"]-ev["test_acc"]) > 1e-12 {
+		t.Fatalf("counts tp %v fn %v, test_n %v, test_acc %v", tp, fn, ev["test_n"], ev["test_acc"])
+	}
+}
