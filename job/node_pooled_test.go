@@ -4,7 +4,9 @@ import (
 	"math"
 	"testing"
 
+	"graphfed/aggregator"
 	"graphfed/cefedgnn"
+	"graphfed/deploy"
 )
 
 // counts builds one client's scores from per-class [tp, fp, fn] rows,
@@ -81,5 +83,19 @@ func TestPutPooledMacroF1(t *testing.T) {
 	notes, _ := m["macro_f1_notes"].(map[string]string)
 	if m["test_macro_f1_pooled"] != 1.0 || notes["test_macro_f1"] == "" || notes["test_macro_f1_pooled"] == "" {
 		t.Fatalf("report %v", m)
+	}
+}
+
+// TestAggregatorMetricsPooled: a deployed aggregator's node report pools
+// the clients' counts too, beside the mean of their macro-F1.
+func TestAggregatorMetricsPooled(t *testing.T) {
+	a := counts(2.0/3, [3]float64{1, 0, 1}, [3]float64{1, 1, 0}, [3]float64{0, 0, 0})
+	b := counts(1.0/3, [3]float64{0, 1, 0}, [3]float64{0, 0, 0}, [3]float64{1, 0, 1})
+	m, err := aggregatorMetrics(deploy.TaskNode, aggregator.Robust{}, aggregator.Result{Final: map[string]map[string]float64{"a": a, "b": b}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := m["test_macro_f1_pooled"].(float64); !ok || math.Abs(got-11.0/18) > 1e-12 || m["test_macro_f1"] != 0.5 {
+		t.Fatalf("pooled %v, mean %v: want 11/18 and 1/2", m["test_macro_f1_pooled"], m["test_macro_f1"])
 	}
 }
