@@ -53,7 +53,7 @@ type Config struct {
 // clients with the paper's protocol for citation graphs (K = 32 local
 // steps, 62 rounds ≈ its 2k iterations), the mean validation accuracy
 // over seeds 1–3 was 0.729, 0.750, 0.753, 0.757 and 0.758 for γ = 0.1,
-// 0.3, 0.5, 0.7 and 0.9 (in memory, without the job's noise): the search
+// 0.3, 0.5, 0.7 and 0.9 (in memory, noise at the job's default σ): the search
 // picks 0.9 there, by a margin within the seeds' spread, so the default
 // stays.
 func DefaultConfig() Config {
