@@ -53,9 +53,9 @@ type Config struct {
 // clients with the paper's protocol for citation graphs (K = 32 local
 // steps, 62 rounds ≈ its 2k iterations), the mean validation accuracy
 // over seeds 1–3 was 0.729, 0.750, 0.753, 0.757 and 0.758 for γ = 0.1,
-// 0.3, 0.5, 0.7 and 0.9 (in memory, noise at the job's default σ): the search
-// picks 0.9 there, by a margin within the seeds' spread, so the default
-// stays.
+// 0.3, 0.5, 0.7 and 0.9 (in memory, noise at the job's default σ): the
+// search picks 0.9 there, by a margin within the seeds' spread, so the
+// default stays.
 func DefaultConfig() Config {
 	return Config{Hidden: 64, LR: 0.5, Gamma: 0.5, Beta: 0.9, WeightDecay: 5e-4, Dropout: 0.5, Variant: VariantCEFedGNN}
 }
