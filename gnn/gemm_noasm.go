@@ -1,0 +1,12 @@
+//go:build !amd64 || purego
+
+package gnn
+
+// Without the assembly tiles the dense products run the row kernels of
+// kernel.go throughout.
+
+const haveAVX512 = false
+
+func gemmTiles(d []float32, ldd int, a []float32, sar, saq int, b []float32, ldb, rows, k, n int, acc bool) (int, int) {
+	return 0, 0
+}
