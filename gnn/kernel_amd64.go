@@ -66,10 +66,14 @@ func gatherSparseWide(d []float32, cols []int32, vals []float32, b []float32, n 
 	if w == 0 {
 		return 0
 	}
+	z := gatherSparse512Wide(d, cols, vals, b, n)
+	if z == w {
+		return w
+	}
 	checkLen("gather sparse", len(d), n)
 	checkLen("gather sparse", len(vals), len(cols))
 	checkRows("gather sparse", cols, len(b)/n)
-	gatherSparseFMA(&d[0], &b[0], &cols[0], &vals[0], len(cols), n, w/32)
+	gatherSparseFMA(&d[z], &b[z], &cols[0], &vals[0], len(cols), n, (w-z)/32)
 	return w
 }
 
@@ -91,10 +95,14 @@ func scatterSparseWide(out []float32, cols []int32, vals []float32, brow []float
 	if w == 0 {
 		return 0
 	}
+	z := scatterSparse512Wide(out, cols, vals, brow, n)
+	if z == w {
+		return w
+	}
 	checkLen("scatter sparse", len(brow), n)
 	checkLen("scatter sparse", len(vals), len(cols))
 	checkRows("scatter sparse", cols, len(out)/n)
-	scatterSparseFMA(&out[0], &brow[0], &cols[0], &vals[0], len(cols), n, w/32)
+	scatterSparseFMA(&out[z], &brow[z], &cols[0], &vals[0], len(cols), n, (w-z)/32)
 	return w
 }
 
