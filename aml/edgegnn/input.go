@@ -127,27 +127,6 @@ func (f *Featurizer) FillSlots(dst *SlotRows, edges []int32) {
 	}
 }
 
-// slots sets the columns and values of edge e's features.
-func (f *Featurizer) slots(idx *[edgeInputSlots]int32, val *[edgeInputSlots]float32, e int32) {
-	g, ph := f.g, f.phases
-	pc, rc := g.PayCurrency[e], g.RecvCurrency[e]
-	t := g.Time[e]
-	day := edgeFloorDiv(t, 86400)
-	hs, hc := ph.hour(t - day*86400)
-	wd := edgeFloorMod(day, 7)
-	src, dst := g.Src[e], g.Dst[e]
-	*idx = [edgeInputSlots]int32{EdgeColLogPaid, EdgeColLogRecv,
-		EdgeColPayCurrency + int32(pc), EdgeColRecvCurrency + int32(rc), EdgeColFormat + int32(g.Format[e]),
-		EdgeColHourSin, EdgeColHourCos, EdgeColWeekSin, EdgeColWeekCos,
-		EdgeColSameCurr, EdgeColSelf, EdgeColCrossBank, EdgeColTime}
-	la := (*[2]float32)(f.logAmt[2*e:])
-	*val = [edgeInputSlots]float32{la[0], la[1],
-		1, 1, 1,
-		hs, hc, ph.daySin[wd], ph.dayCos[wd],
-		edgeFlag(pc == rc), edgeFlag(src == dst), edgeFlag(g.AccountBank[src] != g.AccountBank[dst]),
-		float32(float64(t-f.t0) * f.invDur)}
-}
-
 // edgeLogAmount is log1p(max(a, 0))/10, the amount columns. The builtin
 // max has math.Max's semantics here (NaN stays NaN, −0 becomes +0) and
 // compiles to a few instructions rather than a call.
