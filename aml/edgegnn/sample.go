@@ -211,15 +211,17 @@ func (s *Sampler) SampleOn(scr *SampleScratch, b *Batch, seeds []int32, rng *ran
 		s.reset(&blk.Out, nt)
 		for t := range nt {
 			v := b.Nodes[t]
+			// Target v is row t already: a picked edge's row and its
+			// other endpoint's row are all that can be new.
 			for _, e := range s.pick(s.idx.InEdges(v), f, rng) {
-				k := s.addEdge(b, e)
-				blk.In.Src = append(blk.In.Src, b.EdgeSrc[k])
+				k, u := s.addEdgeAt(b, e, int32(t), true)
+				blk.In.Src = append(blk.In.Src, u)
 				blk.In.Edge = append(blk.In.Edge, k)
 			}
 			blk.In.Ptr[t+1] = len(blk.In.Src)
 			for _, e := range s.pick(s.idx.OutEdges(v), f, rng) {
-				k := s.addEdge(b, e)
-				blk.Out.Src = append(blk.Out.Src, b.EdgeDst[k])
+				k, w := s.addEdgeAt(b, e, int32(t), false)
+				blk.Out.Src = append(blk.Out.Src, w)
 				blk.Out.Edge = append(blk.Out.Edge, k)
 			}
 			blk.Out.Ptr[t+1] = len(blk.Out.Src)
@@ -254,7 +256,7 @@ func (s *Sampler) addNode(b *Batch, v int32) int32 {
 	r := int32(len(b.Nodes))
 	s.scr.nodeRow[v] = sampleRow{s.scr.stamp, r}
 	b.Nodes = append(b.Nodes, v)
-	b.Degree = append(b.Degree, int32(s.idx.Degree(v)))
+	b.Degree = append(b.Degree, s.idx.deg[v])
 	return r
 }
 
@@ -270,6 +272,34 @@ func (s *Sampler) addEdge(b *Batch, e int32) int32 {
 	b.EdgeSrc = append(b.EdgeSrc, s.addNode(b, src))
 	b.EdgeDst = append(b.EdgeDst, s.addNode(b, dst))
 	return r
+}
+
+// addEdgeAt is addEdge for an edge e one of whose endpoints is already
+// row t of the batch: its destination when in is set, else its source.
+// It returns e's row and the row of its other endpoint, appending them as
+// addEdge would (source first, then destination), without looking up row
+// t's node again.
+func (s *Sampler) addEdgeAt(b *Batch, e, t int32, in bool) (int32, int32) {
+	if p := &s.scr.edgeRow[e]; p.stamp == s.scr.stamp {
+		if in {
+			return p.row, b.EdgeSrc[p.row]
+		}
+		return p.row, b.EdgeDst[p.row]
+	}
+	r := int32(len(b.Edges))
+	s.scr.edgeRow[e] = sampleRow{s.scr.stamp, r}
+	b.Edges = append(b.Edges, e)
+	var o int32
+	if in {
+		o = s.addNode(b, s.idx.src[e])
+		b.EdgeSrc = append(b.EdgeSrc, o)
+		b.EdgeDst = append(b.EdgeDst, t)
+	} else {
+		o = s.addNode(b, s.idx.dst[e])
+		b.EdgeSrc = append(b.EdgeSrc, t)
+		b.EdgeDst = append(b.EdgeDst, o)
+	}
+	return r, o
 }
 
 // pick returns up to f of list (all when f < 0 or len(list) ≤ f), drawn
