@@ -133,6 +133,8 @@ type SampleScratch struct {
 	edgeRow []sampleRow
 	picked  []int32
 	chosen  []int
+	cand    []int32 // a hop's picked edges, by target, in then out
+	sink    uint32  // keeps the touching passes of hop from being optimised away
 }
 
 // fit grows the scratch to n nodes and m edges; new rows are stale.
@@ -207,25 +209,7 @@ func (s *Sampler) SampleOn(scr *SampleScratch, b *Batch, seeds []int32, rng *ran
 		f := s.fanOut[L-l]
 		blk := &b.Blocks[l-1]
 		nt := b.NumNodes[l]
-		s.reset(&blk.In, nt)
-		s.reset(&blk.Out, nt)
-		for t := range nt {
-			v := b.Nodes[t]
-			// Target v is row t already: a picked edge's row and its
-			// other endpoint's row are all that can be new.
-			for _, e := range s.pick(s.idx.InEdges(v), f, rng) {
-				k, u := s.addEdgeAt(b, e, int32(t), true)
-				blk.In.Src = append(blk.In.Src, u)
-				blk.In.Edge = append(blk.In.Edge, k)
-			}
-			blk.In.Ptr[t+1] = len(blk.In.Src)
-			for _, e := range s.pick(s.idx.OutEdges(v), f, rng) {
-				k, w := s.addEdgeAt(b, e, int32(t), false)
-				blk.Out.Src = append(blk.Out.Src, w)
-				blk.Out.Edge = append(blk.Out.Edge, k)
-			}
-			blk.Out.Ptr[t+1] = len(blk.Out.Src)
-		}
+		s.hop(b, blk, nt, f, rng)
 		b.NumNodes[l-1], b.NumEdges[l-1] = len(b.Nodes), len(b.Edges)
 	}
 	return nil
