@@ -20,6 +20,8 @@ type SlotRows struct {
 	Rows, Cols, K int
 	Idx           []int32   // Rows×K columns
 	Val           []float32 // Rows×K values
+
+	sink uint8 // keeps FillSlots' touching pass from being optimised away
 }
 
 // edgeInputSlots is the number of slots of an edge input row: the two log
@@ -122,6 +124,14 @@ func (p *edgePhases) hour(sec int64) (float32, float32) {
 func (f *Featurizer) FillSlots(dst *SlotRows, edges []int32) {
 	const K = edgeInputSlots
 	dst.reshape(len(edges), EdgeFeatureDim, K)
+	// Touch every record first: a batch's edges are scattered over the
+	// table, and this short loop keeps many cache misses in flight where
+	// the filling loop keeps a few (as Sampler.hop does).
+	sink := dst.sink
+	for _, e := range edges {
+		sink += f.recs[e].bits
+	}
+	dst.sink = sink
 	for i, e := range edges {
 		f.slots((*[K]int32)(dst.Idx[i*K:]), (*[K]float32)(dst.Val[i*K:]), e)
 	}
