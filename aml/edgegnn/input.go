@@ -60,10 +60,7 @@ func (s *SlotRows) mul(dst, w *gnn.Tensor) {
 		gnn.ShapePanic("slot rows mul", "%dx%d (%d slots) · %v into %v", s.Rows, s.Cols, s.K, w, dst)
 	}
 	body := func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			k0, k1 := i*s.K, (i+1)*s.K
-			gnn.GatherSparse(dst.Data[i*n:(i+1)*n], s.Idx[k0:k1], s.Val[k0:k1], w.Data, n)
-		}
+		gnn.GatherSlots(dst.Data[lo*n:hi*n], s.Idx[lo*s.K:hi*s.K], s.Val[lo*s.K:hi*s.K], s.K, w.Data, n)
 	}
 	if p := gnn.ParallelWorkers(s.Rows, s.Rows*s.K*n); p > 1 {
 		gnn.ParallelSplit(s.Rows, p, body)

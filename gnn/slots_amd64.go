@@ -1,0 +1,40 @@
+//go:build amd64 && !purego
+
+package gnn
+
+import "unsafe"
+
+//go:noescape
+func gatherSlots64(d, w *float32, idx *int32, delta, pairs, k, n int)
+
+//go:noescape
+func gatherSlots32(d, w *float32, idx *int32, delta, quads, k, n int)
+
+// gatherSlotsWide runs GatherSlots' leading rows in the assembly tiles
+// when n is 64 (two rows at a time) or 32 (four) and returns how many rows
+// it computed.
+func gatherSlotsWide(d []float32, cols []int32, vals []float32, k int, w []float32, n int) int {
+	rows := len(cols) / k
+	group := 0
+	switch {
+	case !haveAVX512:
+	case n == 64:
+		group = 2
+	case n == 32:
+		group = 4
+	}
+	if group == 0 || rows < group {
+		return 0
+	}
+	checkRows("gather slots", cols, len(w)/n)
+	g := rows / group
+	// The assembly reaches a slot's value at a fixed distance from its
+	// column: both arrays are indexed alike, whatever their addresses.
+	delta := int(uintptr(unsafe.Pointer(&vals[0])) - uintptr(unsafe.Pointer(&cols[0])))
+	if n == 64 {
+		gatherSlots64(&d[0], &w[0], &cols[0], delta, g, k, n)
+	} else {
+		gatherSlots32(&d[0], &w[0], &cols[0], delta, g, k, n)
+	}
+	return g * group
+}
