@@ -22,6 +22,10 @@ type SlotRows struct {
 	Val           []float32 // Rows×K values
 
 	sink uint8 // keeps FillSlots' touching pass from being optimised away
+	// filled marks slots FillSlots wrote, whose columns are in range by
+	// construction: CheckBatch then skips scanning them (the kernels
+	// still check every column they read).
+	filled bool
 }
 
 // edgeInputSlots is the number of slots of an edge input row: the two log
@@ -37,6 +41,7 @@ func (s *SlotRows) reshape(rows, cols, k int) {
 		s.Idx, s.Val = make([]int32, n, n+n/8), make([]float32, n, n+n/8) // spare as in edgeReuse
 	}
 	s.Idx, s.Val = s.Idx[:rows*k], s.Val[:rows*k]
+	s.filled = false
 }
 
 // Dense returns s as a Rows×Cols tensor.
@@ -132,6 +137,7 @@ func (f *Featurizer) FillSlots(dst *SlotRows, edges []int32) {
 	for i, e := range edges {
 		f.slots((*[K]int32)(dst.Idx[i*K:]), (*[K]float32)(dst.Val[i*K:]), e)
 	}
+	dst.filled = true
 }
 
 // edgeLogAmount is log1p(max(a, 0))/10, the amount columns. The builtin
