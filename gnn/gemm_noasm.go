@@ -20,3 +20,7 @@ func colSumsWide(d, b []float32, n int) int    { return 0 }
 func gatherSlotsWide(d []float32, cols []int32, vals []float32, k int, w []float32, n int) int {
 	return 0
 }
+
+func residualReLUWide(u, out, e, bias, hs, hd []float32, src, dst []int32, n int) bool {
+	return false
+}

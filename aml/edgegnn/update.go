@@ -53,15 +53,9 @@ func (u *edgeUpdate) forward(h, ePrev *gnn.Tensor, src, dst []int32, ne int) *gn
 	gnn.MatMul(u.hd, h, u.block(u.W.W, 1))
 	u.u = edgeReuse(u.u, ne, H)
 	gnn.MatMul(u.u, ePrev.Slice(0, ne), u.block(u.W.W, 2))
-	gnn.AddBias(u.u, u.B.W)
-	for k := range ne {
-		d := u.u.Row(k)
-		gnn.AddInto(d, u.hs.Row(int(u.src[k])))
-		gnn.AddInto(d, u.hd.Row(int(u.dst[k])))
-	}
 	u.out = edgeReuse(u.out, ne, H)
-	gnn.ReLU(u.out, u.u)
-	gnn.Add(u.out, u.out, ePrev.Slice(0, ne))
+	// Bias, endpoint terms, ReLU and the residual in one pass over the rows.
+	gnn.ResidualReLURows(u.u.Data, u.out.Data, ePrev.Data, u.B.W.Data, u.hs.Data, u.hd.Data, u.src, u.dst, H)
 	return u.out
 }
 
