@@ -85,8 +85,15 @@ func (b *Batch) Rows(l int, keep func(node int32) bool) []int32 {
 // features) from f, and sets EdgeX to nil.
 func (b *Batch) SetInputs(nodeX *gnn.Tensor, f *Featurizer) {
 	b.NodeX = edgeReuse(b.NodeX, len(b.Nodes), nodeX.Cols)
-	for r, v := range b.Nodes {
-		copy(b.NodeX.Row(r), nodeX.Row(int(v)))
+	if c := nodeX.Cols; c == NodeFeatureDim {
+		// Rows of five: a copy call per row cost more than the copy.
+		for r, v := range b.Nodes {
+			*(*[NodeFeatureDim]float32)(b.NodeX.Data[r*c:]) = *(*[NodeFeatureDim]float32)(nodeX.Data[int(v)*c:])
+		}
+	} else {
+		for r, v := range b.Nodes {
+			copy(b.NodeX.Row(r), nodeX.Row(int(v)))
+		}
 	}
 	b.EdgeX = nil
 	if b.EdgeSlots == nil {
@@ -131,7 +138,6 @@ type SampleScratch struct {
 	stamp   uint32
 	nodeRow []sampleRow
 	edgeRow []sampleRow
-	picked  []int32
 	chosen  []int
 	cand    []int32 // a hop's picked edges, by target, in then out
 	sink    uint32  // keeps the touching passes of hop from being optimised away
@@ -286,29 +292,30 @@ func (s *Sampler) addEdgeAt(b *Batch, e, t int32, in bool) (int32, int32) {
 	return r, o
 }
 
-// pick returns up to f of list (all when f < 0 or len(list) ≤ f), drawn
-// uniformly without replacement by Floyd's algorithm.
-func (s *Sampler) pick(list []int32, f int, rng *rand.Rand) []int32 {
+// pickInto appends up to f of list to dst (all when f < 0 or len(list) ≤
+// f), drawn uniformly without replacement by Floyd's algorithm, and
+// returns dst.
+func (s *Sampler) pickInto(dst, list []int32, f int, rng *rand.Rand) []int32 {
 	d := len(list)
 	if f < 0 || d <= f {
-		return list
+		return append(dst, list...)
 	}
-	s.scr.chosen = s.scr.chosen[:0]
+	chosen := s.scr.chosen[:0]
 	for j := d - f; j < d; j++ {
 		t := rng.IntN(j + 1)
-		for _, c := range s.scr.chosen {
+		for _, c := range chosen {
 			if c == t {
 				t = j
 				break
 			}
 		}
-		s.scr.chosen = append(s.scr.chosen, t)
+		chosen = append(chosen, t)
 	}
-	s.scr.picked = s.scr.picked[:0]
-	for _, c := range s.scr.chosen {
-		s.scr.picked = append(s.scr.picked, list[c])
+	s.scr.chosen = chosen
+	for _, c := range chosen {
+		dst = append(dst, list[c])
 	}
-	return s.scr.picked
+	return dst
 }
 
 // sampleResize returns x with length n, reallocating when short; contents

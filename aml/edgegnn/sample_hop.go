@@ -23,13 +23,13 @@ func (s *Sampler) hop(b *Batch, blk *Block, nt, f int, rng *rand.Rand) {
 	cand := scr.cand[:0]
 	nIn, nOut := 0, 0
 	for t, v := range b.Nodes[:nt] {
-		in := s.pick(idx.InEdges(v), f, rng)
-		cand = append(cand, in...)
-		nIn += len(in)
+		c0 := len(cand)
+		cand = s.pickInto(cand, idx.InEdges(v), f, rng)
+		nIn += len(cand) - c0
 		blk.In.Ptr[t+1] = nIn
-		out := s.pick(idx.OutEdges(v), f, rng)
-		cand = append(cand, out...)
-		nOut += len(out)
+		c0 = len(cand)
+		cand = s.pickInto(cand, idx.OutEdges(v), f, rng)
+		nOut += len(cand) - c0
 		blk.Out.Ptr[t+1] = nOut
 	}
 	scr.cand = cand
