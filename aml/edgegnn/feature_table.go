@@ -63,18 +63,27 @@ func setRecordTimes(recs []edgeRecord, times []int64, t0 int64, invDur float64) 
 	}
 }
 
-// slots sets the columns and values of edge e's features from its record.
+// slots sets the columns and values of edge e's features from its record,
+// writing in place: built as array literals, the rows went through the
+// stack first, and this loop runs for every edge of every batch.
 func (f *Featurizer) slots(idx *[edgeInputSlots]int32, val *[edgeInputSlots]float32, e int32) {
 	r := &f.recs[e]
 	ph := f.phases
 	wd := r.bits & recWeekday
+	// The columns of every slot, the one-hot slots at the start of their
+	// blocks (the record adds its offsets).
 	*idx = [edgeInputSlots]int32{EdgeColLogPaid, EdgeColLogRecv,
-		EdgeColPayCurrency + int32(r.pay), EdgeColRecvCurrency + int32(r.recv), EdgeColFormat + int32(r.form),
+		EdgeColPayCurrency, EdgeColRecvCurrency, EdgeColFormat,
 		EdgeColHourSin, EdgeColHourCos, EdgeColWeekSin, EdgeColWeekCos,
 		EdgeColSameCurr, EdgeColSelf, EdgeColCrossBank, EdgeColTime}
-	*val = [edgeInputSlots]float32{r.logPaid, r.logRecv,
-		1, 1, 1,
-		r.hourSin, r.hourCos, ph.daySin[wd], ph.dayCos[wd],
-		edgeFlag(r.bits&recSameCurr != 0), edgeFlag(r.bits&recSelf != 0), edgeFlag(r.bits&recCrossBank != 0),
-		r.time}
+	idx[2] += int32(r.pay)
+	idx[3] += int32(r.recv)
+	idx[4] += int32(r.form)
+	val[0], val[1] = r.logPaid, r.logRecv
+	val[2], val[3], val[4] = 1, 1, 1
+	val[5], val[6], val[7], val[8] = r.hourSin, r.hourCos, ph.daySin[wd], ph.dayCos[wd]
+	val[9] = float32(r.bits >> 3 & 1)  // same currency
+	val[10] = float32(r.bits >> 4 & 1) // self
+	val[11] = float32(r.bits >> 5 & 1) // cross bank
+	val[12] = r.time
 }
