@@ -10,10 +10,10 @@ import "golang.org/x/sys/cpu"
 // everything on other CPUs, runs through the row kernels of kernel.go.
 
 //go:noescape
-func gemmTile64(d, a, b *float32, groups, k, sar, saq, ldb, ldd, acc int)
+func gemmTile64(d, a, b *float32, groups, k, sar, saq, ldb, ldd, acc int, bias *float32)
 
 //go:noescape
-func gemmTile32(d, a, b *float32, groups, k, sar, saq, ldb, ldd, acc int)
+func gemmTile32(d, a, b *float32, groups, k, sar, saq, ldb, ldd, acc int, bias *float32)
 
 // haveAVX512 reports AVX-512F with ZMM state saved by the OS (and FMA,
 // which the row kernels need alongside). Set once at start-up and
@@ -23,10 +23,12 @@ var haveAVX512 = cpu.X86.HasAVX512F && haveFMA
 // gemmTiles runs the tiles over rows [0, rows&^3) and columns
 // [0, n&^31) of d = A·b (d += A·b when acc), where A's element (r, q) is
 // a[r·sar + q·saq] for q < k, b is k rows of stride ldb and d rows of
-// stride ldd; it returns the number of rows and columns it computed (0, 0
-// without AVX-512 or when either would be 0). It panics, as a bounds check
-// would, when a slice is too short for the extents the assembly reads.
-func gemmTiles(d []float32, ldd int, a []float32, sar, saq int, b []float32, ldb, rows, k, n int, acc bool) (int, int) {
+// stride ldd; with bias (len ≥ n) non-nil, each finished row has it added
+// after its sums, as AddBias would. It returns the number of rows and
+// columns it computed (0, 0 without AVX-512 or when either would be 0). It
+// panics, as a bounds check would, when a slice is too short for the
+// extents the assembly reads.
+func gemmTiles(d []float32, ldd int, a []float32, sar, saq int, b []float32, ldb, rows, k, n int, acc bool, bias []float32) (int, int) {
 	groups, w := rows/4, n&^31
 	if !haveAVX512 || groups == 0 || w == 0 || k == 0 {
 		return 0, 0
@@ -35,6 +37,9 @@ func gemmTiles(d []float32, ldd int, a []float32, sar, saq int, b []float32, ldb
 	checkLen("gemm tiles", len(a), (r-1)*sar+(k-1)*saq+1)
 	checkLen("gemm tiles", len(b), (k-1)*ldb+w)
 	checkLen("gemm tiles", len(d), (r-1)*ldd+w)
+	if bias != nil {
+		checkLen("gemm tiles", len(bias), w)
+	}
 	if sar < 0 || saq < 0 || ldb < w || ldd < w {
 		panic("gnn: gemm tiles: negative or overlapping strides")
 	}
@@ -49,12 +54,13 @@ func gemmTiles(d []float32, ldd int, a []float32, sar, saq int, b []float32, ldb
 			f = 1
 		}
 		ao, bo := q0*saq, q0*ldb
+		last := q0+kc == k && bias != nil
 		j := 0
 		for ; j+64 <= w; j += 64 {
-			gemmTile64(&d[j], &a[ao], &b[bo+j], groups, kc, sar, saq, ldb, ldd, f)
+			gemmTile64(&d[j], &a[ao], &b[bo+j], groups, kc, sar, saq, ldb, ldd, f, biasAt(bias, j, last))
 		}
 		if j < w {
-			gemmTile32(&d[j], &a[ao], &b[bo+j], groups, kc, sar, saq, ldb, ldd, f)
+			gemmTile32(&d[j], &a[ao], &b[bo+j], groups, kc, sar, saq, ldb, ldd, f, biasAt(bias, j, last))
 		}
 	}
 	return r, w
@@ -62,3 +68,11 @@ func gemmTiles(d []float32, ldd int, a []float32, sar, saq int, b []float32, ldb
 
 // gemmChunk is the reduction length of one pass of the tiles.
 const gemmChunk = 128
+
+// biasAt is &bias[j] when on, else nil (no bias for the tile).
+func biasAt(bias []float32, j int, on bool) *float32 {
+	if !on {
+		return nil
+	}
+	return &bias[j]
+}

@@ -24,8 +24,8 @@
 	LEAQ (R9)(AX*1), R10; \
 	LEAQ (R10)(AX*1), R11
 
-// func gemmTile64(d, a, b *float32, groups, k, sar, saq, ldb, ldd, acc int)
-TEXT ·gemmTile64(SB), NOSPLIT, $0-80
+// func gemmTile64(d, a, b *float32, groups, k, sar, saq, ldb, ldd, acc int, bias *float32)
+TEXT ·gemmTile64(SB), NOSPLIT, $0-88
 	MOVQ d+0(FP), DI
 	MOVQ a+8(FP), SI
 	MOVQ groups+24(FP), R12
@@ -118,6 +118,32 @@ g64Loop:
 	DECQ         CX
 	JNZ          g64Loop
 
+	// With a bias, add it to the finished sums (as AddBias would after).
+	MOVQ    bias+80(FP), R13
+	TESTQ   R13, R13
+	JZ      g64Store
+	VMOVUPS (R13), Z16
+	VMOVUPS 64(R13), Z17
+	VMOVUPS 128(R13), Z18
+	VMOVUPS 192(R13), Z19
+	VADDPS  Z16, Z0, Z0
+	VADDPS  Z17, Z1, Z1
+	VADDPS  Z18, Z2, Z2
+	VADDPS  Z19, Z3, Z3
+	VADDPS  Z16, Z4, Z4
+	VADDPS  Z17, Z5, Z5
+	VADDPS  Z18, Z6, Z6
+	VADDPS  Z19, Z7, Z7
+	VADDPS  Z16, Z8, Z8
+	VADDPS  Z17, Z9, Z9
+	VADDPS  Z18, Z10, Z10
+	VADDPS  Z19, Z11, Z11
+	VADDPS  Z16, Z12, Z12
+	VADDPS  Z17, Z13, Z13
+	VADDPS  Z18, Z14, Z14
+	VADDPS  Z19, Z15, Z15
+
+g64Store:
 	MOVQ    DI, AX
 	VMOVUPS Z0, (AX)
 	VMOVUPS Z1, 64(AX)
@@ -149,8 +175,8 @@ g64Loop:
 	VZEROUPPER
 	RET
 
-// func gemmTile32(d, a, b *float32, groups, k, sar, saq, ldb, ldd, acc int)
-TEXT ·gemmTile32(SB), NOSPLIT, $0-80
+// func gemmTile32(d, a, b *float32, groups, k, sar, saq, ldb, ldd, acc int, bias *float32)
+TEXT ·gemmTile32(SB), NOSPLIT, $0-88
 	MOVQ d+0(FP), DI
 	MOVQ a+8(FP), SI
 	MOVQ groups+24(FP), R12
@@ -217,6 +243,21 @@ g32Loop:
 	DECQ         CX
 	JNZ          g32Loop
 
+	MOVQ    bias+80(FP), R13
+	TESTQ   R13, R13
+	JZ      g32Store
+	VMOVUPS (R13), Z16
+	VMOVUPS 64(R13), Z17
+	VADDPS  Z16, Z0, Z0
+	VADDPS  Z17, Z1, Z1
+	VADDPS  Z16, Z2, Z2
+	VADDPS  Z17, Z3, Z3
+	VADDPS  Z16, Z4, Z4
+	VADDPS  Z17, Z5, Z5
+	VADDPS  Z16, Z6, Z6
+	VADDPS  Z17, Z7, Z7
+
+g32Store:
 	MOVQ    DI, AX
 	VMOVUPS Z0, (AX)
 	VMOVUPS Z1, 64(AX)

@@ -7,7 +7,7 @@ package gnn
 
 const haveAVX512 = false
 
-func gemmTiles(d []float32, ldd int, a []float32, sar, saq int, b []float32, ldb, rows, k, n int, acc bool) (int, int) {
+func gemmTiles(d []float32, ldd int, a []float32, sar, saq int, b []float32, ldb, rows, k, n int, acc bool, bias []float32) (int, int) {
 	return 0, 0
 }
 
@@ -17,7 +17,7 @@ func reluBackwardWide(d, g, out []float32) int { return 0 }
 func addBiasWide(t, b []float32, n int) bool   { return false }
 func colSumsWide(d, b []float32, n int) int    { return 0 }
 
-func gatherSlotsWide(d []float32, cols []int32, vals []float32, k int, w []float32, n int) int {
+func gatherSlotsWide(d []float32, cols []int32, vals []float32, k int, w []float32, n int, bias []float32) int {
 	return 0
 }
 

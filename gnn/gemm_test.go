@@ -30,7 +30,7 @@ func TestGemmTiles(t *testing.T) {
 						b := randTensor(rng, k, n)
 						d := randTensor(rng, rows, n)
 						d0 := d.Clone()
-						gotR, gotC := gemmTiles(d.Data, n, a.Data, sar, saq, b.Data, n, rows, k, n, acc)
+						gotR, gotC := gemmTiles(d.Data, n, a.Data, sar, saq, b.Data, n, rows, k, n, acc, nil)
 						if gotR != rows&^3 || gotC != n {
 							t.Fatalf("rows=%d n=%d: tiles did %dx%d", rows, n, gotR, gotC)
 						}
@@ -83,7 +83,7 @@ func TestGemmTilesBounds(t *testing.T) {
 		}
 	}()
 	a, b, d := make([]float32, 4*8), make([]float32, 7*32), make([]float32, 4*32)
-	gemmTiles(d, 32, a, 8, 1, b, 32, 4, 8, 32, false)
+	gemmTiles(d, 32, a, 8, 1, b, 32, 4, 8, 32, false, nil)
 }
 
 // TestMatMulTiledShapes runs the three products on shapes the tiles take
@@ -105,5 +105,25 @@ func TestMatMulTiledShapes(t *testing.T) {
 		gotNT := randTensor(rng, s.m, s.n)
 		MatMulNT(gotNT, a, bn)
 		assertClose(t, "matmul nt", gotNT, mul64(rows64(a), transpose64(rows64(bn), s.k), s.k, s.n), 1e-5)
+	}
+}
+
+// TestMatMulBias checks that MatMulBias is MatMul followed by AddBias, bit
+// for bit, on shapes the tiles take (with remainder rows and a 32-column
+// tail) and shapes they do not.
+func TestMatMulBias(t *testing.T) {
+	rng := newRNG(13)
+	for _, s := range []struct{ m, k, n int }{{9, 5, 64}, {33, 256, 64}, {6, 300, 96}, {7, 47, 32}, {5, 8, 2}, {0, 4, 32}} {
+		a, b, bias := randTensor(rng, s.m, s.k), randTensor(rng, s.k, s.n), randTensor(rng, 1, s.n)
+		want := New(s.m, s.n)
+		MatMul(want, a, b)
+		AddBias(want, bias)
+		got := randTensor(rng, s.m, s.n)
+		MatMulBias(got, a, b, bias)
+		for i, v := range want.Data {
+			if math.Float32bits(v) != math.Float32bits(got.Data[i]) {
+				t.Fatalf("%v: [%d] = %v, want %v", s, i, got.Data[i], v)
+			}
+		}
 	}
 }

@@ -24,7 +24,7 @@ func MatMul(dst, a, b *Tensor) {
 func matMulRows(dst, a, b *Tensor, lo, hi int) {
 	k, n := a.Cols, b.Cols
 	if n%32 == 0 {
-		r, _ := gemmTiles(dst.Data[lo*n:], n, a.Data[lo*k:], k, 1, b.Data, n, hi-lo, k, n, false)
+		r, _ := gemmTiles(dst.Data[lo*n:], n, a.Data[lo*k:], k, 1, b.Data, n, hi-lo, k, n, false, nil)
 		lo += r
 	}
 	// With the FMA kernels a dense row of up to 64 values costs about what
@@ -80,7 +80,7 @@ func MatMulTN(dst, a, b *Tensor) {
 func matMulTNRows(dst, a, b *Tensor, lo, hi int) {
 	m, k, n := a.Rows, a.Cols, b.Cols
 	if n%32 == 0 && m > 0 {
-		r, _ := gemmTiles(dst.Data[lo*n:], n, a.Data[lo:], 1, k, b.Data, n, hi-lo, m, n, false)
+		r, _ := gemmTiles(dst.Data[lo*n:], n, a.Data[lo:], 1, k, b.Data, n, hi-lo, m, n, false, nil)
 		lo += r
 	}
 	out := dst.Data[lo*n : hi*n]
@@ -137,7 +137,7 @@ func MatMulNTWork(dst, a, b *Tensor, ws *[]float32) {
 func matMulNTRows(dst, a *Tensor, bt []float32, lo, hi int) {
 	k, n := a.Cols, dst.Cols
 	if n%32 == 0 {
-		r, _ := gemmTiles(dst.Data[lo*n:], n, a.Data[lo*k:], k, 1, bt, n, hi-lo, k, n, false)
+		r, _ := gemmTiles(dst.Data[lo*n:], n, a.Data[lo*k:], k, 1, bt, n, hi-lo, k, n, false, nil)
 		lo += r
 	}
 	for i := lo; i < hi; i++ {

@@ -8,11 +8,12 @@
 // alone waits out the FMA latency at every slot). Every element's sum runs
 // over the row's slots in order from zero, as GatherSparse computes it.
 // Slot columns are at idx, values at idx + delta bytes (the Go wrapper
-// passes the distance between the two arrays), rows k slots apart.
+// passes the distance between the two arrays), rows k slots apart. A
+// non-nil bias is added to every finished row before it is stored.
 
-// func gatherSlots64(d, w *float32, idx *int32, delta, pairs, k, n int)
+// func gatherSlots64(d, w *float32, idx *int32, delta, pairs, k, n int, bias *float32)
 // Two rows at a time, 64 columns (four ZMM) each; d rows n apart.
-TEXT ·gatherSlots64(SB), NOSPLIT, $0-56
+TEXT ·gatherSlots64(SB), NOSPLIT, $0-64
 	MOVQ d+0(FP), DI
 	MOVQ w+8(FP), SI
 	MOVQ idx+16(FP), R8
@@ -56,6 +57,23 @@ s64Loop:
 	DECQ         CX
 	JNZ          s64Loop
 
+	MOVQ    bias+56(FP), DX
+	TESTQ   DX, DX
+	JZ      s64Store
+	VMOVUPS (DX), Z16
+	VMOVUPS 64(DX), Z17
+	VMOVUPS 128(DX), Z18
+	VMOVUPS 192(DX), Z19
+	VADDPS  Z16, Z0, Z0
+	VADDPS  Z17, Z1, Z1
+	VADDPS  Z18, Z2, Z2
+	VADDPS  Z19, Z3, Z3
+	VADDPS  Z16, Z4, Z4
+	VADDPS  Z17, Z5, Z5
+	VADDPS  Z18, Z6, Z6
+	VADDPS  Z19, Z7, Z7
+
+s64Store:
 	VMOVUPS Z0, (DI)
 	VMOVUPS Z1, 64(DI)
 	VMOVUPS Z2, 128(DI)
@@ -72,9 +90,9 @@ s64Loop:
 	VZEROUPPER
 	RET
 
-// func gatherSlots32(d, w *float32, idx *int32, delta, quads, k, n int)
+// func gatherSlots32(d, w *float32, idx *int32, delta, quads, k, n int, bias *float32)
 // Four rows at a time, 32 columns (two ZMM) each; d rows n apart.
-TEXT ·gatherSlots32(SB), NOSPLIT, $0-56
+TEXT ·gatherSlots32(SB), NOSPLIT, $0-64
 	MOVQ d+0(FP), DI
 	MOVQ w+8(FP), SI
 	MOVQ idx+16(FP), R8
@@ -128,6 +146,21 @@ s32Loop:
 	DECQ         CX
 	JNZ          s32Loop
 
+	MOVQ    bias+56(FP), DX
+	TESTQ   DX, DX
+	JZ      s32Store
+	VMOVUPS (DX), Z16
+	VMOVUPS 64(DX), Z17
+	VADDPS  Z16, Z0, Z0
+	VADDPS  Z17, Z1, Z1
+	VADDPS  Z16, Z2, Z2
+	VADDPS  Z17, Z3, Z3
+	VADDPS  Z16, Z4, Z4
+	VADDPS  Z17, Z5, Z5
+	VADDPS  Z16, Z6, Z6
+	VADDPS  Z17, Z7, Z7
+
+s32Store:
 	VMOVUPS Z0, (DI)
 	VMOVUPS Z1, 64(DI)
 	ADDQ    R11, DI

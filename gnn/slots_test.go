@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// TestGatherSlots checks GatherSlots (several rows at a time in assembly
+// TestGatherSlots checks GatherSlots and GatherSlotsBias (several rows at a time in assembly
 // where available) against GatherSparse row by row, bit for bit, with
 // repeated columns, row counts that leave remainders and widths the
 // assembly does not take; and that a bad column panics.
@@ -26,12 +26,21 @@ func TestGatherSlots(t *testing.T) {
 				vals := randTensor(rng, 1, rows*k).Data
 				got := randTensor(rng, rows, n).Data
 				GatherSlots(got, cols, vals, k, w, n)
+				bias := randTensor(rng, 1, n).Data
+				gotB := randTensor(rng, rows, n).Data
+				GatherSlotsBias(gotB, cols, vals, k, w, n, bias)
 				want := make([]float32, n)
 				for i := range rows {
 					GatherSparse(want, cols[i*k:(i+1)*k], vals[i*k:(i+1)*k], w, n)
 					for j, v := range want {
 						if math.Float32bits(v) != math.Float32bits(got[i*n+j]) {
 							t.Fatalf("n=%d k=%d rows=%d: (%d,%d) = %v, want %v", n, k, rows, i, j, got[i*n+j], v)
+						}
+					}
+					AddInto(want, bias)
+					for j, v := range want {
+						if math.Float32bits(v) != math.Float32bits(gotB[i*n+j]) {
+							t.Fatalf("bias n=%d k=%d rows=%d: (%d,%d) = %v, want %v", n, k, rows, i, j, gotB[i*n+j], v)
 						}
 					}
 				}

@@ -56,16 +56,21 @@ func (s *SlotRows) Dense() *gnn.Tensor {
 	return t
 }
 
-// mul sets dst = s·w (s Rows×Cols, w Cols×n). Slots are visited in column
-// order, as MatMul visits a dense row's non-zeros, and zero slots add
-// exact zeros, so the result equals MatMul on s.Dense() bit for bit.
-func (s *SlotRows) mul(dst, w *gnn.Tensor) {
+// mul sets dst = s·w + bias (s Rows×Cols, w Cols×n, bias 1×n or nil for
+// none). Slots are visited in column order, as MatMul visits a dense row's
+// non-zeros, and zero slots add exact zeros, so the result equals MatMul on
+// s.Dense() (then AddBias) bit for bit.
+func (s *SlotRows) mul(dst, w, bias *gnn.Tensor) {
 	n := w.Cols
 	if w.Rows != s.Cols || dst.Rows != s.Rows || dst.Cols != n {
 		gnn.ShapePanic("slot rows mul", "%dx%d (%d slots) · %v into %v", s.Rows, s.Cols, s.K, w, dst)
 	}
+	var b []float32
+	if bias != nil {
+		b = bias.Data
+	}
 	body := func(lo, hi int) {
-		gnn.GatherSlots(dst.Data[lo*n:hi*n], s.Idx[lo*s.K:hi*s.K], s.Val[lo*s.K:hi*s.K], s.K, w.Data, n)
+		gnn.GatherSlotsBias(dst.Data[lo*n:hi*n], s.Idx[lo*s.K:hi*s.K], s.Val[lo*s.K:hi*s.K], s.K, w.Data, n, b)
 	}
 	if p := gnn.ParallelWorkers(s.Rows, s.Rows*s.K*n); p > 1 {
 		gnn.ParallelSplit(s.Rows, p, body)

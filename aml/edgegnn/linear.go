@@ -42,8 +42,7 @@ func (l *edgeLinear) forward(x *gnn.Tensor) *gnn.Tensor {
 	}
 	l.x, l.xs = x, nil
 	l.out = edgeReuse(l.out, x.Rows, out)
-	gnn.MatMul(l.out, x, l.W.W)
-	gnn.AddBias(l.out, l.B.W)
+	gnn.MatMulBias(l.out, x, l.W.W, l.B.W)
 	return l.out
 }
 
@@ -56,8 +55,7 @@ func (l *edgeLinear) forwardSlots(x *SlotRows) *gnn.Tensor {
 	}
 	l.x, l.xs = nil, x
 	l.out = edgeReuse(l.out, x.Rows, out)
-	x.mul(l.out, l.W.W)
-	gnn.AddBias(l.out, l.B.W)
+	x.mul(l.out, l.W.W, l.B.W)
 	return l.out
 }
 
