@@ -292,13 +292,17 @@ func (s *Sampler) addEdgeAt(b *Batch, e, t int32, in bool) (int32, int32) {
 	return r, o
 }
 
-// pickInto appends up to f of list to dst (all when f < 0 or len(list) ≤
-// f), drawn uniformly without replacement by Floyd's algorithm, and
-// returns dst.
-func (s *Sampler) pickInto(dst, list []int32, f int, rng *rand.Rand) []int32 {
-	d := len(list)
+// pickAt appends the positions in an adjacency array of up to f of the d
+// entries starting at lo (all of them when f < 0 or d ≤ f), drawn uniformly
+// without replacement by Floyd's algorithm, and returns dst. The draws
+// depend on d and f only, so positions can be drawn for a whole hop before
+// any entry is read.
+func (s *Sampler) pickAt(dst []int32, lo, d, f int, rng *rand.Rand) []int32 {
 	if f < 0 || d <= f {
-		return append(dst, list...)
+		for p := lo; p < lo+d; p++ {
+			dst = append(dst, int32(p))
+		}
+		return dst
 	}
 	chosen := s.scr.chosen[:0]
 	for j := d - f; j < d; j++ {
@@ -313,7 +317,7 @@ func (s *Sampler) pickInto(dst, list []int32, f int, rng *rand.Rand) []int32 {
 	}
 	s.scr.chosen = chosen
 	for _, c := range chosen {
-		dst = append(dst, list[c])
+		dst = append(dst, int32(lo+c))
 	}
 	return dst
 }
