@@ -15,6 +15,9 @@ func gemmTile64(d, a, b *float32, groups, k, sar, saq, ldb, ldd, acc int, bias *
 //go:noescape
 func gemmTile32(d, a, b *float32, groups, k, sar, saq, ldb, ldd, acc int, bias *float32)
 
+//go:noescape
+func gemmTile32x8(d, a, b *float32, groups, k, sar, saq, ldb, ldd, acc int, bias *float32)
+
 // haveAVX512 reports AVX-512F with ZMM state saved by the OS (and FMA,
 // which the row kernels need alongside). Set once at start-up and
 // read-only afterwards.
@@ -60,7 +63,14 @@ func gemmTiles(d []float32, ldd int, a []float32, sar, saq int, b []float32, ldb
 			gemmTile64(&d[j], &a[ao], &b[bo+j], groups, kc, sar, saq, ldb, ldd, f, biasAt(bias, j, last))
 		}
 		if j < w {
-			gemmTile32(&d[j], &a[ao], &b[bo+j], groups, kc, sar, saq, ldb, ldd, f, biasAt(bias, j, last))
+			// Eight rows at a time where there are, the last four alone.
+			if g8 := groups / 2; g8 > 0 {
+				gemmTile32x8(&d[j], &a[ao], &b[bo+j], g8, kc, sar, saq, ldb, ldd, f, biasAt(bias, j, last))
+			}
+			if groups%2 == 1 {
+				r8 := groups / 2 * 8
+				gemmTile32(&d[r8*ldd+j], &a[ao+r8*sar], &b[bo+j], 1, kc, sar, saq, ldb, ldd, f, biasAt(bias, j, last))
+			}
 		}
 	}
 	return r, w

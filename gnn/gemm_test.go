@@ -16,7 +16,7 @@ func TestGemmTiles(t *testing.T) {
 		t.Skip("no AVX-512")
 	}
 	rng := newRNG(11)
-	for _, rows := range []int{4, 7, 12} {
+	for _, rows := range []int{4, 7, 12, 16} {
 		for _, k := range []int{1, 5, 128, 129, 300} {
 			for _, n := range []int{32, 64, 96, 160} {
 				for _, trans := range []bool{false, true} {
