@@ -196,7 +196,6 @@ func (l *edgeLayer) backward(dH, dE *gnn.Tensor) (*gnn.Tensor, *gnn.Tensor) {
 	l.dh = edgeReuse(l.dh, nt, H)
 	l.dh.Copy(dH)
 	l.dePrev = edgeReuse(l.dePrev, l.ePrev.Rows, H)
-	l.dePrev.Zero()
 	if l.update != nil {
 		ne := b.NumEdges[layer]
 		if dE == nil || dE.Rows != ne || dE.Cols != H {
@@ -204,7 +203,9 @@ func (l *edgeLayer) backward(dH, dE *gnn.Tensor) (*gnn.Tensor, *gnn.Tensor) {
 		}
 		dh, de := l.update.backward(dE)
 		gnn.Add(l.dh, l.dh, dh)
-		copy(l.dePrev.Data, de.Data)
+		copy(l.dePrev.Data, de.Data) // all of it (ePrev.Rows×H): no clearing first
+	} else {
+		l.dePrev.Zero()
 	}
 	scaleOverrideGrads(l.dh, l.ovs, layer, false)
 	l.dz = edgeReuse(l.dz, nt, H)
