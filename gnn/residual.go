@@ -1,6 +1,9 @@
 package gnn
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
 // ResidualReLURows is the row pass of a residual edge update: for every
 // row k of u (rows×n, row-major, rows = len(src) = len(dst)),
@@ -26,7 +29,11 @@ func ResidualReLURows(u, out, e, bias, hs, hd []float32, src, dst []int32, n int
 	if residualReLUWide(u, out, e, bias, hs, hd, src, dst, n) {
 		return
 	}
+	ns, nd := len(hs)/n, len(hd)/n
 	for k := range rows {
+		if uint(int(src[k])) >= uint(ns) || uint(int(dst[k])) >= uint(nd) {
+			panic(fmt.Sprintf("gnn: residual relu rows: rows %d and %d outside [0,%d) and [0,%d)", src[k], dst[k], ns, nd))
+		}
 		uk, ok, ek := u[k*n:(k+1)*n], out[k*n:(k+1)*n], e[k*n:(k+1)*n]
 		s, d := hs[int(src[k])*n:][:n], hd[int(dst[k])*n:][:n]
 		for j := range uk {
