@@ -8,8 +8,8 @@ import "math/rand/v2"
 // order one target at a time would, so batches and draws are those of
 // the plain loop, but in passes over the hop: draw every target's picks
 // as positions in the adjacency arrays (the draws need only the degrees);
-// read the edges there; touch the scratch and index entries of every
-// picked edge; add them. The graph-sized arrays are read at random, one cache miss per
+// read the edges there; touch the scratch entries of every picked edge
+// and of its endpoints; add them. The graph-sized arrays are read at random, one cache miss per
 // read, and a short loop of independent reads keeps many misses in
 // flight where the adding loop, long and branchy, kept a few (measured on
 // the evaluation step, where sampling was over a third of the time).
@@ -50,7 +50,7 @@ func (s *Sampler) hop(b *Batch, blk *Block, nt, f int, rng *rand.Rand) {
 	}
 	scr.cand = cand
 	for _, e := range cand {
-		sink += scr.edgeRow[e].stamp + uint32(idx.src[e]+idx.dst[e])
+		sink += scr.edgeRow[e].stamp + scr.nodeRow[idx.src[e]].stamp + scr.nodeRow[idx.dst[e]].stamp
 	}
 	scr.sink = sink
 	at = 0
