@@ -2,8 +2,9 @@
 
 package gnn
 
-// Without the assembly tiles the dense products run the row kernels of
-// kernel.go throughout.
+// Without the AVX-512 assembly (gemm_amd64.s, vec_amd64.s, slots_amd64.s,
+// residual_amd64.s) every product and pass runs its Go loop throughout:
+// each wide entry point covers nothing.
 
 const haveAVX512 = false
 
