@@ -131,3 +131,43 @@ func scatterDense2Wide(out, a0, a1, b0, b1 []float32, n int) int {
 	scatterDense2FMA(&out[0], &b0[0], &b1[0], &a0[0], &a1[0], len(a0), n, w/32)
 	return w
 }
+
+// gatherSparseWideChecked and scatterSparseWideChecked are
+// gatherSparseWide and scatterSparseWide for columns the caller has
+// checked already (GatherSparseRows, ScatterSparseRows check a whole
+// block's once instead of every row's).
+func gatherSparseWideChecked(d []float32, cols []int32, vals []float32, b []float32, n int) int {
+	w := wideCols(n, len(cols))
+	if w == 0 {
+		return 0
+	}
+	checkLen("gather sparse", len(d), n)
+	checkLen("gather sparse", len(vals), len(cols))
+	z := 0
+	if haveAVX512 && w >= 64 {
+		z = w &^ 63
+		gatherSparse512(&d[0], &b[0], &cols[0], &vals[0], len(cols), n, z/64)
+	}
+	if z < w {
+		gatherSparseFMA(&d[z], &b[z], &cols[0], &vals[0], len(cols), n, (w-z)/32)
+	}
+	return w
+}
+
+func scatterSparseWideChecked(out []float32, cols []int32, vals []float32, brow []float32, n int) int {
+	w := wideCols(n, len(cols))
+	if w == 0 {
+		return 0
+	}
+	checkLen("scatter sparse", len(brow), n)
+	checkLen("scatter sparse", len(vals), len(cols))
+	z := 0
+	if haveAVX512 && w >= 64 {
+		z = w &^ 63
+		scatterSparse512(&out[0], &brow[0], &cols[0], &vals[0], len(cols), n, z/64)
+	}
+	if z < w {
+		scatterSparseFMA(&out[z], &brow[z], &cols[0], &vals[0], len(cols), n, (w-z)/32)
+	}
+	return w
+}

@@ -25,3 +25,11 @@ func gatherSlotsWide(d []float32, cols []int32, vals []float32, k int, w []float
 func residualReLUWide(u, out, e, bias, hs, hd []float32, src, dst []int32, n int) bool {
 	return false
 }
+
+func gatherSparseWideChecked(d []float32, cols []int32, vals []float32, b []float32, n int) int {
+	return 0
+}
+
+func scatterSparseWideChecked(out []float32, cols []int32, vals []float32, brow []float32, n int) int {
+	return 0
+}
