@@ -146,7 +146,7 @@ func gatherDenseFrom(j int, d []float32, a []float32, b []float32, n int) {
 // row-major m×n matrix b.
 func colSums(d []float32, b []float32, n int) {
 	m := len(b) / n
-	j := 0
+	j := colSumsWide(d, b, n)
 	for ; j+8 <= n; j += 8 {
 		var c0, c1, c2, c3, c4, c5, c6, c7 float32
 		for i := 0; i < m; i++ {

@@ -66,10 +66,14 @@ func gatherSparseWide(d []float32, cols []int32, vals []float32, b []float32, n 
 	if w == 0 {
 		return 0
 	}
+	z := gatherSparse512Wide(d, cols, vals, b, n)
+	if z == w {
+		return w
+	}
 	checkLen("gather sparse", len(d), n)
 	checkLen("gather sparse", len(vals), len(cols))
 	checkRows("gather sparse", cols, len(b)/n)
-	gatherSparseFMA(&d[0], &b[0], &cols[0], &vals[0], len(cols), n, w/32)
+	gatherSparseFMA(&d[z], &b[z], &cols[0], &vals[0], len(cols), n, (w-z)/32)
 	return w
 }
 
@@ -91,10 +95,14 @@ func scatterSparseWide(out []float32, cols []int32, vals []float32, brow []float
 	if w == 0 {
 		return 0
 	}
+	z := scatterSparse512Wide(out, cols, vals, brow, n)
+	if z == w {
+		return w
+	}
 	checkLen("scatter sparse", len(brow), n)
 	checkLen("scatter sparse", len(vals), len(cols))
 	checkRows("scatter sparse", cols, len(out)/n)
-	scatterSparseFMA(&out[0], &brow[0], &cols[0], &vals[0], len(cols), n, w/32)
+	scatterSparseFMA(&out[z], &brow[z], &cols[0], &vals[0], len(cols), n, (w-z)/32)
 	return w
 }
 
@@ -121,5 +129,45 @@ func scatterDense2Wide(out, a0, a1, b0, b1 []float32, n int) int {
 	checkLen("scatter dense", len(b1), n)
 	checkLen("scatter dense", len(out), len(a0)*n)
 	scatterDense2FMA(&out[0], &b0[0], &b1[0], &a0[0], &a1[0], len(a0), n, w/32)
+	return w
+}
+
+// gatherSparseWideChecked and scatterSparseWideChecked are
+// gatherSparseWide and scatterSparseWide for columns the caller has
+// checked already (GatherSparseRows, ScatterSparseRows check a whole
+// block's once instead of every row's).
+func gatherSparseWideChecked(d []float32, cols []int32, vals []float32, b []float32, n int) int {
+	w := wideCols(n, len(cols))
+	if w == 0 {
+		return 0
+	}
+	checkLen("gather sparse", len(d), n)
+	checkLen("gather sparse", len(vals), len(cols))
+	z := 0
+	if haveAVX512 && w >= 64 {
+		z = w &^ 63
+		gatherSparse512(&d[0], &b[0], &cols[0], &vals[0], len(cols), n, z/64)
+	}
+	if z < w {
+		gatherSparseFMA(&d[z], &b[z], &cols[0], &vals[0], len(cols), n, (w-z)/32)
+	}
+	return w
+}
+
+func scatterSparseWideChecked(out []float32, cols []int32, vals []float32, brow []float32, n int) int {
+	w := wideCols(n, len(cols))
+	if w == 0 {
+		return 0
+	}
+	checkLen("scatter sparse", len(brow), n)
+	checkLen("scatter sparse", len(vals), len(cols))
+	z := 0
+	if haveAVX512 && w >= 64 {
+		z = w &^ 63
+		scatterSparse512(&out[0], &brow[0], &cols[0], &vals[0], len(cols), n, z/64)
+	}
+	if z < w {
+		scatterSparseFMA(&out[z], &brow[z], &cols[0], &vals[0], len(cols), n, (w-z)/32)
+	}
 	return w
 }

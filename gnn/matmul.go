@@ -23,6 +23,10 @@ func MatMul(dst, a, b *Tensor) {
 // matMulRows computes rows [lo, hi) of dst = a·b.
 func matMulRows(dst, a, b *Tensor, lo, hi int) {
 	k, n := a.Cols, b.Cols
+	if n%32 == 0 {
+		r, _ := gemmTiles(dst.Data[lo*n:], n, a.Data[lo*k:], k, 1, b.Data, n, hi-lo, k, n, false, nil)
+		lo += r
+	}
 	// With the FMA kernels a dense row of up to 64 values costs about what
 	// compacting it did (measured: the edge model's steps ran a few
 	// percent faster without compaction), so only the Go loops compact.
@@ -75,6 +79,10 @@ func MatMulTN(dst, a, b *Tensor) {
 // time); the sum over rows of b runs in the same order whatever the split.
 func matMulTNRows(dst, a, b *Tensor, lo, hi int) {
 	m, k, n := a.Rows, a.Cols, b.Cols
+	if n%32 == 0 && m > 0 {
+		r, _ := gemmTiles(dst.Data[lo*n:], n, a.Data[lo:], 1, k, b.Data, n, hi-lo, m, n, false, nil)
+		lo += r
+	}
 	out := dst.Data[lo*n : hi*n]
 	clear(out)
 	// Non-zero rows of b go in pairs through scatterDense2, which passes
@@ -128,6 +136,10 @@ func MatMulNTWork(dst, a, b *Tensor, ws *[]float32) {
 // of a.
 func matMulNTRows(dst, a *Tensor, bt []float32, lo, hi int) {
 	k, n := a.Cols, dst.Cols
+	if n%32 == 0 {
+		r, _ := gemmTiles(dst.Data[lo*n:], n, a.Data[lo*k:], k, 1, bt, n, hi-lo, k, n, false, nil)
+		lo += r
+	}
 	for i := lo; i < hi; i++ {
 		arow := a.Data[i*k : (i+1)*k]
 		d := dst.Data[i*n : (i+1)*n]

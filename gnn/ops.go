@@ -8,7 +8,7 @@ func AddBias(t, b *Tensor) {
 	if b.Rows != 1 || b.Cols != n {
 		ShapePanic("add bias", "bias %dx%d for %dx%d", b.Rows, b.Cols, t.Rows, t.Cols)
 	}
-	if n == 0 {
+	if n == 0 || addBiasWide(t.Data, b.Data, n) {
 		return
 	}
 	if n < 8 {
@@ -67,7 +67,8 @@ func AddBiasGrad(db, dOut *Tensor) {
 func ReLU(dst, x *Tensor) {
 	mustSameShape("relu", dst, x)
 	d := dst.Data[:len(x.Data)]
-	for i, v := range x.Data {
+	for i := reluWide(d, x.Data); i < len(d); i++ {
+		v := x.Data[i]
 		// Clear every bit when the sign bit is set; branch-free because
 		// the sign of pre-activations is unpredictable.
 		u := math.Float32bits(v)
@@ -82,8 +83,8 @@ func ReLUBackward(dx, dOut, out *Tensor) {
 	mustSameShape("relu backward", dx, out)
 	g := dOut.Data[:len(out.Data)]
 	d := dx.Data[:len(out.Data)]
-	for i, v := range out.Data {
-		d[i] = math.Float32frombits(math.Float32bits(g[i]) & positiveMask(v))
+	for i := reluBackwardWide(d, g, out.Data); i < len(d); i++ {
+		d[i] = math.Float32frombits(math.Float32bits(g[i]) & positiveMask(out.Data[i]))
 	}
 }
 

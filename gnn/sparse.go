@@ -236,7 +236,7 @@ func rowAtEntry(rowPtr []int, e int) int {
 // AddInto sets y += x; len(x) must be at least len(y).
 func AddInto(y, x []float32) {
 	x = x[:len(y)]
-	for i := range y {
+	for i := addWide(y, y, x); i < len(y); i++ {
 		y[i] += x[i]
 	}
 }

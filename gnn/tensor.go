@@ -82,8 +82,8 @@ func Add(dst, a, b *Tensor) {
 	mustSameShape("add", dst, a)
 	b2 := b.Data[:len(a.Data)]
 	d := dst.Data[:len(a.Data)]
-	for i, v := range a.Data {
-		d[i] = v + b2[i]
+	for i := addWide(d, a.Data, b2); i < len(d); i++ {
+		d[i] = a.Data[i] + b2[i]
 	}
 }
 

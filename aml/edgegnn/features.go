@@ -59,19 +59,17 @@ type Featurizer struct {
 	invDur float64   // 1/(last - first time), 0 for a graph spanning one instant
 	ord    []float32 // EdgeOrd rows of every edge, after EnableOrder
 	phases *edgePhases
-	// logAmt holds EdgeColLogPaid and EdgeColLogRecv of every edge (8
-	// bytes per edge): the logarithms were a fifth of the featurizer's
-	// time, and every edge is featurized many times over a job.
-	logAmt []float32
+	// recs holds every edge's features in 24 bytes (edgeRecord): every
+	// edge is featurized many times over a job, and a record is one
+	// memory access where computing the row took ten and a division.
+	recs []edgeRecord
 }
 
 // NewFeaturizer prepares the features of g's edges; g must not gain
-// edges afterwards (the amount logarithms are computed here).
+// edges afterwards (their records are computed here).
 func NewFeaturizer(g *amlworld.Graph) *Featurizer {
-	f := &Featurizer{g: g, phases: newEdgePhases(), logAmt: make([]float32, 2*g.NumEdges())}
-	for e := range g.NumEdges() {
-		f.logAmt[2*e], f.logAmt[2*e+1] = edgeLogAmount(g.AmountPaid[e]), edgeLogAmount(g.AmountReceived[e])
-	}
+	f := &Featurizer{g: g, phases: newEdgePhases()}
+	f.recs = newEdgeRecords(g, f.phases)
 	if len(g.Time) > 0 {
 		lo, hi := slices.Min(g.Time), slices.Max(g.Time)
 		f.t0 = lo
@@ -79,6 +77,7 @@ func NewFeaturizer(g *amlworld.Graph) *Featurizer {
 			f.invDur = 1 / float64(hi-lo)
 		}
 	}
+	setRecordTimes(f.recs, g.Time, f.t0, f.invDur)
 	return f
 }
 
@@ -90,6 +89,7 @@ func (f *Featurizer) SetTimeRange(first, last int64) {
 	if last > first {
 		f.invDur = 1 / float64(last-first)
 	}
+	setRecordTimes(f.recs, f.g.Time, f.t0, f.invDur)
 }
 
 // Fill sets row i of dst (len(edges)×EdgeFeatureDim) to the features of

@@ -20,6 +20,12 @@ type SlotRows struct {
 	Rows, Cols, K int
 	Idx           []int32   // Rows×K columns
 	Val           []float32 // Rows×K values
+
+	sink uint8 // keeps FillSlots' touching pass from being optimised away
+	// filled marks slots FillSlots wrote, whose columns are in range by
+	// construction: CheckBatch then skips scanning them (the kernels
+	// still check every column they read).
+	filled bool
 }
 
 // edgeInputSlots is the number of slots of an edge input row: the two log
@@ -35,6 +41,7 @@ func (s *SlotRows) reshape(rows, cols, k int) {
 		s.Idx, s.Val = make([]int32, n, n+n/8), make([]float32, n, n+n/8) // spare as in edgeReuse
 	}
 	s.Idx, s.Val = s.Idx[:rows*k], s.Val[:rows*k]
+	s.filled = false
 }
 
 // Dense returns s as a Rows×Cols tensor.
@@ -49,19 +56,21 @@ func (s *SlotRows) Dense() *gnn.Tensor {
 	return t
 }
 
-// mul sets dst = s·w (s Rows×Cols, w Cols×n). Slots are visited in column
-// order, as MatMul visits a dense row's non-zeros, and zero slots add
-// exact zeros, so the result equals MatMul on s.Dense() bit for bit.
-func (s *SlotRows) mul(dst, w *gnn.Tensor) {
+// mul sets dst = s·w + bias (s Rows×Cols, w Cols×n, bias 1×n or nil for
+// none). Slots are visited in column order, as MatMul visits a dense row's
+// non-zeros, and zero slots add exact zeros, so the result equals MatMul on
+// s.Dense() (then AddBias) bit for bit.
+func (s *SlotRows) mul(dst, w, bias *gnn.Tensor) {
 	n := w.Cols
 	if w.Rows != s.Cols || dst.Rows != s.Rows || dst.Cols != n {
 		gnn.ShapePanic("slot rows mul", "%dx%d (%d slots) · %v into %v", s.Rows, s.Cols, s.K, w, dst)
 	}
+	var b []float32
+	if bias != nil {
+		b = bias.Data
+	}
 	body := func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			k0, k1 := i*s.K, (i+1)*s.K
-			gnn.GatherSparse(dst.Data[i*n:(i+1)*n], s.Idx[k0:k1], s.Val[k0:k1], w.Data, n)
-		}
+		gnn.GatherSlotsBias(dst.Data[lo*n:hi*n], s.Idx[lo*s.K:hi*s.K], s.Val[lo*s.K:hi*s.K], s.K, w.Data, n, b)
 	}
 	if p := gnn.ParallelWorkers(s.Rows, s.Rows*s.K*n); p > 1 {
 		gnn.ParallelSplit(s.Rows, p, body)
@@ -122,30 +131,18 @@ func (p *edgePhases) hour(sec int64) (float32, float32) {
 func (f *Featurizer) FillSlots(dst *SlotRows, edges []int32) {
 	const K = edgeInputSlots
 	dst.reshape(len(edges), EdgeFeatureDim, K)
+	// Touch every record first: a batch's edges are scattered over the
+	// table, and this short loop keeps many cache misses in flight where
+	// the filling loop keeps a few (as Sampler.hop does).
+	sink := dst.sink
+	for _, e := range edges {
+		sink += f.recs[e].bits
+	}
+	dst.sink = sink
 	for i, e := range edges {
 		f.slots((*[K]int32)(dst.Idx[i*K:]), (*[K]float32)(dst.Val[i*K:]), e)
 	}
-}
-
-// slots sets the columns and values of edge e's features.
-func (f *Featurizer) slots(idx *[edgeInputSlots]int32, val *[edgeInputSlots]float32, e int32) {
-	g, ph := f.g, f.phases
-	pc, rc := g.PayCurrency[e], g.RecvCurrency[e]
-	t := g.Time[e]
-	day := edgeFloorDiv(t, 86400)
-	hs, hc := ph.hour(t - day*86400)
-	wd := edgeFloorMod(day, 7)
-	src, dst := g.Src[e], g.Dst[e]
-	*idx = [edgeInputSlots]int32{EdgeColLogPaid, EdgeColLogRecv,
-		EdgeColPayCurrency + int32(pc), EdgeColRecvCurrency + int32(rc), EdgeColFormat + int32(g.Format[e]),
-		EdgeColHourSin, EdgeColHourCos, EdgeColWeekSin, EdgeColWeekCos,
-		EdgeColSameCurr, EdgeColSelf, EdgeColCrossBank, EdgeColTime}
-	la := (*[2]float32)(f.logAmt[2*e:])
-	*val = [edgeInputSlots]float32{la[0], la[1],
-		1, 1, 1,
-		hs, hc, ph.daySin[wd], ph.dayCos[wd],
-		edgeFlag(pc == rc), edgeFlag(src == dst), edgeFlag(g.AccountBank[src] != g.AccountBank[dst]),
-		float32(float64(t-f.t0) * f.invDur)}
+	dst.filled = true
 }
 
 // edgeLogAmount is log1p(max(a, 0))/10, the amount columns. The builtin

@@ -194,17 +194,17 @@ func (l *edgeLayer) backward(dH, dE *gnn.Tensor) (*gnn.Tensor, *gnn.Tensor) {
 		gnn.ShapePanic("edge layer backward", "gradient %v for %d nodes of width %d", dH, nt, H)
 	}
 	l.dh = edgeReuse(l.dh, nt, H)
-	l.dh.Copy(dH)
 	l.dePrev = edgeReuse(l.dePrev, l.ePrev.Rows, H)
-	l.dePrev.Zero()
 	if l.update != nil {
 		ne := b.NumEdges[layer]
 		if dE == nil || dE.Rows != ne || dE.Cols != H {
 			gnn.ShapePanic("edge layer backward", "edge gradient %v for %d edges of width %d", dE, ne, H)
 		}
-		dh, de := l.update.backward(dE)
-		gnn.Add(l.dh, l.dh, dh)
-		copy(l.dePrev.Data, de.Data)
+		dh, _ := l.update.backward(dE, l.dePrev) // writes all of dePrev
+		gnn.Add(l.dh, dH, dh)
+	} else {
+		l.dh.Copy(dH)
+		l.dePrev.Zero()
 	}
 	scaleOverrideGrads(l.dh, l.ovs, layer, false)
 	l.dz = edgeReuse(l.dz, nt, H)

@@ -42,8 +42,7 @@ func (l *edgeLinear) forward(x *gnn.Tensor) *gnn.Tensor {
 	}
 	l.x, l.xs = x, nil
 	l.out = edgeReuse(l.out, x.Rows, out)
-	gnn.MatMul(l.out, x, l.W.W)
-	gnn.AddBias(l.out, l.B.W)
+	gnn.MatMulBias(l.out, x, l.W.W, l.B.W)
 	return l.out
 }
 
@@ -56,8 +55,7 @@ func (l *edgeLinear) forwardSlots(x *SlotRows) *gnn.Tensor {
 	}
 	l.x, l.xs = nil, x
 	l.out = edgeReuse(l.out, x.Rows, out)
-	x.mul(l.out, l.W.W)
-	gnn.AddBias(l.out, l.B.W)
+	x.mul(l.out, l.W.W, l.B.W)
 	return l.out
 }
 
@@ -123,11 +121,11 @@ func edgeCols(t *gnn.Tensor, r, c0, n int) []float32 {
 func edgeGatherMsgs(dst *gnn.Tensor, c0 int, m *Messages, cols []int32, w []float32, src *gnn.Tensor) {
 	n := src.Cols
 	rows := len(m.Ptr) - 1
+	if dst.Cols < c0+n {
+		gnn.ShapePanic("edge gather msgs", "columns [%d,%d) of %v", c0, c0+n, dst)
+	}
 	body := func(lo, hi int) {
-		for t := lo; t < hi; t++ {
-			k0, k1 := m.Ptr[t], m.Ptr[t+1]
-			gnn.GatherSparse(edgeCols(dst, t, c0, n), cols[k0:k1], w[k0:k1], src.Data, n)
-		}
+		gnn.GatherSparseRows(dst.Data, dst.Cols, c0, m.Ptr, cols, w, src.Data, n, lo, hi)
 	}
 	if p := gnn.ParallelWorkers(rows, len(cols)*n); p > 1 {
 		gnn.ParallelSplit(rows, p, body)
@@ -141,13 +139,10 @@ func edgeGatherMsgs(dst *gnn.Tensor, c0 int, m *Messages, cols []int32, w []floa
 // message k of every target t.
 func edgeScatterMsgs(dst *gnn.Tensor, cols []int32, w []float32, m *Messages, g *gnn.Tensor, c0 int) {
 	n := dst.Cols
-	for t := 0; t < len(m.Ptr)-1; t++ {
-		k0, k1 := m.Ptr[t], m.Ptr[t+1]
-		if k0 == k1 {
-			continue
-		}
-		gnn.ScatterSparse(dst.Data, cols[k0:k1], w[k0:k1], edgeCols(g, t, c0, n), n)
+	if g.Cols < c0+n {
+		gnn.ShapePanic("edge scatter msgs", "columns [%d,%d) of %v", c0, c0+n, g)
 	}
+	gnn.ScatterSparseRows(dst.Data, cols, w, m.Ptr, g.Data, g.Cols, c0, n, 0, len(m.Ptr)-1)
 }
 
 // edgeGatherRows sets columns [c0, c0+src.Cols) of dst's row i to

@@ -161,9 +161,11 @@ func (m *Model) CheckBatch(b *Batch) error {
 			return fmt.Errorf("%s: edge inputs %dx%d in %d slots for %d edges of %d features",
 				op, s.Rows, s.Cols, s.K, b.NumEdges[0], m.cfg.EdgeIn)
 		}
-		for _, c := range s.Idx {
-			if c < 0 || int(c) >= s.Cols {
-				return fmt.Errorf("%s: edge input column %d outside [0,%d)", op, c, s.Cols)
+		if !s.filled { // FillSlots' columns are in range by construction
+			for _, c := range s.Idx {
+				if c < 0 || int(c) >= s.Cols {
+					return fmt.Errorf("%s: edge input column %d outside [0,%d)", op, c, s.Cols)
+				}
 			}
 		}
 	} else if b.EdgeX == nil || b.EdgeX.Rows != b.NumEdges[0] || b.EdgeX.Cols != m.cfg.EdgeIn {

@@ -85,8 +85,15 @@ func (b *Batch) Rows(l int, keep func(node int32) bool) []int32 {
 // features) from f, and sets EdgeX to nil.
 func (b *Batch) SetInputs(nodeX *gnn.Tensor, f *Featurizer) {
 	b.NodeX = edgeReuse(b.NodeX, len(b.Nodes), nodeX.Cols)
-	for r, v := range b.Nodes {
-		copy(b.NodeX.Row(r), nodeX.Row(int(v)))
+	if c := nodeX.Cols; c == NodeFeatureDim {
+		// Rows of five: a copy call per row cost more than the copy.
+		for r, v := range b.Nodes {
+			*(*[NodeFeatureDim]float32)(b.NodeX.Data[r*c:]) = *(*[NodeFeatureDim]float32)(nodeX.Data[int(v)*c:])
+		}
+	} else {
+		for r, v := range b.Nodes {
+			copy(b.NodeX.Row(r), nodeX.Row(int(v)))
+		}
 	}
 	b.EdgeX = nil
 	if b.EdgeSlots == nil {
@@ -131,8 +138,9 @@ type SampleScratch struct {
 	stamp   uint32
 	nodeRow []sampleRow
 	edgeRow []sampleRow
-	picked  []int32
 	chosen  []int
+	cand    []int32 // a hop's picked edges, by target, in then out
+	sink    uint32  // keeps the touching passes of hop from being optimised away
 }
 
 // fit grows the scratch to n nodes and m edges; new rows are stale.
@@ -207,23 +215,7 @@ func (s *Sampler) SampleOn(scr *SampleScratch, b *Batch, seeds []int32, rng *ran
 		f := s.fanOut[L-l]
 		blk := &b.Blocks[l-1]
 		nt := b.NumNodes[l]
-		s.reset(&blk.In, nt)
-		s.reset(&blk.Out, nt)
-		for t := range nt {
-			v := b.Nodes[t]
-			for _, e := range s.pick(s.idx.InEdges(v), f, rng) {
-				k := s.addEdge(b, e)
-				blk.In.Src = append(blk.In.Src, b.EdgeSrc[k])
-				blk.In.Edge = append(blk.In.Edge, k)
-			}
-			blk.In.Ptr[t+1] = len(blk.In.Src)
-			for _, e := range s.pick(s.idx.OutEdges(v), f, rng) {
-				k := s.addEdge(b, e)
-				blk.Out.Src = append(blk.Out.Src, b.EdgeDst[k])
-				blk.Out.Edge = append(blk.Out.Edge, k)
-			}
-			blk.Out.Ptr[t+1] = len(blk.Out.Src)
-		}
+		s.hop(b, blk, nt, f, rng)
 		b.NumNodes[l-1], b.NumEdges[l-1] = len(b.Nodes), len(b.Edges)
 	}
 	return nil
@@ -254,7 +246,7 @@ func (s *Sampler) addNode(b *Batch, v int32) int32 {
 	r := int32(len(b.Nodes))
 	s.scr.nodeRow[v] = sampleRow{s.scr.stamp, r}
 	b.Nodes = append(b.Nodes, v)
-	b.Degree = append(b.Degree, int32(s.idx.Degree(v)))
+	b.Degree = append(b.Degree, s.idx.deg[v])
 	return r
 }
 
@@ -272,29 +264,62 @@ func (s *Sampler) addEdge(b *Batch, e int32) int32 {
 	return r
 }
 
-// pick returns up to f of list (all when f < 0 or len(list) ≤ f), drawn
-// uniformly without replacement by Floyd's algorithm.
-func (s *Sampler) pick(list []int32, f int, rng *rand.Rand) []int32 {
-	d := len(list)
-	if f < 0 || d <= f {
-		return list
+// addEdgeAt is addEdge for an edge e one of whose endpoints is already
+// row t of the batch: its destination when in is set, else its source.
+// It returns e's row and the row of its other endpoint, appending them as
+// addEdge would (source first, then destination), without looking up row
+// t's node again.
+func (s *Sampler) addEdgeAt(b *Batch, e, t int32, in bool) (int32, int32) {
+	if p := &s.scr.edgeRow[e]; p.stamp == s.scr.stamp {
+		if in {
+			return p.row, b.EdgeSrc[p.row]
+		}
+		return p.row, b.EdgeDst[p.row]
 	}
-	s.scr.chosen = s.scr.chosen[:0]
+	r := int32(len(b.Edges))
+	s.scr.edgeRow[e] = sampleRow{s.scr.stamp, r}
+	b.Edges = append(b.Edges, e)
+	var o int32
+	if in {
+		o = s.addNode(b, s.idx.src[e])
+		b.EdgeSrc = append(b.EdgeSrc, o)
+		b.EdgeDst = append(b.EdgeDst, t)
+	} else {
+		o = s.addNode(b, s.idx.dst[e])
+		b.EdgeSrc = append(b.EdgeSrc, t)
+		b.EdgeDst = append(b.EdgeDst, o)
+	}
+	return r, o
+}
+
+// pickAt appends the positions in an adjacency array of up to f of the d
+// entries starting at lo (all of them when f < 0 or d ≤ f), drawn uniformly
+// without replacement by Floyd's algorithm, and returns dst. The draws
+// depend on d and f only, so positions can be drawn for a whole hop before
+// any entry is read.
+func (s *Sampler) pickAt(dst []int32, lo, d, f int, rng *rand.Rand) []int32 {
+	if f < 0 || d <= f {
+		for p := lo; p < lo+d; p++ {
+			dst = append(dst, int32(p))
+		}
+		return dst
+	}
+	chosen := s.scr.chosen[:0]
 	for j := d - f; j < d; j++ {
 		t := rng.IntN(j + 1)
-		for _, c := range s.scr.chosen {
+		for _, c := range chosen {
 			if c == t {
 				t = j
 				break
 			}
 		}
-		s.scr.chosen = append(s.scr.chosen, t)
+		chosen = append(chosen, t)
 	}
-	s.scr.picked = s.scr.picked[:0]
-	for _, c := range s.scr.chosen {
-		s.scr.picked = append(s.scr.picked, list[c])
+	s.scr.chosen = chosen
+	for _, c := range chosen {
+		dst = append(dst, int32(lo+c))
 	}
-	return s.scr.picked
+	return dst
 }
 
 // sampleResize returns x with length n, reallocating when short; contents

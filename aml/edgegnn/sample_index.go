@@ -17,6 +17,7 @@ type Index struct {
 	src, dst       []int32 // endpoints of every edge of the underlying graph
 	outPtr, inPtr  []int   // len N+1
 	outEdge, inEdg []int32 // edge ids by source and by destination
+	deg            []int32 // Degree of every node, read once per sampled node
 	visible        int
 }
 
@@ -64,6 +65,10 @@ func NewIndex(n int, src, dst []int32, visible []int32) (*Index, error) {
 		x.inPtr[v+1] += x.inPtr[v]
 	}
 	x.visible = len(keep)
+	x.deg = make([]int32, n)
+	for v := range n {
+		x.deg[v] = int32(x.outPtr[v+1] - x.outPtr[v] + x.inPtr[v+1] - x.inPtr[v])
+	}
 	x.outEdge = make([]int32, len(keep))
 	x.inEdg = make([]int32, len(keep))
 	outAt, inAt := append([]int(nil), x.outPtr[:n]...), append([]int(nil), x.inPtr[:n]...)

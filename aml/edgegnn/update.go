@@ -53,22 +53,18 @@ func (u *edgeUpdate) forward(h, ePrev *gnn.Tensor, src, dst []int32, ne int) *gn
 	gnn.MatMul(u.hd, h, u.block(u.W.W, 1))
 	u.u = edgeReuse(u.u, ne, H)
 	gnn.MatMul(u.u, ePrev.Slice(0, ne), u.block(u.W.W, 2))
-	gnn.AddBias(u.u, u.B.W)
-	for k := range ne {
-		d := u.u.Row(k)
-		gnn.AddInto(d, u.hs.Row(int(u.src[k])))
-		gnn.AddInto(d, u.hd.Row(int(u.dst[k])))
-	}
 	u.out = edgeReuse(u.out, ne, H)
-	gnn.ReLU(u.out, u.u)
-	gnn.Add(u.out, u.out, ePrev.Slice(0, ne))
+	// Bias, endpoint terms, ReLU and the residual in one pass over the rows.
+	gnn.ResidualReLURows(u.u.Data, u.out.Data, ePrev.Data, u.B.W.Data, u.hs.Data, u.hd.Data, u.src, u.dst, H)
 	return u.out
 }
 
 // backward accumulates dU and dc from dOut (ne×H) and returns the
-// gradients w.r.t. h (h.Rows×H) and ePrev (ePrev.Rows×H, zero beyond the
-// first ne rows), both owned by u.
-func (u *edgeUpdate) backward(dOut *gnn.Tensor) (*gnn.Tensor, *gnn.Tensor) {
+// gradients w.r.t. h (h.Rows×H, owned by u) and ePrev: into de when
+// non-nil (ePrev.Rows×H, every element written, zero beyond the first ne
+// rows; the layer passes its own buffer and saves a copy of it), else into
+// a buffer owned by u.
+func (u *edgeUpdate) backward(dOut, de *gnn.Tensor) (*gnn.Tensor, *gnn.Tensor) {
 	H, n := u.hidden, u.h.Rows
 	if dOut.Rows != u.ne || dOut.Cols != H {
 		gnn.ShapePanic("edge update backward", "gradient %v for %d edges of width %d", dOut, u.ne, H)
@@ -96,11 +92,16 @@ func (u *edgeUpdate) backward(dOut *gnn.Tensor) (*gnn.Tensor, *gnn.Tensor) {
 	u.tmp = edgeReuse(u.tmp, n, H)
 	gnn.MatMulNTWork(u.tmp, u.sd, u.block(u.W.W, 1), &u.ws)
 	gnn.Add(u.dh, u.dh, u.tmp)
-	u.de = edgeReuse(u.de, u.ePrev.Rows, H)
-	clear(u.de.Data[u.ne*H:])
-	gnn.MatMulNTWork(u.de.Slice(0, u.ne), u.du, u.block(u.W.W, 2), &u.ws)
-	gnn.Add(u.de.Slice(0, u.ne), u.de.Slice(0, u.ne), dOut)
-	return u.dh, u.de
+	if de == nil {
+		u.de = edgeReuse(u.de, u.ePrev.Rows, H)
+		de = u.de
+	} else if de.Rows != u.ePrev.Rows || de.Cols != H {
+		gnn.ShapePanic("edge update backward", "edge gradient buffer %v for %d edges of width %d", de, u.ePrev.Rows, H)
+	}
+	clear(de.Data[u.ne*H:])
+	gnn.MatMulNTWork(de.Slice(0, u.ne), u.du, u.block(u.W.W, 2), &u.ws)
+	gnn.Add(de.Slice(0, u.ne), de.Slice(0, u.ne), dOut)
+	return u.dh, de
 }
 
 // edgeReuse returns t reshaped to r×c when its storage suffices and a new
