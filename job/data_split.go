@@ -2,6 +2,7 @@ package job
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 
 	"graphfed/aml/amlworld"
@@ -53,10 +54,13 @@ func SplitAML(ctx context.Context, spec SplitAMLSpec) (DataReport, error) {
 
 // SplitRecSpec cuts a LightGCN dataset into the clients of a federated
 // recommendation job (`graphfed split rec`, rec.Split), one LightGCN
-// directory per client under Out.
+// directory per client under Out. Partitionings K > 1 writes partitionings
+// 0..K−1 (SplitOptions.Partitioning is then unused), each under
+// Out/partitioning-<k>.
 type SplitRecSpec struct {
 	LightGCN, Out string
 	rec.SplitOptions
+	Partitionings int
 }
 
 // SplitRec writes the clients' directories and reports them.
@@ -65,23 +69,48 @@ func SplitRec(ctx context.Context, spec SplitRecSpec) (DataReport, error) {
 	if err != nil {
 		return DataReport{}, err
 	}
-	if err := ctx.Err(); err != nil {
-		return DataReport{}, err
+	if spec.Partitionings < 0 || spec.Partitionings > 1 && spec.Partitioning != 0 {
+		return DataReport{}, fmt.Errorf("split rec: %d partitionings from partitioning %d: give one of them", spec.Partitionings, spec.Partitioning)
 	}
-	clients, st, err := rec.Split(d, spec.SplitOptions)
-	if err != nil {
-		return DataReport{}, err
+	ks := []int{spec.Partitioning}
+	if spec.Partitionings > 1 {
+		ks = ks[:0]
+		for k := range spec.Partitionings {
+			ks = append(ks, k)
+		}
 	}
-	if err := rec.WriteClients(spec.Out, clients); err != nil {
-		return DataReport{}, err
+	var parts []recPartitioning
+	for _, k := range ks {
+		if err := ctx.Err(); err != nil {
+			return DataReport{}, err
+		}
+		opt := spec.SplitOptions
+		opt.Partitioning = k
+		clients, st, err := rec.Split(d, opt)
+		if err != nil {
+			return DataReport{}, err
+		}
+		out := spec.Out
+		if len(ks) > 1 {
+			out = filepath.Join(spec.Out, PartitioningDir(k))
+		}
+		if err := rec.WriteClients(out, clients); err != nil {
+			return DataReport{}, err
+		}
+		parts = append(parts, recPartitioning{k: k, out: out, clients: clients, stats: st})
 	}
-	per := map[string]any{}
-	for _, c := range clients {
-		per[c.ID] = map[string]any{"users": c.Data.Users, "items": c.Data.Items, "train": c.Data.Train.NNZ(),
-			"test": c.Data.Test.NNZ(), "test_dropped": c.TestDropped}
+	m := parts[0].report()
+	if len(parts) > 1 {
+		all := map[string]any{}
+		for _, p := range parts {
+			r := p.report()
+			r["same_client_as_0"] = sameClientShare(parts[0].clients, p.clients, d.Users)
+			all[PartitioningDir(p.k)] = r
+		}
+		m = map[string]any{"partitionings": all}
 	}
-	return DataReport{Dataset: d.Name, Clients: len(clients), Metrics: map[string]any{"per_client": per, "moved": st.Moved,
-		"no_train_users": st.NoTrainUsers, "partition": spec.Partition, "out": spec.Out}}, nil
+	m["partition"], m["split"], m["out"] = spec.Partition, spec.Holdout.String(), spec.Out
+	return DataReport{Dataset: d.Name, Clients: len(parts[0].clients), Metrics: m}, nil
 }
 
 // PartitionSpec cuts a node-classification dataset into per-client TSV

@@ -21,15 +21,22 @@ type ClientsOptions struct {
 	// Holdout and Partitioning are SplitOptions'.
 	Holdout      Holdout
 	Partitioning int
-	Seed         uint64
-	Tol          float64 // eigenpair residual tolerance; default 1e-8
+	// Seed seeds the clients' eigensolvers and, unless PartitionSeed is
+	// set, the partition's (SplitOptions.Seed).
+	Seed          uint64
+	PartitionSeed *uint64
+	Tol           float64 // eigenpair residual tolerance; default 1e-8
 }
 
 // SplitOptions are the options of the Split PrepareClients makes: `graphfed
 // split rec` with them writes the same clients.
 func (o ClientsOptions) SplitOptions() SplitOptions {
+	seed := o.Seed
+	if o.PartitionSeed != nil {
+		seed = *o.PartitionSeed
+	}
 	return SplitOptions{Clients: o.Clients, Partition: PartitionSpectral, EdgeVariation: o.EdgeVariation,
-		MaxUsers: o.MaxUsers, Holdout: o.Holdout, Partitioning: o.Partitioning, Seed: o.Seed, Tol: o.Tol}
+		MaxUsers: o.MaxUsers, Holdout: o.Holdout, Partitioning: o.Partitioning, Seed: seed, Tol: o.Tol}
 }
 
 // ClientStats describe one prepared client.

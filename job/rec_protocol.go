@@ -1,0 +1,118 @@
+package job
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"graphfed/workload/rec"
+)
+
+// recClientsOptions are the options RunRec builds its clients with, from
+// the spec, the run's seed and Φ: with the same holdout, partitioning,
+// partition seed, edge variation and users, `graphfed split rec` (SplitRec,
+// rec.Split on ClientsOptions.SplitOptions) writes the same clients.
+func recClientsOptions(spec RecSpec, clients, phi int, ev float64, seed uint64) rec.ClientsOptions {
+	pseed := seed // the run's seed, as before partition seeds existed
+	if spec.PartitionSeed != nil {
+		pseed = *spec.PartitionSeed
+	}
+	return rec.ClientsOptions{Clients: clients, Phi: phi, EdgeVariation: ev, MaxUsers: spec.MaxUsers,
+		Holdout: spec.Holdout, Partitioning: spec.Partitioning, Seed: seed, PartitionSeed: &pseed}
+}
+
+// recSelectKey is the score a validation split selects the round by.
+const recSelectKey = "val_recall_at_20"
+
+// recSelection is the model a validation split selects: the round whose
+// model has the best mean validation Recall@20 over clients (the earliest
+// on a tie), and its test scores. Round k's model is the one round k+1
+// started from (agents score it before training) and the last round's
+// the final model.
+type recSelection struct {
+	Round       int     `json:"round"` // 0: the initial model
+	By          string  `json:"by"`
+	ValRecall   float64 `json:"val_recall_at_20"`
+	ValNDCG     float64 `json:"val_ndcg_at_20"`
+	Recall      float64 `json:"recall_at_20"` // test, mean over clients
+	NDCG        float64 `json:"ndcg_at_20"`
+	Pooled      float64 `json:"recall_at_20_pooled"`
+	FinalRecall float64 `json:"final_recall_at_20"` // test, the last round's model, for comparison
+	// Curve is every evaluated round's mean validation and test Recall@20.
+	Curve []recRoundScore `json:"curve"`
+}
+
+// recRoundScore is one evaluated model's mean scores over clients.
+type recRoundScore struct {
+	Round     int     `json:"round"`
+	ValRecall float64 `json:"val_recall_at_20"`
+	Recall    float64 `json:"recall_at_20"`
+	NDCG      float64 `json:"ndcg_at_20"`
+}
+
+// selectRecRound picks the best validation round from the scores of
+// every round's starting model (perRound, by round) and the final model
+// after rounds rounds. It reports ok false when no model has validation
+// scores from every client.
+func selectRecRound(perRound map[uint64]map[string]map[string]float64, final map[string]map[string]float64, rounds, clients int) (recSelection, bool) {
+	sel := recSelection{By: recSelectKey, Round: -1}
+	models := map[int]map[string]map[string]float64{rounds: final}
+	for r, sc := range perRound {
+		if k := int(r) - 1; k >= 0 && k < rounds {
+			models[k] = sc
+		}
+	}
+	best := math.Inf(-1)
+	for _, k := range slices.Sorted(func(yield func(int) bool) {
+		for k := range models {
+			if !yield(k) {
+				return
+			}
+		}
+	}) {
+		sc := models[k]
+		v, n := meanScore(sc, recSelectKey)
+		if n < clients {
+			continue
+		}
+		rs := recRoundScore{Round: k, ValRecall: v}
+		rs.Recall, _ = meanScore(sc, "recall_at_20")
+		rs.NDCG, _ = meanScore(sc, "ndcg_at_20")
+		sel.Curve = append(sel.Curve, rs)
+		if v > best {
+			best = v
+			sel.Round, sel.ValRecall, sel.Recall, sel.NDCG = k, v, rs.Recall, rs.NDCG
+			sel.ValNDCG, _ = meanScore(sc, "val_ndcg_at_20")
+			sel.Pooled = weightedScore(sc, "recall_at_20", "eval_users")
+		}
+	}
+	sel.FinalRecall, _ = meanScore(final, "recall_at_20")
+	return sel, sel.Round >= 0
+}
+
+// checkRecProtocol rejects contradictory protocol settings.
+func checkRecProtocol(spec RecSpec) error {
+	if spec.Holdout.Random() && spec.Validation != 0 {
+		return fmt.Errorf("--validation holds out training items of the LightGCN split; --split %s has its own validation share", spec.Holdout)
+	}
+	if spec.Partitioning < 0 {
+		return fmt.Errorf("--partitioning %d < 0", spec.Partitioning)
+	}
+	return nil
+}
+
+// edgeSpread is every client's training interactions relative to the
+// mean share, (train − mean)/mean, by client id: the edge variation the
+// partition realized.
+func edgeSpread(cs []rec.ClientStats) map[string]float64 {
+	total := 0
+	for _, c := range cs {
+		total += c.Train
+	}
+	out := make(map[string]float64, len(cs))
+	mean := float64(total) / float64(len(cs))
+	for _, c := range cs {
+		out[c.ID] = (float64(c.Train) - mean) / mean
+	}
+	return out
+}
