@@ -259,7 +259,8 @@ func recMetrics(res SimResult, prep rec.ClientsStats, c recConfig, trainSec floa
 			"batch": mc.BatchSize, "negatives": mc.Negatives, "lr": mc.LR, "optimizer": "rmsprop", "tau": mc.Tau,
 			"omega": mc.Omega, "gamma": mc.Gamma, "margin_fallback": mc.MarginFallback, "freeze_rounds": c.spec.FreezeRounds,
 			"strict": c.lr.Strict, "max_users": c.spec.MaxUsers,
-			"pool_hidden": mc.PoolHidden, "pred_hidden": mc.PredHidden, "edge_variation": c.edgeVariation},
+			"pool_hidden": mc.PoolHidden, "pred_hidden": mc.PredHidden, "edge_variation": c.edgeVariation,
+			"val_users": mc.ValUsers, "eval_every": c.sc.EvalEvery},
 		"rejects": res.Agg.Rejects,
 	}
 }

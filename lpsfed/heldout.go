@@ -32,14 +32,14 @@ func (d *Data) validateVal() error {
 
 // EvaluateOn scores the model against held (per user, sorted distinct
 // items of the catalog, none of them training items) instead of
-// Data.Test: Evaluate on a copy of the data whose Test is held, with the
-// users to score drawn from held the same way. The model's data is
-// restored before it returns.
-func (m *Model) EvaluateOn(held [][]int32) Scores {
+// Data.Test: Evaluate on a copy of the data whose Test is held, scoring
+// every user with held-out items or a fixed seeded sample of limit of
+// them. The model's data is restored before it returns.
+func (m *Model) EvaluateOn(held [][]int32, limit int) Scores {
 	orig, users := m.data, m.evalUser
 	cp := *orig
 	cp.Test = held
-	m.data, m.evalUser = &cp, evalUsers(&cp, m.cfg.EvalUsers, m.cfg.Seed)
+	m.data, m.evalUser = &cp, evalUsers(&cp, limit, m.cfg.Seed)
 	defer func() { m.data, m.evalUser = orig, users }()
 	return m.Evaluate()
 }
@@ -50,7 +50,7 @@ func (l *Learner) addValidation(out map[string]float64) {
 	if l.model.data.Val == nil {
 		return
 	}
-	s := l.model.EvaluateOn(l.model.data.Val)
+	s := l.model.EvaluateOn(l.model.data.Val, l.model.cfg.ValUsers)
 	out[fmt.Sprintf("val_recall_at_%d", s.K)] = s.Recall
 	out[fmt.Sprintf("val_ndcg_at_%d", s.K)] = s.NDCG
 	out["val_users"] = float64(s.Users)
