@@ -8,6 +8,27 @@ import (
 	"graphfed/workload/rec"
 )
 
+// recShape is a spec's clients and edge variation, defaults applied.
+func recShape(spec RecSpec) (clients int, ev float64) {
+	clients, ev = spec.Clients, spec.EdgeVariation
+	if clients == 0 {
+		clients = DefaultNodeClients
+	}
+	if ev == 0 {
+		ev = DefaultEdgeVariation
+	}
+	return clients, ev
+}
+
+// RecSplitOptions are the options of the rec.Split RunRec cuts spec's
+// dataset with (before any --validation hold-out of the LightGCN split):
+// `graphfed split rec` with them writes the clients the job trains.
+func RecSplitOptions(spec RecSpec) rec.SplitOptions {
+	clients, ev := recShape(spec)
+	seed, _ := seedOf(spec.Seed)
+	return recClientsOptions(spec, clients, 1, ev, seed).SplitOptions()
+}
+
 // recClientsOptions are the options RunRec builds its clients with, from
 // the spec, the run's seed and Φ: with the same holdout, partitioning,
 // partition seed, edge variation and users, `graphfed split rec` (SplitRec,

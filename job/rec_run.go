@@ -110,20 +110,13 @@ func RunRec(ctx context.Context, spec RecSpec) (RecResult, error) {
 	if sc.LocalEpochs == 0 {
 		sc.LocalEpochs = DefaultNodeLocalEpochs
 	}
-	clients := spec.Clients
-	if clients == 0 {
-		clients = DefaultNodeClients
-	}
+	clients, ev := recShape(spec)
 	lr, def := spec.Learner, deploy.DefaultRecOptions()
 	if lr.Phi == 0 {
 		lr.Phi = def.Phi
 	}
 	if lr.Model.Dim == 0 { // an unset model: LPSFed's paper setting
 		lr.Model = def.Model
-	}
-	ev := spec.EdgeVariation
-	if ev == 0 {
-		ev = DefaultEdgeVariation
 	}
 	priv, err := spec.Privacy.forRun(deploy.TaskRec, sc.Algo, 0, noise, spec.Out)
 	if err != nil {
