@@ -54,13 +54,35 @@ func SplitAML(ctx context.Context, spec SplitAMLSpec) (DataReport, error) {
 
 // SplitRecSpec cuts a LightGCN dataset into the clients of a federated
 // recommendation job (`graphfed split rec`, rec.Split), one LightGCN
-// directory per client under Out. Partitionings K > 1 writes partitionings
-// 0..K−1 (SplitOptions.Partitioning is then unused), each under
+// directory per client under Out. Protocol, when its Split is set, gives
+// SplitOptions' Holdout and its Partitioning and PartitionSeed (when set)
+// theirs, as `graphfed sim --lightgcn` reads them. Partitionings K > 1
+// writes partitionings 0..K−1 instead of one, each under
 // Out/partitioning-<k>.
 type SplitRecSpec struct {
 	LightGCN, Out string
 	rec.SplitOptions
+	Protocol      RecProtocol
 	Partitionings int
+}
+
+// resolve folds the protocol options into the split options.
+func (s SplitRecSpec) resolve() (rec.SplitOptions, error) {
+	o := s.SplitOptions
+	if s.Protocol.Split != "" {
+		h, err := s.Protocol.holdout()
+		if err != nil {
+			return o, err
+		}
+		o.Holdout = h
+	}
+	if s.Protocol.Partitioning != 0 {
+		o.Partitioning = s.Protocol.Partitioning
+	}
+	if s.Protocol.PartitionSeed != nil {
+		o.Seed = *s.Protocol.PartitionSeed
+	}
+	return o, nil
 }
 
 // SplitRec writes the clients' directories and reports them.
@@ -69,10 +91,14 @@ func SplitRec(ctx context.Context, spec SplitRecSpec) (DataReport, error) {
 	if err != nil {
 		return DataReport{}, err
 	}
-	if spec.Partitionings < 0 || spec.Partitionings > 1 && spec.Partitioning != 0 {
-		return DataReport{}, fmt.Errorf("split rec: %d partitionings from partitioning %d: give one of them", spec.Partitionings, spec.Partitioning)
+	base, err := spec.resolve()
+	if err != nil {
+		return DataReport{}, fmt.Errorf("split rec: %w", err)
 	}
-	ks := []int{spec.Partitioning}
+	if spec.Partitionings < 0 || spec.Partitionings > 1 && base.Partitioning != 0 {
+		return DataReport{}, fmt.Errorf("split rec: %d partitionings from partitioning %d: give one of them", spec.Partitionings, base.Partitioning)
+	}
+	ks := []int{base.Partitioning}
 	if spec.Partitionings > 1 {
 		ks = ks[:0]
 		for k := range spec.Partitionings {
@@ -84,7 +110,7 @@ func SplitRec(ctx context.Context, spec SplitRecSpec) (DataReport, error) {
 		if err := ctx.Err(); err != nil {
 			return DataReport{}, err
 		}
-		opt := spec.SplitOptions
+		opt := base
 		opt.Partitioning = k
 		clients, st, err := rec.Split(d, opt)
 		if err != nil {
@@ -109,7 +135,7 @@ func SplitRec(ctx context.Context, spec SplitRecSpec) (DataReport, error) {
 		}
 		m = map[string]any{"partitionings": all}
 	}
-	m["partition"], m["split"], m["out"] = spec.Partition, spec.Holdout.String(), spec.Out
+	m["partition"], m["split"], m["out"] = spec.Partition, base.Holdout.String(), spec.Out
 	return DataReport{Dataset: d.Name, Clients: len(parts[0].clients), Metrics: m}, nil
 }
 

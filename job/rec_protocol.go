@@ -20,26 +20,56 @@ func recShape(spec RecSpec) (clients int, ev float64) {
 	return clients, ev
 }
 
+// RecProtocol is LPSFed's evaluation protocol as `graphfed split rec` and
+// `graphfed sim --lightgcn` take it (issue 32): the holdout spec
+// (rec.ParseHoldout: "" or lightgcn, or random:TRAIN,VAL,TEST) and its
+// seed, which partitioning, and the partition's seed (nil: the run's).
+type RecProtocol struct {
+	Split         string
+	SplitSeed     uint64
+	Partitioning  int
+	PartitionSeed *uint64
+}
+
+// RecSplitHelp documents --split for a recommendation dataset.
+const RecSplitHelp = "lightgcn (the dataset's train.txt/test.txt, the default) or random:TRAIN,VAL,TEST " +
+	"(LPSFed's random:0.8,0.1,0.1: train and test pooled, every user's items split at random under --split-seed; " +
+	"with a validation share sim selects the best validation round)"
+
+// holdout parses the split spec under the protocol's seed.
+func (p RecProtocol) holdout() (rec.Holdout, error) {
+	h, err := rec.ParseHoldout(p.Split)
+	if err != nil {
+		return rec.Holdout{}, fmt.Errorf("--split: %w", err)
+	}
+	h.Seed = p.SplitSeed
+	return h, nil
+}
+
 // RecSplitOptions are the options of the rec.Split RunRec cuts spec's
 // dataset with (before any --validation hold-out of the LightGCN split):
 // `graphfed split rec` with them writes the clients the job trains.
-func RecSplitOptions(spec RecSpec) rec.SplitOptions {
+func RecSplitOptions(spec RecSpec) (rec.SplitOptions, error) {
+	h, err := checkRecProtocol(spec)
+	if err != nil {
+		return rec.SplitOptions{}, err
+	}
 	clients, ev := recShape(spec)
 	seed, _ := seedOf(spec.Seed)
-	return recClientsOptions(spec, clients, 1, ev, seed).SplitOptions()
+	return recClientsOptions(spec, h, clients, 1, ev, seed).SplitOptions(), nil
 }
 
 // recClientsOptions are the options RunRec builds its clients with, from
 // the spec, the run's seed and Φ: with the same holdout, partitioning,
 // partition seed, edge variation and users, `graphfed split rec` (SplitRec,
 // rec.Split on ClientsOptions.SplitOptions) writes the same clients.
-func recClientsOptions(spec RecSpec, clients, phi int, ev float64, seed uint64) rec.ClientsOptions {
+func recClientsOptions(spec RecSpec, h rec.Holdout, clients, phi int, ev float64, seed uint64) rec.ClientsOptions {
 	pseed := seed // the run's seed, as before partition seeds existed
-	if spec.PartitionSeed != nil {
-		pseed = *spec.PartitionSeed
+	if spec.Protocol.PartitionSeed != nil {
+		pseed = *spec.Protocol.PartitionSeed
 	}
 	return rec.ClientsOptions{Clients: clients, Phi: phi, EdgeVariation: ev, MaxUsers: spec.MaxUsers,
-		Holdout: spec.Holdout, Partitioning: spec.Partitioning, Seed: seed, PartitionSeed: &pseed}
+		Holdout: h, Partitioning: spec.Protocol.Partitioning, Seed: seed, PartitionSeed: &pseed}
 }
 
 // recSelectKey is the score a validation split selects the round by.
@@ -111,15 +141,20 @@ func selectRecRound(perRound map[uint64]map[string]map[string]float64, final map
 	return sel, sel.Round >= 0
 }
 
-// checkRecProtocol rejects contradictory protocol settings.
-func checkRecProtocol(spec RecSpec) error {
-	if spec.Holdout.Random() && spec.Validation != 0 {
-		return fmt.Errorf("--validation holds out training items of the LightGCN split; --split %s has its own validation share", spec.Holdout)
+// checkRecProtocol parses the spec's holdout and rejects contradictory
+// protocol settings.
+func checkRecProtocol(spec RecSpec) (rec.Holdout, error) {
+	h, err := spec.Protocol.holdout()
+	if err != nil {
+		return h, err
 	}
-	if spec.Partitioning < 0 {
-		return fmt.Errorf("--partitioning %d < 0", spec.Partitioning)
+	if h.Random() && spec.Validation != 0 {
+		return h, fmt.Errorf("--validation holds out training items of the LightGCN split; --split %s has its own validation share", h)
 	}
-	return nil
+	if spec.Protocol.Partitioning < 0 {
+		return h, fmt.Errorf("--partitioning %d < 0", spec.Protocol.Partitioning)
+	}
+	return h, nil
 }
 
 // edgeSpread is every client's training interactions relative to the

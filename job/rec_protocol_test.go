@@ -70,15 +70,20 @@ func TestSplitRecMatchesRunRecClients(t *testing.T) {
 		t.Fatal(err)
 	}
 	pseed, seed := uint64(3), uint64(8)
-	spec := RecSpec{Dir: dir, Clients: 3, Holdout: rec.PaperHoldout(5), Partitioning: 1, PartitionSeed: &pseed, Seed: &seed}
-	want, _, err := rec.Split(d, RecSplitOptions(spec))
+	spec := RecSpec{Dir: dir, Clients: 3, Seed: &seed,
+		Protocol: RecProtocol{Split: "random:0.8,0.1,0.1", SplitSeed: 5, Partitioning: 1, PartitionSeed: &pseed}}
+	opts, err := RecSplitOptions(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _, err := rec.Split(d, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "clients")
 	split := DefaultSplitRecSpec()
 	split.LightGCN, split.Out, split.Clients, split.Seed = dir, out, 3, pseed
-	split.Holdout, split.Partitionings = rec.PaperHoldout(5), 2
+	split.Protocol, split.Partitionings = RecProtocol{Split: "random:0.8,0.1,0.1", SplitSeed: 5}, 2
 	r, err := SplitRec(context.Background(), split)
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +115,10 @@ func TestSplitRecMatchesRunRecClients(t *testing.T) {
 		SplitOptions: rec.SplitOptions{Clients: 3, Partitioning: 1}}); err == nil {
 		t.Fatal("--partitionings with --partitioning accepted")
 	}
-	if err := checkRecProtocol(RecSpec{Holdout: rec.PaperHoldout(1), Validation: 0.2}); err == nil {
-		t.Fatal("--validation with --split random accepted")
+	for _, bad := range []RecSpec{{Protocol: RecProtocol{Split: "random:0.8,0.1,0.1"}, Validation: 0.2},
+		{Protocol: RecProtocol{Split: "random:0.8,0.1"}}, {Protocol: RecProtocol{Partitioning: -1}}} {
+		if _, err := RecSplitOptions(bad); err == nil {
+			t.Fatalf("protocol %+v (validation %v) accepted", bad.Protocol, bad.Validation)
+		}
 	}
 }

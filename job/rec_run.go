@@ -36,15 +36,10 @@ type RecSpec struct {
 	Validation    float64
 	MaxUsers      int     // keep the first N users (0: all)
 	EdgeVariation float64 // the spectral partition's spread; 0: spectral.DefaultEdgeVariation
-	// Holdout re-splits the interactions (zero: the dataset's own split);
-	// with a validation share the round of best validation Recall@20 is
-	// selected (metrics "selected") and every round is scored.
-	// Partitioning picks one of several distinct spectral partitionings
-	// (rec.SplitOptions) and PartitionSeed, when set, seeds the partition
-	// instead of Seed, so that runs of several seeds share one.
-	Holdout       rec.Holdout
-	Partitioning  int
-	PartitionSeed *uint64
+	// Protocol re-splits the interactions and picks the partitioning
+	// (LPSFed's protocol, issue 32); with a validation share the round
+	// of best validation Recall@20 is selected (metrics "selected").
+	Protocol RecProtocol
 	// EvalEvery scores every N rounds too; 0: the final model only.
 	EvalEvery int
 	Learner   deploy.RecOptions // Model (zero: LPSFed's paper setting) and Strict; Phi 0: deploy.DefaultRecOptions's
@@ -87,7 +82,8 @@ func RunRec(ctx context.Context, spec RecSpec) (RecResult, error) {
 	if spec.Partition != "" && spec.Partition != "spectral" {
 		return fail(fmt.Errorf("--lightgcn needs --partition spectral (LPSFed's benchmark), not %q", spec.Partition))
 	}
-	if err := checkRecProtocol(spec); err != nil {
+	holdout, err := checkRecProtocol(spec)
+	if err != nil {
 		return fail(err)
 	}
 	sc := spec.Sim
@@ -133,14 +129,14 @@ func RunRec(ctx context.Context, spec RecSpec) (RecResult, error) {
 		}
 		split = "validation"
 	}
-	if spec.Holdout.Random() {
-		split = spec.Holdout.String()
+	if holdout.Random() {
+		split = holdout.String()
 	}
-	prepared, prep, err := rec.PrepareClients(d, recClientsOptions(spec, clients, lr.Phi, ev, seed))
+	prepared, prep, err := rec.PrepareClients(d, recClientsOptions(spec, holdout, clients, lr.Phi, ev, seed))
 	if err != nil {
 		return fail(err)
 	}
-	selecting := spec.Holdout.Random() && spec.Holdout.Val > 0
+	selecting := holdout.Random() && holdout.Val > 0
 	for _, c := range prep.Clients {
 		log.Info().Str("client", c.ID).Int("users", c.Users).Int("items", c.Items).Int("train", c.Train).
 			Int("test_users", c.TestUsers).Int("test_dropped", c.TestDropped).Int("val_users", c.ValUsers).Int("components", c.Components).
@@ -246,7 +242,7 @@ func recMetrics(res SimResult, prep rec.ClientsStats, c recConfig, trainSec floa
 		"recall_at_20_pooled": weightedScore(res.Agg.Final, "recall_at_20", "eval_users"),
 		"ndcg_at_20_pooled":   weightedScore(res.Agg.Final, "ndcg_at_20", "eval_users"),
 		"per_client":          per, "rho_bar": rhoBar, "evaluation": eval, "split": c.split, "partition": "spectral",
-		"partitioning": c.spec.Partitioning, "edge_spread": edgeSpread(prep.Clients),
+		"partitioning": c.spec.Protocol.Partitioning, "edge_spread": edgeSpread(prep.Clients),
 		"prep_seconds": prep.PartitionSeconds + prep.EigenSeconds, "train_seconds": trainSec,
 		"config": map[string]any{"dim": mc.Dim, "phi": c.lr.Phi, "layers": mc.Layers, "local_epochs": c.sc.LocalEpochs,
 			"batch": mc.BatchSize, "negatives": mc.Negatives, "lr": mc.LR, "optimizer": "rmsprop", "tau": mc.Tau,

@@ -43,11 +43,14 @@ func TestSplitRecAndSimBuildSameClients(t *testing.T) {
 	if err := cmd.ParseFlags(append([]string{"--lightgcn", dir, "--seed", "9"}, opts...)); err != nil {
 		t.Fatal(err)
 	}
-	spec, err := s.recSpec(job.SimConfig{})
+	// The fields runSim binds into the job's RecSpec that shape the clients.
+	spec := job.RecSpec{Dir: s.lightgcn, Clients: s.clients, EdgeVariation: s.edgeVariation, MaxUsers: s.maxUsers,
+		Seed: s.seed, Protocol: s.recProtocol()}
+	split, err := job.RecSplitOptions(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _, err := rec.Split(d, job.RecSplitOptions(spec))
+	want, _, err := rec.Split(d, split)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,11 +59,12 @@ func runSim(cmd *cobra.Command, g *globalFlags, s *simFlags) error {
 		}
 		sum = res.Summary
 	case s.lightgcn != "":
-		spec, err := s.recSpec(sc)
-		if err != nil {
-			return err
-		}
-		spec.Settings, spec.Changed, spec.Progress = settings, changed, cmdProgress{}
+		lo := s.learn.options()
+		lo.Rec.Strict = s.ref.strict
+		spec := job.RecSpec{Sim: sc, Conns: s.conns, Dir: s.lightgcn, Clients: s.clients, Partition: s.part,
+			Validation: s.validation, MaxUsers: s.maxUsers, EdgeVariation: s.edgeVariation, EvalEvery: s.recEvalEvery,
+			Learner: lo.Rec, Server: s.ref.config(0), FreezeRounds: s.ref.freeze, Privacy: s.priv.p, Seed: s.seed,
+			Protocol: s.recProtocol(), Out: s.out, Settings: settings, Changed: changed, Progress: cmdProgress{}}
 		res, err := job.RunRec(ctx, spec)
 		if err != nil {
 			return err

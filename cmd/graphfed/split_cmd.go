@@ -50,28 +50,16 @@ accounts, the pattern rows it sees, and split.json, the temporal split every ban
 // recommendation client.
 func newSplitRecCmd(g *globalFlags) *cobra.Command {
 	spec := job.DefaultSplitRecSpec()
-	var split string
-	var rs recSplitFlags
 	cmd := &cobra.Command{
 		Use:   "rec --lightgcn DIR --clients N [--partition spectral|random] [--split random:0.8,0.1,0.1] [--partitionings K] --out DIR",
 		Short: "Write DIR/client-<i>/ per client: its users' interactions in the LightGCN layout, local ids",
 		Long: `Cut a LightGCN dataset into the clients of a federated recommendation job, as
-graphfed sim --lightgcn does with the same --split, --split-seed, --partitioning, --edge-variation,
---max-users and --partition-seed (or --seed); DIR/client-<i> is what graphfed agent --task rec
---data reads. With a validation share DIR/client-<i>/val.txt holds the validation items, in
-the layout of test.txt. --partitionings K writes K distinct partitionings, DIR/partitioning-<k>/
-for k = 0..K-1 (sim --lightgcn --partitioning k builds the same clients).`,
+graphfed sim --lightgcn does with the same --split, --split-seed, --partitioning, --partition-seed
+(or --seed), --edge-variation and --max-users; DIR/client-<i> (with val.txt beside test.txt under
+a validation share) is what graphfed agent --task rec --data reads.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			start := time.Now()
-			h, err := rs.holdout(split)
-			if err != nil {
-				return err
-			}
-			spec.Holdout, spec.Partitioning = h, rs.partitioning
-			if rs.partitionSeed != nil {
-				spec.Seed = *rs.partitionSeed
-			}
 			r, err := job.SplitRec(cmd.Context(), spec)
 			if err != nil {
 				return fmt.Errorf("split rec: %w", err)
@@ -88,9 +76,9 @@ for k = 0..K-1 (sim --lightgcn --partitioning k builds the same clients).`,
 	f.Float64Var(&spec.EdgeVariation, "edge-variation", spec.EdgeVariation, "spectral partition: spread of interactions across clients")
 	f.IntVar(&spec.MaxUsers, "max-users", 0, "keep only the first N users of the dataset (0: all)")
 	f.Uint64Var(&spec.Seed, "seed", spec.Seed, "partition seed (graphfed sim --lightgcn's --partition-seed, or its --seed, gives the same clients)")
-	f.StringVar(&split, "split", "", recSplitHelp)
-	f.IntVar(&spec.Partitionings, "partitionings", 0, "write K distinct partitionings (--partitioning 0..K-1) under DIR/partitioning-<k>")
-	rs.register(f)
+	f.StringVar(&spec.Protocol.Split, "split", "", job.RecSplitHelp)
+	f.IntVar(&spec.Partitionings, "partitionings", 0, "write partitionings 0..K-1, each under DIR/partitioning-<k>")
+	registerRecProtocol(f, &spec.Protocol)
 	cmd.MarkFlagRequired("lightgcn")
 	cmd.MarkFlagRequired("out")
 	return cmd
