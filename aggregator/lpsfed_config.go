@@ -40,7 +40,11 @@ type LPSFedConfig struct {
 	// RefEvery rebuilds G_R every RefEvery rounds with a fresh seed; 0
 	// builds it once, before round 1.
 	RefEvery int
-	Seed     uint64
+	// Uniform sends every contributor the plain mean θ̄ and M̄ (ρ̄_c = 1
+	// for all): LPSFed without its personalization, Table 4's "w/o per"
+	// ablation. ρ_c is still released and reported.
+	Uniform bool `json:",omitempty"`
+	Seed    uint64
 	// Reference builds K^R; nil: GNMKReference. It is code, not
 	// configuration: snapshots do not record it, and a restored job uses
 	// the one its adapter is configured with.

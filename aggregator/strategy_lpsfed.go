@@ -150,7 +150,9 @@ func (s *lpsfedStrategy) Close(in CloseInput) Outcome {
 		}
 	}
 	for i, v := range normalizeRho(rhos) {
-		mx.RhoBar[have[i]] = v
+		if !s.cfg.Uniform {
+			mx.RhoBar[have[i]] = v
+		}
 	}
 	out.Mix = mx
 	if in.Secure {

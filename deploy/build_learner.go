@@ -219,7 +219,11 @@ func recLearner(algo string, data Data, o LearnerOptions, p Party, log zerolog.L
 		if err != nil {
 			return Learned{}, err
 		}
-		if prep, err = rec.Prepare(d, rec.PrepareOptions{Phi: o.Rec.Phi, Seed: o.Rec.EigenSeed}); err != nil {
+		val, err := rec.LoadValidation(data.Dir, d) // `split rec --split random:…` writes one
+		if err != nil {
+			return Learned{}, err
+		}
+		if prep, err = rec.Prepare(d, rec.PrepareOptions{Phi: o.Rec.Phi, Seed: o.Rec.EigenSeed, Val: val}); err != nil {
 			return Learned{}, err
 		}
 		stats = map[string]any{"users": d.Users, "items": d.Items, "train": d.Train.NNZ(),

@@ -2,6 +2,7 @@ package job
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 
 	"graphfed/aml/amlworld"
@@ -53,10 +54,35 @@ func SplitAML(ctx context.Context, spec SplitAMLSpec) (DataReport, error) {
 
 // SplitRecSpec cuts a LightGCN dataset into the clients of a federated
 // recommendation job (`graphfed split rec`, rec.Split), one LightGCN
-// directory per client under Out.
+// directory per client under Out. Protocol, when its Split is set, gives
+// SplitOptions' Holdout and its Partitioning and PartitionSeed (when set)
+// theirs, as `graphfed sim --lightgcn` reads them. Partitionings K > 1
+// writes partitionings 0..K−1 instead of one, each under
+// Out/partitioning-<k>.
 type SplitRecSpec struct {
 	LightGCN, Out string
 	rec.SplitOptions
+	Protocol      RecProtocol
+	Partitionings int
+}
+
+// resolve folds the protocol options into the split options.
+func (s SplitRecSpec) resolve() (rec.SplitOptions, error) {
+	o := s.SplitOptions
+	if s.Protocol.Split != "" {
+		h, err := s.Protocol.holdout()
+		if err != nil {
+			return o, err
+		}
+		o.Holdout = h
+	}
+	if s.Protocol.Partitioning != 0 {
+		o.Partitioning = s.Protocol.Partitioning
+	}
+	if s.Protocol.PartitionSeed != nil {
+		o.Seed = *s.Protocol.PartitionSeed
+	}
+	return o, nil
 }
 
 // SplitRec writes the clients' directories and reports them.
@@ -65,23 +91,52 @@ func SplitRec(ctx context.Context, spec SplitRecSpec) (DataReport, error) {
 	if err != nil {
 		return DataReport{}, err
 	}
-	if err := ctx.Err(); err != nil {
-		return DataReport{}, err
-	}
-	clients, st, err := rec.Split(d, spec.SplitOptions)
+	base, err := spec.resolve()
 	if err != nil {
-		return DataReport{}, err
+		return DataReport{}, fmt.Errorf("split rec: %w", err)
 	}
-	if err := rec.WriteClients(spec.Out, clients); err != nil {
-		return DataReport{}, err
+	if spec.Partitionings < 0 || spec.Partitionings > 1 && base.Partitioning != 0 {
+		return DataReport{}, fmt.Errorf("split rec: %d partitionings from partitioning %d: give one of them", spec.Partitionings, base.Partitioning)
 	}
-	per := map[string]any{}
-	for _, c := range clients {
-		per[c.ID] = map[string]any{"users": c.Data.Users, "items": c.Data.Items, "train": c.Data.Train.NNZ(),
-			"test": c.Data.Test.NNZ(), "test_dropped": c.TestDropped}
+	ks := []int{base.Partitioning}
+	if spec.Partitionings > 1 {
+		ks = ks[:0]
+		for k := range spec.Partitionings {
+			ks = append(ks, k)
+		}
 	}
-	return DataReport{Dataset: d.Name, Clients: len(clients), Metrics: map[string]any{"per_client": per, "moved": st.Moved,
-		"no_train_users": st.NoTrainUsers, "partition": spec.Partition, "out": spec.Out}}, nil
+	var parts []recPartitioning
+	for _, k := range ks {
+		if err := ctx.Err(); err != nil {
+			return DataReport{}, err
+		}
+		opt := base
+		opt.Partitioning = k
+		clients, st, err := rec.Split(d, opt)
+		if err != nil {
+			return DataReport{}, err
+		}
+		out := spec.Out
+		if len(ks) > 1 {
+			out = filepath.Join(spec.Out, PartitioningDir(k))
+		}
+		if err := rec.WriteClients(out, clients); err != nil {
+			return DataReport{}, err
+		}
+		parts = append(parts, recPartitioning{k: k, out: out, clients: clients, stats: st})
+	}
+	m := parts[0].report()
+	if len(parts) > 1 {
+		all := map[string]any{}
+		for _, p := range parts {
+			r := p.report()
+			r["same_client_as_0"] = sameClientShare(parts[0].clients, p.clients, d.Users)
+			all[PartitioningDir(p.k)] = r
+		}
+		m = map[string]any{"partitionings": all}
+	}
+	m["partition"], m["split"], m["out"] = spec.Partition, base.Holdout.String(), spec.Out
+	return DataReport{Dataset: d.Name, Clients: len(parts[0].clients), Metrics: m}, nil
 }
 
 // PartitionSpec cuts a node-classification dataset into per-client TSV

@@ -36,6 +36,10 @@ type RecSpec struct {
 	Validation    float64
 	MaxUsers      int     // keep the first N users (0: all)
 	EdgeVariation float64 // the spectral partition's spread; 0: spectral.DefaultEdgeVariation
+	// Protocol re-splits the interactions and picks the partitioning
+	// (LPSFed's protocol, issue 32); with a validation share the round
+	// of best validation Recall@20 is selected (metrics "selected").
+	Protocol RecProtocol
 	// EvalEvery scores every N rounds too; 0: the final model only.
 	EvalEvery int
 	Learner   deploy.RecOptions // Model (zero: LPSFed's paper setting) and Strict; Phi 0: deploy.DefaultRecOptions's
@@ -78,6 +82,10 @@ func RunRec(ctx context.Context, spec RecSpec) (RecResult, error) {
 	if spec.Partition != "" && spec.Partition != "spectral" {
 		return fail(fmt.Errorf("--lightgcn needs --partition spectral (LPSFed's benchmark), not %q", spec.Partition))
 	}
+	holdout, err := checkRecProtocol(spec)
+	if err != nil {
+		return fail(err)
+	}
 	sc := spec.Sim
 	if sc.RoundTimeout == 0 {
 		sc.RoundTimeout = DefaultRecRoundTimeout
@@ -98,20 +106,13 @@ func RunRec(ctx context.Context, spec RecSpec) (RecResult, error) {
 	if sc.LocalEpochs == 0 {
 		sc.LocalEpochs = DefaultNodeLocalEpochs
 	}
-	clients := spec.Clients
-	if clients == 0 {
-		clients = DefaultNodeClients
-	}
+	clients, ev := recShape(spec)
 	lr, def := spec.Learner, deploy.DefaultRecOptions()
 	if lr.Phi == 0 {
 		lr.Phi = def.Phi
 	}
 	if lr.Model.Dim == 0 { // an unset model: LPSFed's paper setting
 		lr.Model = def.Model
-	}
-	ev := spec.EdgeVariation
-	if ev == 0 {
-		ev = DefaultEdgeVariation
 	}
 	priv, err := spec.Privacy.forRun(deploy.TaskRec, sc.Algo, 0, noise, spec.Out)
 	if err != nil {
@@ -128,14 +129,17 @@ func RunRec(ctx context.Context, spec RecSpec) (RecResult, error) {
 		}
 		split = "validation"
 	}
-	prepared, prep, err := rec.PrepareClients(d, rec.ClientsOptions{Clients: clients, Phi: lr.Phi,
-		EdgeVariation: ev, MaxUsers: spec.MaxUsers, Seed: seed})
+	if holdout.Random() {
+		split = holdout.String()
+	}
+	prepared, prep, err := rec.PrepareClients(d, recClientsOptions(spec, holdout, clients, lr.Phi, ev, seed))
 	if err != nil {
 		return fail(err)
 	}
+	selecting := holdout.Random() && holdout.Val > 0
 	for _, c := range prep.Clients {
 		log.Info().Str("client", c.ID).Int("users", c.Users).Int("items", c.Items).Int("train", c.Train).
-			Int("test_users", c.TestUsers).Int("test_dropped", c.TestDropped).Int("components", c.Components).
+			Int("test_users", c.TestUsers).Int("test_dropped", c.TestDropped).Int("val_users", c.ValUsers).Int("components", c.Components).
 			Float64("eig_seconds", c.Seconds).Msg("client prepared")
 	}
 	trainStart := time.Now()
@@ -145,6 +149,9 @@ func RunRec(ctx context.Context, spec RecSpec) (RecResult, error) {
 	sc.EvalEvery, sc.FreezeRounds = spec.EvalEvery, spec.FreezeRounds
 	if sc.EvalEvery == 0 {
 		sc.EvalEvery = -1 // the final model only
+		if selecting {
+			sc.EvalEvery = 1 // the selection needs every round's validation scores
+		}
 	}
 	if sc.InProcess, err = InProcessConns(spec.Conns, sc.NATSURL, len(prepared)+2, log); err != nil {
 		return fail(err)
@@ -173,6 +180,15 @@ func RunRec(ctx context.Context, spec RecSpec) (RecResult, error) {
 	}
 	cfg := recConfig{spec: spec, lr: lr, sc: sc, edgeVariation: ev, split: split}
 	metrics := recMetrics(res, prep, cfg, time.Since(trainStart).Seconds())
+	if selecting {
+		sel, ok := selectRecRound(res.Agg.PerRound, res.Agg.Final, sc.Rounds, len(prepared))
+		if !ok {
+			return fail(fmt.Errorf("no round has validation scores from all %d clients", len(prepared)))
+		}
+		metrics["selected"] = sel
+		log.Info().Int("round", sel.Round).Float64("val_recall_at_20", sel.ValRecall).Float64("recall_at_20", sel.Recall).
+			Float64("ndcg_at_20", sel.NDCG).Msg("best validation round")
+	}
 	sum := simSummary(sc, filepath.Base(filepath.Clean(spec.Dir)), len(prepared), res, priv, metrics)
 	out := RecResult{Summary: sum, Sim: res}
 	if spec.Out != "" {
@@ -209,7 +225,8 @@ func recMetrics(res SimResult, prep rec.ClientsStats, c recConfig, trainSec floa
 		sc := res.Agg.Final[cl.ID]
 		per[cl.ID] = map[string]any{"recall_at_20": sc["recall_at_20"], "ndcg_at_20": sc["ndcg_at_20"],
 			"eval_users": sc["eval_users"], "test_users": cl.TestUsers, "users": cl.Users, "items": cl.Items,
-			"train": cl.Train, "test_dropped": cl.TestDropped, "components": cl.Components}
+			"train": cl.Train, "test_dropped": cl.TestDropped, "components": cl.Components,
+			"val_recall_at_20": sc["val_recall_at_20"], "val_users": cl.ValUsers}
 	}
 	mc := c.lr.Model
 	eval := "all test users of every client"
@@ -225,12 +242,14 @@ func recMetrics(res SimResult, prep rec.ClientsStats, c recConfig, trainSec floa
 		"recall_at_20_pooled": weightedScore(res.Agg.Final, "recall_at_20", "eval_users"),
 		"ndcg_at_20_pooled":   weightedScore(res.Agg.Final, "ndcg_at_20", "eval_users"),
 		"per_client":          per, "rho_bar": rhoBar, "evaluation": eval, "split": c.split, "partition": "spectral",
+		"partitioning": c.spec.Protocol.Partitioning, "edge_spread": edgeSpread(prep.Clients),
 		"prep_seconds": prep.PartitionSeconds + prep.EigenSeconds, "train_seconds": trainSec,
 		"config": map[string]any{"dim": mc.Dim, "phi": c.lr.Phi, "layers": mc.Layers, "local_epochs": c.sc.LocalEpochs,
 			"batch": mc.BatchSize, "negatives": mc.Negatives, "lr": mc.LR, "optimizer": "rmsprop", "tau": mc.Tau,
 			"omega": mc.Omega, "gamma": mc.Gamma, "margin_fallback": mc.MarginFallback, "freeze_rounds": c.spec.FreezeRounds,
 			"strict": c.lr.Strict, "max_users": c.spec.MaxUsers,
-			"pool_hidden": mc.PoolHidden, "pred_hidden": mc.PredHidden, "edge_variation": c.edgeVariation},
+			"pool_hidden": mc.PoolHidden, "pred_hidden": mc.PredHidden, "edge_variation": c.edgeVariation,
+			"val_users": mc.ValUsers, "eval_every": c.sc.EvalEvery},
 		"rejects": res.Agg.Rejects,
 	}
 }

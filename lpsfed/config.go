@@ -39,7 +39,11 @@ type Config struct {
 	// EvalUsers caps the test users scored per evaluation with a fixed
 	// seeded sample; 0 scores every test user.
 	EvalUsers int
-	Seed      uint64 // local randomness: embeddings, sampling
+	// ValUsers caps the validation users (Data.Val) scored likewise:
+	// a sample is enough to select a round, and ranking is most of an
+	// evaluation's cost.
+	ValUsers int
+	Seed     uint64 // local randomness: embeddings, sampling
 }
 
 // DefaultConfig is the paper's setting (Appendix D.6): d = 64, two layers,
@@ -89,6 +93,8 @@ func (c Config) Validate() error {
 		return bad("top k", c.TopK)
 	case c.EvalUsers < 0:
 		return bad("eval users", c.EvalUsers)
+	case c.ValUsers < 0:
+		return bad("validation users", c.ValUsers)
 	}
 	return nil
 }

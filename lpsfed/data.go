@@ -19,6 +19,10 @@ type Data struct {
 	// catalog can appear: a held-out item the client never saw cannot be
 	// ranked by it.
 	Test [][]int32
+	// Val[u], when Val is not nil, lists u's validation items, as Test
+	// lists its test items: scored by Learner.Evaluate as val_<metric>
+	// for model selection (heldout.go).
+	Val [][]int32
 }
 
 // Nodes is the number of nodes of the bipartite graph, Users+Items.
@@ -65,7 +69,7 @@ func (d *Data) Validate() error {
 			}
 		}
 	}
-	return nil
+	return d.validateVal()
 }
 
 // hasItem reports whether the sorted list holds item i.

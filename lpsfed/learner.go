@@ -105,6 +105,7 @@ func (l *Learner) Evaluate() map[string]float64 {
 	if m, ok := l.model.MeanMargin(); ok {
 		out["mean_margin"] = m
 	}
+	l.addValidation(out)
 	return out
 }
 

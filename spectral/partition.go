@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 
 	"graphfed/graph"
@@ -20,6 +21,13 @@ type PartitionOptions struct {
 	// C−1 the fewest. Use DefaultEdgeVariation for the paper's setting; 0
 	// asks for equal shares.
 	EdgeVariation float64
+	// Matching, when not zero, matches the spectral clusters to the
+	// clients' targets by a permutation seeded by it (never the identity)
+	// instead of by size. The clusters themselves do not depend on any
+	// seed (the CPQR assignment is deterministic and invariant to the
+	// eigensolver's basis), so this is what makes two partitionings of
+	// one graph distinct: rebalancing then moves different users.
+	Matching uint64
 	// Eigen configures the eigensolver of the spectral embedding.
 	Eigen EigenOptions
 }
@@ -107,6 +115,9 @@ func SpectralPartition(r *graph.CSR, clients int, opt PartitionOptions) (*Partit
 		if err != nil {
 			return nil, err
 		}
+		if opt.Matching != 0 {
+			permuteMatching(cc, opt.Matching)
+		}
 		aff, clientCluster = a, cc
 		clusterClient := make([]int32, clients)
 		for c, k := range cc {
@@ -149,6 +160,19 @@ func edgeTargets(total, clients int, v float64) []int {
 		prev = next
 	}
 	return out
+}
+
+// permuteMatching shuffles the cluster of every client by a permutation
+// seeded by seed, drawn again until it is not the identity.
+func permuteMatching(cc []int, seed uint64) {
+	if len(cc) < 2 {
+		return
+	}
+	orig := slices.Clone(cc)
+	rng := rand.New(rand.NewPCG(seed, 0x6d61746368))
+	for slices.Equal(cc, orig) {
+		rng.Shuffle(len(cc), func(i, j int) { cc[i], cc[j] = cc[j], cc[i] })
+	}
 }
 
 // assign gives user u to client c.

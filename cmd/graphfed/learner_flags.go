@@ -62,6 +62,7 @@ func (l *learnerFlags) register(f *pflag.FlagSet) {
 	f.Float64Var(&r.Gamma, "margin-gamma", r.Gamma, "rec: margin strength γ (Eq. 8)")
 	f.BoolVar(&r.MarginFallback, "margin-fallback", r.MarginFallback, "rec: where Eq. 8's guard π − R̂ binds (no gradient), use ArcFace's fallback logit cos R̂ − M̃·sin M̃")
 	f.IntVar(&r.EvalUsers, "eval-users", r.EvalUsers, "rec: test users ranked per client, a fixed seeded sample (0: all)")
+	f.IntVar(&r.ValUsers, "val-users", r.ValUsers, "rec: validation users ranked per client (--split random:…), a fixed seeded sample (0: all); model selection only")
 }
 
 // registerFedGSP adds the FedGSP client settings given on top of the

@@ -64,7 +64,7 @@ func runSim(cmd *cobra.Command, g *globalFlags, s *simFlags) error {
 		spec := job.RecSpec{Sim: sc, Conns: s.conns, Dir: s.lightgcn, Clients: s.clients, Partition: s.part,
 			Validation: s.validation, MaxUsers: s.maxUsers, EdgeVariation: s.edgeVariation, EvalEvery: s.recEvalEvery,
 			Learner: lo.Rec, Server: s.ref.config(0), FreezeRounds: s.ref.freeze, Privacy: s.priv.p, Seed: s.seed,
-			Out: s.out, Settings: settings, Changed: changed, Progress: cmdProgress{}}
+			Protocol: s.recProtocol(), Out: s.out, Settings: settings, Changed: changed, Progress: cmdProgress{}}
 		res, err := job.RunRec(ctx, spec)
 		if err != nil {
 			return err

@@ -31,6 +31,7 @@ type simFlags struct {
 	validation, edgeVariation  float64
 	maxUsers, recEvalEvery     int
 	ref                        recFlags
+	rp                         job.RecProtocol // Split is --split's
 	metrics                    metricsFlags
 }
 
@@ -41,7 +42,7 @@ func (s *simFlags) register(cmd *cobra.Command) {
 	f.StringVar(&sc.Algo, "algo", "", "local, fedavg, fedprox, fedper, fedgsp, fedgnn-st or cefedgnn (aml: local, fedavg, fedgnn-st, cefedgnn; --lightgcn: fedavg, lpsfed-bpr, lpsfed); default: fedavg, aml cefedgnn, --lightgcn lpsfed")
 	f.IntVar(&s.clients, "clients", 0, fmt.Sprintf("number of clients (default %d)", job.DefaultNodeClients))
 	f.StringVar(&s.part, "partition", "", job.PartitionMethods+" (default "+job.DefaultNodePartition+"; --lightgcn: spectral)")
-	f.StringVar(&s.split, "split", "", job.SplitHelp+" (default "+job.DefaultNodeSplit+")")
+	f.StringVar(&s.split, "split", "", job.SplitHelp+" (default "+job.DefaultNodeSplit+"; --lightgcn: "+job.RecSplitHelp+")")
 	f.IntVar(&sc.Rounds, "rounds", 0, fmt.Sprintf("federated rounds (default %d; aml %d; --lightgcn %d)", job.DefaultNodeRounds, job.DefaultAMLRounds, job.DefaultRecRounds))
 	f.IntVar(&sc.LocalEpochs, "local-epochs", 0, fmt.Sprintf("local steps per round: CE-FedGNN's K; full-batch epochs for node datasets (default %d, fedgsp 1 as its authors); "+
 		"aml: enough for the job to go twice over the median bank's training transactions, at least 32", job.DefaultNodeLocalEpochs))
@@ -92,7 +93,11 @@ func (s *simFlags) registerRec(cmd *cobra.Command) {
 	f.Float64Var(&s.validation, "validation", 0, "recommendation: tune on a validation split instead: hold out this fraction of each user's training items and evaluate on them (test.txt is not used; 0: train on train.txt, evaluate on test.txt)")
 	f.Float64Var(&s.edgeVariation, "edge-variation", 0, fmt.Sprintf("recommendation: spread of interactions across the spectral partition's clients (default %g)", job.DefaultEdgeVariation))
 	s.ref.registerReference(f)
+	registerRecProtocol(f, &s.rp)
 }
+
+// recProtocol is LPSFed's protocol options, --split included.
+func (s *simFlags) recProtocol() job.RecProtocol { p := s.rp; p.Split = s.split; return p }
 
 // common is what every task's spec takes from the flags.
 func (s *simFlags) common(g *globalFlags) job.SimConfig {

@@ -51,10 +51,12 @@ accounts, the pattern rows it sees, and split.json, the temporal split every ban
 func newSplitRecCmd(g *globalFlags) *cobra.Command {
 	spec := job.DefaultSplitRecSpec()
 	cmd := &cobra.Command{
-		Use:   "rec --lightgcn DIR --clients N [--partition spectral|random] --out DIR",
+		Use:   "rec --lightgcn DIR --clients N [--partition spectral|random] [--split random:0.8,0.1,0.1] [--partitionings K] --out DIR",
 		Short: "Write DIR/client-<i>/ per client: its users' interactions in the LightGCN layout, local ids",
 		Long: `Cut a LightGCN dataset into the clients of a federated recommendation job, as
-graphfed sim --lightgcn does; DIR/client-<i> is what graphfed agent --task rec --data reads.`,
+graphfed sim --lightgcn does with the same --split, --split-seed, --partitioning, --partition-seed
+(or --seed), --edge-variation and --max-users; DIR/client-<i> (with val.txt beside test.txt under
+a validation share) is what graphfed agent --task rec --data reads.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			start := time.Now()
@@ -73,7 +75,10 @@ graphfed sim --lightgcn does; DIR/client-<i> is what graphfed agent --task rec -
 	f.StringVar(&spec.Partition, "partition", spec.Partition, "spectral (LPSFed's benchmark) or random")
 	f.Float64Var(&spec.EdgeVariation, "edge-variation", spec.EdgeVariation, "spectral partition: spread of interactions across clients")
 	f.IntVar(&spec.MaxUsers, "max-users", 0, "keep only the first N users of the dataset (0: all)")
-	f.Uint64Var(&spec.Seed, "seed", spec.Seed, "partition seed (graphfed sim --lightgcn's --seed gives the same clients)")
+	f.Uint64Var(&spec.Seed, "seed", spec.Seed, "partition seed (graphfed sim --lightgcn's --partition-seed, or its --seed, gives the same clients)")
+	f.StringVar(&spec.Protocol.Split, "split", "", job.RecSplitHelp)
+	f.IntVar(&spec.Partitionings, "partitionings", 0, "write partitionings 0..K-1, each under DIR/partitioning-<k>")
+	registerRecProtocol(f, &spec.Protocol)
 	cmd.MarkFlagRequired("lightgcn")
 	cmd.MarkFlagRequired("out")
 	return cmd

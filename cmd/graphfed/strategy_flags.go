@@ -94,6 +94,7 @@ func (rf *recFlags) registerReference(f *pflag.FlagSet) {
 	f.IntVar(&rf.freeze, "freeze-rounds", d.FreezeRounds, "rec: first rounds in which nothing is distributed")
 	f.IntVar(&rf.lps.RefEvery, "ref-every", d.LPSFed.RefEvery, "rec: rebuild the GNMK reference every N rounds (0: once)")
 	f.BoolVar(&rf.strict, "strict", d.LPSFed.Strict, "rec: build the reference from the assumed counts below, clients send none")
+	f.BoolVar(&rf.lps.Uniform, "no-personalization", false, "rec ablation (Table 4 \"w/o per\"): every client gets the plain mean of the MLPs and margin (ρ̄_c = 1)")
 	f.IntVar(&rf.lps.StrictStats.Users, "strict-users", d.LPSFed.StrictStats.Users, "rec strict mode: assumed users per client")
 	f.IntVar(&rf.lps.StrictStats.Items, "strict-items", d.LPSFed.StrictStats.Items, "rec strict mode: assumed items per client")
 	f.IntVar(&rf.lps.StrictStats.Edges, "strict-edges", d.LPSFed.StrictStats.Edges, "rec strict mode: assumed interactions per client")

@@ -18,8 +18,25 @@ type ClientsOptions struct {
 	// MaxUsers, when positive, keeps only users 0..MaxUsers-1: a slice of
 	// the dataset for quick runs.
 	MaxUsers int
-	Seed     uint64
-	Tol      float64 // eigenpair residual tolerance; default 1e-8
+	// Holdout and Partitioning are SplitOptions'.
+	Holdout      Holdout
+	Partitioning int
+	// Seed seeds the clients' eigensolvers and, unless PartitionSeed is
+	// set, the partition's (SplitOptions.Seed).
+	Seed          uint64
+	PartitionSeed *uint64
+	Tol           float64 // eigenpair residual tolerance; default 1e-8
+}
+
+// SplitOptions are the options of the Split PrepareClients makes: `graphfed
+// split rec` with them writes the same clients.
+func (o ClientsOptions) SplitOptions() SplitOptions {
+	seed := o.Seed
+	if o.PartitionSeed != nil {
+		seed = *o.PartitionSeed
+	}
+	return SplitOptions{Clients: o.Clients, Partition: PartitionSpectral, EdgeVariation: o.EdgeVariation,
+		MaxUsers: o.MaxUsers, Holdout: o.Holdout, Partitioning: o.Partitioning, Seed: seed, Tol: o.Tol}
 }
 
 // ClientStats describe one prepared client.
@@ -28,6 +45,7 @@ type ClientStats struct {
 	Users, Items, Train  int
 	TestUsers, TestItems int // users with held-out items in the catalog, and those items
 	TestDropped          int // held-out interactions whose item the client never saw
+	ValUsers, ValItems   int // as TestUsers, TestItems for the validation split
 	Components           int // of its graph
 	LambdaMax            float64
 	Seconds              float64 // eigensolver time
@@ -55,8 +73,7 @@ func PrepareClients(d *graph.Interactions, opt ClientsOptions) ([]PreparedClient
 		return nil, st, fmt.Errorf("rec: prepare clients: phi %d < 1", opt.Phi)
 	}
 	start := time.Now()
-	parts, sst, err := Split(d, SplitOptions{Clients: opt.Clients, Partition: PartitionSpectral,
-		EdgeVariation: opt.EdgeVariation, MaxUsers: opt.MaxUsers, Seed: opt.Seed, Tol: opt.Tol})
+	parts, sst, err := Split(d, opt.SplitOptions())
 	if err != nil {
 		return nil, st, fmt.Errorf("rec: prepare clients: %w", err)
 	}
@@ -64,13 +81,13 @@ func PrepareClients(d *graph.Interactions, opt ClientsOptions) ([]PreparedClient
 	out := make([]PreparedClient, len(parts))
 	for c, part := range parts {
 		t0 := time.Now()
-		p, err := Prepare(part.Data, PrepareOptions{Phi: opt.Phi, Seed: opt.Seed, Tol: opt.Tol})
+		p, err := Prepare(part.Data, PrepareOptions{Phi: opt.Phi, Seed: opt.Seed, Tol: opt.Tol, Val: part.Val})
 		if err != nil {
 			return nil, st, fmt.Errorf("rec: prepare clients: client %s: %w", part.ID, err)
 		}
 		cs := ClientStats{ID: part.ID, Users: part.Data.Users, Items: part.Data.Items, Train: part.Data.Train.NNZ(),
 			TestUsers: p.TestUsers, TestItems: p.TestItems, TestDropped: part.TestDropped + p.TestDropped,
-			Components: p.Components, LambdaMax: p.LambdaMax, Seconds: time.Since(t0).Seconds()}
+			ValUsers: p.ValUsers, ValItems: p.ValItems, Components: p.Components, LambdaMax: p.LambdaMax, Seconds: time.Since(t0).Seconds()}
 		st.EigenSeconds += cs.Seconds
 		out[c] = PreparedClient{ID: part.ID, Prepared: p}
 		st.Clients = append(st.Clients, cs)

@@ -22,6 +22,8 @@ type Prepared struct {
 	TestDropped int
 	TestUsers   int // users with held-out items
 	TestItems   int // held-out interactions kept
+	ValUsers    int // users with validation items (Data.Val; none without a validation split)
+	ValItems    int // validation interactions kept
 	Components  int // of the client's graph
 	LambdaMax   float64
 }
@@ -31,6 +33,9 @@ type PrepareOptions struct {
 	Phi  int // eigenpairs; a client with fewer nodes gets all of them
 	Seed uint64
 	Tol  float64 // eigenpair residual tolerance; default 1e-8
+	// Val is the client's validation split (d's shape, local ids; nil:
+	// none): it becomes Data.Val, scored for model selection.
+	Val *graph.CSR
 }
 
 // Prepare turns one client's interactions (local ids, as Split makes and
@@ -64,6 +69,25 @@ func Prepare(d *graph.Interactions, opt PrepareOptions) (Prepared, error) {
 		if len(data.Test[u]) > 0 {
 			p.TestUsers++
 			p.TestItems += len(data.Test[u])
+		}
+	}
+	if opt.Val != nil {
+		if opt.Val.Rows != d.Users || opt.Val.Cols != d.Items {
+			return p, fmt.Errorf("%s %s: validation split is %dx%d, want %dx%d", op, d.Name, opt.Val.Rows, opt.Val.Cols, d.Users, d.Items)
+		}
+		data.Val = make([][]int32, d.Users)
+		for u := range d.Users {
+			it, _ := opt.Val.Row(u)
+			for _, i := range it {
+				if _, dup := slices.BinarySearch(data.Train[u], i); !dup {
+					data.Val[u] = append(data.Val[u], i)
+				}
+			}
+			slices.Sort(data.Val[u])
+			if len(data.Val[u]) > 0 {
+				p.ValUsers++
+				p.ValItems += len(data.Val[u])
+			}
 		}
 	}
 	if err := data.Validate(); err != nil {

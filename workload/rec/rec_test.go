@@ -68,7 +68,7 @@ func TestSplitRandom(t *testing.T) {
 func TestSplitDropsUnrankableTestItems(t *testing.T) {
 	d := world()
 	train := d.Train
-	c := extract(d, train, []int32{0, 2}, "c")
+	c := extract(d, nil, train, []int32{0, 2}, "c")
 	if c.TestDropped != 1 || !slices.Equal(c.Items, []int32{0, 1, 2}) {
 		t.Fatalf("dropped %d, catalog %v; want 1 dropped (item 4), catalog 0..2", c.TestDropped, c.Items)
 	}

@@ -24,8 +24,17 @@ type SplitOptions struct {
 	EdgeVariation float64
 	// MaxUsers, when positive, keeps only users 0..MaxUsers-1.
 	MaxUsers int
-	Seed     uint64
-	Tol      float64 // eigenpair residual tolerance of the spectral partition; default 1e-8
+	// Holdout cuts the interactions into train, validation and test
+	// before the partition (zero: the dataset's own split).
+	Holdout Holdout
+	// Partitioning picks one of several distinct partitionings of the
+	// same graph: 0 (the default) matches spectral clusters to the edge
+	// targets by size, k > 0 by a permutation seeded by k
+	// (spectral.PartitionOptions.Matching); for a random partition it
+	// reseeds the draw.
+	Partitioning int
+	Seed         uint64  // of the spectral embedding's eigensolver, or of the random partition
+	Tol          float64 // eigenpair residual tolerance of the spectral partition; default 1e-8
 }
 
 // Client is one client's share of a dataset in local ids: its users (those
@@ -41,6 +50,11 @@ type Client struct {
 	// in the client's catalog (the client cannot rank it) or is one of the
 	// user's training items.
 	TestDropped int
+	// Val is the users' validation items on the catalog (local ids, the
+	// shape of Data.Train), nil without a validation split; ValDropped
+	// counts those left out as TestDropped does.
+	Val        *graph.CSR
+	ValDropped int
 }
 
 // SplitStats describe a split.
@@ -53,19 +67,26 @@ type SplitStats struct {
 // clients are named.
 func ClientID(i int) string { return fmt.Sprintf("client-%d", i) }
 
-// Split cuts d's users into opt.Clients clients.
-func Split(d *graph.Interactions, opt SplitOptions) ([]Client, SplitStats, error) {
+// Split cuts d's interactions by opt.Holdout and its users into
+// opt.Clients clients. It is what both `graphfed split rec` and `graphfed
+// sim --lightgcn` call, so that the same options give the same clients.
+func Split(raw *graph.Interactions, opt SplitOptions) ([]Client, SplitStats, error) {
 	const op = "rec: split"
 	var st SplitStats
-	if err := d.Validate(); err != nil {
-		return nil, st, fmt.Errorf("%s: %w", op, err)
-	}
 	if opt.Clients < 1 {
 		return nil, st, fmt.Errorf("%s: %d clients", op, opt.Clients)
+	}
+	if opt.Partitioning < 0 {
+		return nil, st, fmt.Errorf("%s: partitioning %d < 0", op, opt.Partitioning)
 	}
 	if opt.Tol == 0 {
 		opt.Tol = 1e-8
 	}
+	ds, err := opt.Holdout.Apply(raw)
+	if err != nil {
+		return nil, st, fmt.Errorf("%s: %w", op, err)
+	}
+	d := ds.Interactions
 	train := d.Train
 	if opt.MaxUsers > 0 && opt.MaxUsers < d.Users {
 		train = &graph.CSR{Rows: opt.MaxUsers, Cols: d.Items, RowPtr: d.Train.RowPtr[:opt.MaxUsers+1],
@@ -75,13 +96,13 @@ func Split(d *graph.Interactions, opt SplitOptions) ([]Client, SplitStats, error
 	switch opt.Partition {
 	case PartitionSpectral, "":
 		part, err := spectral.SpectralPartition(train, opt.Clients, spectral.PartitionOptions{EdgeVariation: opt.EdgeVariation,
-			Eigen: spectral.EigenOptions{Seed: opt.Seed, Tol: opt.Tol}})
+			Matching: uint64(opt.Partitioning), Eigen: spectral.EigenOptions{Seed: opt.Seed, Tol: opt.Tol}})
 		if err != nil {
 			return nil, st, fmt.Errorf("%s: %w", op, err)
 		}
 		owner, st.Moved = part.UserClient, part.Moved
 	case PartitionRandom:
-		rng := rand.New(rand.NewPCG(opt.Seed, 0x7265632d73706c74))
+		rng := rand.New(rand.NewPCG(opt.Seed, 0x7265632d73706c74+uint64(opt.Partitioning)))
 		owner = make([]int32, train.Rows)
 		for u := range owner {
 			owner[u] = int32(rng.IntN(opt.Clients))
@@ -102,13 +123,14 @@ func Split(d *graph.Interactions, opt SplitOptions) ([]Client, SplitStats, error
 		if len(us) == 0 {
 			return nil, st, fmt.Errorf("%s: client %s has no users", op, ClientID(c))
 		}
-		out[c] = extract(d, train, us, ClientID(c))
+		out[c] = extract(d, ds.Val, train, us, ClientID(c))
 	}
 	return out, st, nil
 }
 
-// extract builds the client of global users us (ascending).
-func extract(d *graph.Interactions, train *graph.CSR, us []int32, id string) Client {
+// extract builds the client of global users us (ascending); val, when
+// not nil, is the validation split in global ids.
+func extract(d *graph.Interactions, val, train *graph.CSR, us []int32, id string) Client {
 	var items []int32
 	for _, u := range us {
 		it, _ := train.Row(int(u))
@@ -124,6 +146,10 @@ func extract(d *graph.Interactions, train *graph.CSR, us []int32, id string) Cli
 	tr := &graph.CSR{Rows: n, Cols: len(items), RowPtr: make([]int, n+1)}
 	te := &graph.CSR{Rows: n, Cols: len(items), RowPtr: make([]int, n+1)}
 	cl := Client{ID: id, Users: us, Items: items}
+	var va *graph.CSR
+	if val != nil {
+		va = &graph.CSR{Rows: n, Cols: len(items), RowPtr: make([]int, n+1)}
+	}
 	for k, u := range us {
 		it, _ := train.Row(int(u))
 		row := make([]int32, len(it))
@@ -133,19 +159,32 @@ func extract(d *graph.Interactions, train *graph.CSR, us []int32, id string) Cli
 		slices.Sort(row) // items were numbered in global order: already sorted unless the input was not
 		tr.ColIdx = append(tr.ColIdx, row...)
 		tr.RowPtr[k+1] = len(tr.ColIdx)
-		var held []int32
-		for _, i := range d.TestItems(int(u)) {
-			j, ok := local[i]
-			if _, dup := slices.BinarySearch(row, j); !ok || dup {
-				cl.TestDropped++
-				continue
-			}
-			held = append(held, j)
+		cl.TestDropped += appendHeld(te, k, d.TestItems(int(u)), row, local)
+		if va != nil {
+			vi, _ := val.Row(int(u))
+			cl.ValDropped += appendHeld(va, k, vi, row, local)
 		}
-		slices.Sort(held)
-		te.ColIdx = append(te.ColIdx, held...)
-		te.RowPtr[k+1] = len(te.ColIdx)
 	}
 	cl.Data = &graph.Interactions{Name: id, Users: n, Items: len(items), Train: tr, Test: te}
+	cl.Val = va
 	return cl
+}
+
+// appendHeld appends local user k's held-out items global (those of the
+// catalog local, none of its training items row) as row k of m and
+// returns how many it left out.
+func appendHeld(m *graph.CSR, k int, global, row []int32, local map[int32]int32) (dropped int) {
+	var held []int32
+	for _, i := range global {
+		j, ok := local[i]
+		if _, dup := slices.BinarySearch(row, j); !ok || dup {
+			dropped++
+			continue
+		}
+		held = append(held, j)
+	}
+	slices.Sort(held)
+	m.ColIdx = append(m.ColIdx, held...)
+	m.RowPtr[k+1] = len(m.ColIdx)
+	return dropped
 }
