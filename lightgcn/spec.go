@@ -68,13 +68,15 @@ func Run(ctx context.Context, s Spec, log zerolog.Logger) (*Result, error) {
 // Metrics is the run's figures for a report: the best evaluation's
 // Recall@K and NDCG@K (recall_at_20, ndcg_at_20 at K = 20), its epoch,
 // the last evaluation's, the epochs, the mean seconds per epoch and the
-// curve.
+// curve. A run stopped before its first evaluation has no figures.
 func (r *Result) Metrics() map[string]any {
 	k := r.K
-	return map[string]any{
-		fmt.Sprintf("recall_at_%d", k): r.Best.Recall, fmt.Sprintf("ndcg_at_%d", k): r.Best.NDCG,
-		"best_epoch": r.Best.Epoch, "epochs": r.Epochs, "epoch_seconds": r.EpochSeconds, "train_seconds": r.Seconds,
-		fmt.Sprintf("last_recall_at_%d", k): r.Last.Recall, fmt.Sprintf("last_ndcg_at_%d", k): r.Last.NDCG,
-		"test_users": r.Users, "curve": r.Curve,
+	m := map[string]any{"epochs": r.Epochs, "epoch_seconds": r.EpochSeconds, "train_seconds": r.Seconds, "curve": r.Curve}
+	if len(r.Curve) == 0 {
+		return m
 	}
+	m[fmt.Sprintf("recall_at_%d", k)], m[fmt.Sprintf("ndcg_at_%d", k)], m["best_epoch"] = r.Best.Recall, r.Best.NDCG, r.Best.Epoch
+	m[fmt.Sprintf("last_recall_at_%d", k)], m[fmt.Sprintf("last_ndcg_at_%d", k)] = r.Last.Recall, r.Last.NDCG
+	m["test_users"] = r.Users
+	return m
 }
