@@ -16,7 +16,7 @@
 // Embeddings are node-major float32 matrices (nodes × Dim).
 //
 // Every step propagates the whole graph, as the official code does, so
-// the propagation is the cost (see propagate.go): the last forward layer
+// the propagation is the cost (propagate.go): the last forward layer
 // and the first backward layer only touch the batch's nodes and their
 // neighbours, and the backward pass reuses Â, which is symmetric. The
 // library never prints; Train reports through a zerolog.Logger it is
