@@ -1,6 +1,8 @@
 package lightgcn
 
 import (
+	"fmt"
+
 	"graphfed/gnn"
 	"graphfed/graph"
 	"graphfed/ranking"
@@ -30,10 +32,10 @@ const (
 func (m *Model) Evaluate(test *graph.CSR) (Scores, error) {
 	sc := Scores{K: m.cfg.TopK}
 	if err := test.Validate(); err != nil {
-		return sc, err
+		return sc, fmt.Errorf("lightgcn: evaluate: %w", err)
 	}
 	if test.Rows != m.users || test.Cols != m.items {
-		gnn.ShapePanic("lightgcn evaluate", "test %dx%d for %d users × %d items", test.Rows, test.Cols, m.users, m.items)
+		return sc, fmt.Errorf("lightgcn: evaluate: test interactions %dx%d for a model of %d users × %d items", test.Rows, test.Cols, m.users, m.items)
 	}
 	var users []int32
 	for u := range test.Rows {

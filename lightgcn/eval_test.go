@@ -138,3 +138,18 @@ func TestForwardBatchMatchesAll(t *testing.T) {
 		}
 	}
 }
+
+// TestEvaluateShapeError checks that test interactions of another shape
+// are an error, not a panic.
+func TestEvaluateShapeError(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	d := randomInteractions(rng, 10, 12, 3, 2)
+	m, err := New(d.Train, DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := randomInteractions(rng, 10, 13, 3, 2)
+	if _, err := m.Evaluate(other.Test); err == nil {
+		t.Fatal("a 10×13 test set evaluated against a 10×12 model")
+	}
+}

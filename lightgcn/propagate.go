@@ -81,10 +81,13 @@ func NormalizedAdjacency(train *graph.CSR) (*graph.CSR, error) {
 //
 // That is 2(K−1) full sparse products per step instead of 2K.
 type propagator struct {
-	a      *graph.CSR    // Â, n×n, symmetric
-	layers int           // K
-	bufs   []*gnn.Tensor // K−1 (at least 1 when K ≥ 1) n×dim buffers
-	row    [][]float32   // per goroutine: one dim-long row of the last layer
+	a      *graph.CSR // Â, n×n, symmetric
+	layers int        // K
+	// bufs are max(K−1, min(K, 2)) n×dim buffers: the step's forward keeps
+	// E_1..E_{K−1} in them, the backward and the full forward alternate
+	// between the first two.
+	bufs []*gnn.Tensor
+	row  [][]float32 // per goroutine: one dim-long row of the last layer
 }
 
 func newPropagator(a *graph.CSR, layers, dim int) propagator {

@@ -65,7 +65,7 @@ func Train(ctx context.Context, d *graph.Interactions, cfg Config, log zerolog.L
 		t0 := time.Now()
 		sc, err := m.Evaluate(d.Test)
 		if err != nil {
-			return fmt.Errorf("lightgcn: train: evaluate: %w", err)
+			return err
 		}
 		p := EvalPoint{Epoch: epoch, Loss: loss, Recall: sc.Recall, NDCG: sc.NDCG, Seconds: time.Since(start).Seconds()}
 		res.Users, res.Last = sc.Users, p
