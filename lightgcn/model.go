@@ -68,8 +68,10 @@ func (m *Model) initEmbeddings() {
 	}
 }
 
-// Users and Items are the graph's sizes.
+// Users is the number of users (nodes 0..Users−1).
 func (m *Model) Users() int { return m.users }
+
+// Items is the number of items (nodes Users..Users+Items−1).
 func (m *Model) Items() int { return m.items }
 
 // Embeddings returns the layer-0 embeddings ((Users+Items) × Dim, users
@@ -126,9 +128,9 @@ func (m *Model) gradient(users, pos, neg []int32) (StepLoss, error) {
 		for _, v := range e {
 			sq += float64(v) * float64(v)
 		}
-		c := float64(m.count[s])
-		loss.L2 += c * sq / 2
-		g, a := m.grad.Row(int(s)), float32(m.cfg.Reg*c/float64(nb))
+		occ := float64(m.count[s])
+		loss.L2 += occ * sq / 2
+		g, a := m.grad.Row(int(s)), float32(m.cfg.Reg*occ/float64(nb))
 		for c, v := range e {
 			g[c] += a * v
 		}
