@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/rs/zerolog"
+
+	"graphfed/lightgcn"
 )
 
 // TrainSpec is `graphfed train`: the centralised node-classification
@@ -14,6 +16,9 @@ import (
 type TrainSpec struct {
 	Node TrainNodeSpec
 	AML  TrainAMLSpec
+	// LightGCN, with Dir set, is the centralized recommender; its Batch
+	// and Layers are --batch and --layers, which are the AML's otherwise.
+	LightGCN lightgcn.Spec
 	// StepsAlias is --steps, the deprecated name of AML.StepsPerEpoch:
 	// one of the two may be set.
 	StepsAlias *int
@@ -29,8 +34,24 @@ func DefaultTrainSpec() TrainSpec {
 	return TrainSpec{Node: TrainNodeSpec{Model: DefaultNodeModel}, AML: DefaultTrainAMLSpec(), Seed: 1}
 }
 
-// Train trains the baseline the spec names (TrainNode or TrainAML).
+// Train trains the baseline the spec names (TrainNode, TrainAML or
+// LightGCN). A LightGCN run stopped early (cancellation) returns its
+// evaluations so far with the error.
 func Train(ctx context.Context, s TrainSpec) (TrainResult, error) {
+	if lg := s.LightGCN; lg.Dir != "" {
+		lg.Epochs, lg.LR, lg.Seed = s.Params.Epochs, s.Params.LR, s.Seed
+		res, err := lightgcn.Run(ctx, lg, s.Log)
+		if res == nil {
+			return TrainResult{}, fmt.Errorf("train --lightgcn: %w", err)
+		}
+		return TrainResult{Algo: "lightgcn", Dataset: res.Dataset, Metrics: res.Metrics()}, err
+	}
+	if s.LightGCN.Batch != nil {
+		s.AML.BatchSize = *s.LightGCN.Batch
+	}
+	if s.LightGCN.Layers != nil {
+		s.AML.Layers = *s.LightGCN.Layers
+	}
 	if s.AML.Trans == "" {
 		n := s.Node
 		n.Params, n.Seed, n.Progress = s.Params, s.Seed, s.Progress

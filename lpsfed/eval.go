@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"graphfed/gnn"
+	"graphfed/ranking"
 )
 
 // Scores are a client's top-K ranking metrics.
@@ -87,20 +88,20 @@ func (m *Model) Evaluate() Scores {
 // evalWork is one goroutine's workspace for rankBlock.
 type evalWork struct {
 	g, scores, gu, pre *gnn.Tensor
-	top                []topK
-	full               []bool    // per user of the block: top K is full
-	thr                []float32 // per user: the K-th score, once full
+	train              [][]int32 // per user of the block: training items
+	block              ranking.Block
 }
 
-// topK is a user's best K items so far, scores descending, and the
-// position of the next training item to skip. The user-only terms of the
-// score (ua_u, biases) are the same for every item and do not change the
-// ranking, so they are left out.
+// topK is the shared running top K (ranking.TopK) under the names
+// lpsfed's tests use. The user-only terms of the score (ua_u, biases) are
+// the same for every item and do not change the ranking, so the
+// evaluator leaves them out.
 type topK struct {
-	items  []int32
-	scores []float32
-	next   int
+	items []int32
+	t     ranking.TopK
 }
+
+func (st *topK) insert(i int32, s float32, k int) { st.t.Insert(i, s, k); st.items = st.t.Items() }
 
 // rankBlock ranks all items for the users blk and writes their recall
 // and NDCG to recall[j], ndcg[j].
@@ -118,18 +119,11 @@ func (m *Model) rankBlock(z *gnn.Tensor, blk []int32, e *evalWork, recall, ndcg 
 			}
 		}
 	}
-	if cap(e.top) < nb {
-		e.top = make([]topK, nb)
+	e.train = e.train[:0]
+	for _, u := range blk {
+		e.train = append(e.train, m.data.Train[u])
 	}
-	e.top = e.top[:nb]
-	for j := range e.top {
-		t := &e.top[j]
-		t.items, t.scores, t.next = t.items[:0], t.scores[:0], 0
-	}
-	if cap(e.full) < nb {
-		e.full, e.thr = make([]bool, nb), make([]float32, nb)
-	}
-	clear(e.full[:nb])
+	e.block.Reset(e.train, k)
 	for lo := 0; lo < ni; lo += evalTile {
 		hi := min(lo+evalTile, ni)
 		scores := buf(&e.scores, hi-lo, nb)
@@ -145,34 +139,10 @@ func (m *Model) rankBlock(z *gnn.Tensor, blk []int32, e *evalWork, recall, ndcg 
 		} else {
 			m.hiddenScores(z, blk, lo, hi, scores, e)
 		}
-		// Item by item, so that the tile is read in order: a score that
-		// does not beat a full top K is dropped at once; the others are
-		// checked against the user's training items (whose pointer only
-		// moves forward, as the items do) and inserted.
-		full, thr := e.full[:nb], e.thr[:nb]
-		for x := range hi - lo {
-			i := int32(lo + x)
-			for j, v := range scores.Data[x*nb : (x+1)*nb] {
-				if full[j] && v <= thr[j] {
-					continue
-				}
-				st := &e.top[j]
-				train := m.data.Train[blk[j]]
-				for st.next < len(train) && train[st.next] < i {
-					st.next++
-				}
-				if st.next < len(train) && train[st.next] == i {
-					continue
-				}
-				st.insert(i, v, k)
-				if len(st.items) == k {
-					full[j], thr[j] = true, st.scores[k-1]
-				}
-			}
-		}
+		e.block.Tile(scores.Data, lo)
 	}
 	for j, u := range blk {
-		recall[j], ndcg[j] = m.topMetrics(u, e.top[j].items)
+		recall[j], ndcg[j] = ranking.Metrics(e.block.Top(j), m.data.Test[u], k)
 	}
 }
 
@@ -204,42 +174,4 @@ func (m *Model) hiddenScores(z *gnn.Tensor, blk []int32, lo, hi int, scores *gnn
 			scores.Data[i*len(blk)+j] = float32(acc)
 		}
 	}
-}
-
-// insert adds item i with score s to the top K (scores descending; ties
-// go to the item inserted first, the lower id), dropping the K+1-th.
-func (st *topK) insert(i int32, s float32, k int) {
-	t, ts := st.items, st.scores
-	p := len(t)
-	for p > 0 && ts[p-1] < s {
-		p--
-	}
-	if p == k {
-		return
-	}
-	if len(t) < k {
-		t, ts = append(t, 0), append(ts, 0)
-	}
-	copy(t[p+1:], t[p:len(t)-1])
-	copy(ts[p+1:], ts[p:len(ts)-1])
-	t[p], ts[p] = i, s
-	st.items, st.scores = t, ts
-}
-
-// topMetrics is u's recall and NDCG of the ranked items top.
-func (m *Model) topMetrics(u int32, top []int32) (recall, ndcg float64) {
-	k := m.cfg.TopK
-	test := m.data.Test[u]
-	var dcg, idcg float64
-	hits := 0
-	for r, i := range top {
-		if hasItem(test, i) {
-			hits++
-			dcg += 1 / math.Log2(float64(r)+2)
-		}
-	}
-	for r := range min(len(test), k) {
-		idcg += 1 / math.Log2(float64(r)+2)
-	}
-	return float64(hits) / float64(len(test)), dcg / idcg
 }

@@ -14,11 +14,15 @@ import (
 // TestCommandOnlyBindsFlags holds the house rule for this package: the
 // CLI binds flags into the libraries' specs and prints, so it imports no
 // learner package, asks no flag parser which flags were typed, and stays
-// small (docs/ARCHITECTURE.md, The house).
+// small (docs/ARCHITECTURE.md, The house). The total is a budget for
+// flag binding: it was 2,000 until issue 32 added train --lightgcn, the
+// LPSFed protocol's flags and FedGSP's selection flags, whose logic went
+// into job and the libraries (the per-file cap and the import ban are what
+// keep logic out).
 func TestCommandOnlyBindsFlags(t *testing.T) {
 	learners := []string{"graphfed/agent", "graphfed/learner", "graphfed/learner/node", "graphfed/cefedgnn", "graphfed/lpsfed",
 		"graphfed/fedgsp", "graphfed/gnn", "graphfed/aml/amllearner", "graphfed/aml/edgegnn"}
-	const maxFile, maxTotal = 150, 2000
+	const maxFile, maxTotal = 150, 2100
 	files, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -17,20 +18,21 @@ func newTrainCmd(g *globalFlags) *cobra.Command {
 		spec  = job.DefaultTrainSpec()
 		csbm  csbmFlags
 		multi multiGNNFlags
+		lg    = &spec.LightGCN
 	)
 	cmd := &cobra.Command{
-		Use:   "train (--dataset DIR | --scenario csbm | --aml FILE) [--model gcn|sage] [--kind gin|sage|gcn]",
+		Use:   "train (--dataset DIR | --scenario csbm | --aml FILE | --lightgcn DIR) [--model gcn|sage] [--kind gin|sage|gcn]",
 		Short: "Centralized baseline: train one model on the whole graph",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			start := time.Now()
 			spec.Node.CSBM, spec.Log, spec.Progress = csbm.cfg, g.logger(), cmdProgress{}
 			spec.AML.Ports, spec.AML.TimeDeltas, spec.AML.EgoIDs, spec.AML.MultiGNN = multi.portsOn, multi.timeDeltasOn, multi.egoIDsOn, multi.all
 			res, err := job.Train(cmd.Context(), spec)
-			if err != nil {
+			if res.Metrics == nil {
 				return err
 			}
-			return g.emit(Report{Command: "train", Algo: res.Algo, Dataset: res.Dataset, Clients: 1, Seed: int64(spec.Seed),
-				Metrics: res.Metrics}, start)
+			return errors.Join(g.emit(Report{Command: "train", Algo: res.Algo, Dataset: res.Dataset, Clients: 1, Seed: int64(spec.Seed),
+				Metrics: res.Metrics}, start), err)
 		},
 	}
 	n, a, p := job.NodeTrainHyper(), job.AMLTrainHyper(), &spec.Params
@@ -38,8 +40,8 @@ func newTrainCmd(g *globalFlags) *cobra.Command {
 	f.StringVar(&spec.Node.Dataset, "dataset", "", "dataset directory in the TSV layout (e.g. examples/data/cora)")
 	f.StringVar(&spec.Node.Scenario, "scenario", "", "generate a dataset instead: csbm")
 	f.StringVar(&spec.Node.Model, "model", spec.Node.Model, "gcn or sage")
-	f.IntVar(&p.Epochs, "epochs", 0, fmt.Sprintf("training epochs (default %d; --aml: %d)", n.Epochs, a.Epochs))
-	f.Float64Var(&p.LR, "lr", 0, fmt.Sprintf("Adam learning rate (default %v; --aml: %v)", n.LR, a.LR))
+	f.IntVar(&p.Epochs, "epochs", 0, fmt.Sprintf("training epochs (default %d; --aml: %d; --lightgcn: 1000)", n.Epochs, a.Epochs))
+	f.Float64Var(&p.LR, "lr", 0, fmt.Sprintf("Adam learning rate (default %v; --aml: %v; --lightgcn: 0.001)", n.LR, a.LR))
 	f.Var(unsetFloat(&p.WeightDecay), "weight-decay", fmt.Sprintf("L2 weight decay on the first layer (default %v; --aml: %v)", n.WeightDecay, a.WeightDecay))
 	f.IntVar(&p.Hidden, "hidden", 0, fmt.Sprintf("hidden units (default %d; --aml: %d)", n.Hidden, a.Hidden))
 	f.Var(unsetFloat(&p.Dropout), "dropout", fmt.Sprintf("dropout probability (default %v; --aml: %v)", n.Dropout, a.Dropout))
@@ -48,8 +50,8 @@ func newTrainCmd(g *globalFlags) *cobra.Command {
 	s := &spec.AML
 	f.StringVar(&s.Trans, "aml", "", "train the AML transaction classifier on an AMLworld *_Trans.csv file (generated or downloaded)")
 	f.StringVar(&s.Kind, "kind", s.Kind, "AML: message passing, gin, sage or gcn")
-	f.IntVar(&s.Layers, "layers", s.Layers, "AML: message-passing layers")
-	f.IntVar(&s.BatchSize, "batch", s.BatchSize, "AML: seed transactions per step")
+	f.Var(unsetInt(&lg.Layers), "layers", fmt.Sprintf("AML: message-passing layers (default %d); LightGCN: propagation layers (default 3)", s.Layers))
+	f.Var(unsetInt(&lg.Batch), "batch", fmt.Sprintf("AML: seed transactions per step (default %d); LightGCN: BPR triples per step (default 2048)", s.BatchSize))
 	f.IntSliceVar(&s.FanOut, "fanout", s.FanOut, "AML: neighbours sampled per node and direction at each layer, nearest hop first (-1: all)")
 	f.Float64Var(&s.PosFraction, "pos-fraction", s.PosFraction, "AML: share of laundering transactions in each training batch, unweighted, with scores shifted back to the class-weighted decision, as the federated banks train (0: the default; negative: uniform batches with the class weights in the loss)")
 	f.Var(unsetInt(&s.StepsPerEpoch), "steps-per-epoch", fmt.Sprintf("AML: training steps per epoch. Stratified batches: default %d, the local steps of one bank over a default federated job (%d rounds × %d), so --epochs E takes as many steps as E banks; uniform batches (--pos-fraction < 0): default 0, every training row once, else a fresh random subset of them",
@@ -62,5 +64,9 @@ func newTrainCmd(g *globalFlags) *cobra.Command {
 	f.BoolVar(&s.NoReverseMP, "no-reverse-mp", false, "AML: messages follow edges only (no separate outgoing aggregation)")
 	f.BoolVar(&s.NoEdgeUpdates, "no-edge-updates", false, "AML: no edge-embedding updates between layers")
 	multi.register(f, "AML: ", "")
+	f.StringVar(&lg.Dir, "lightgcn", "", "train the centralized LightGCN recommender on a LightGCN-layout directory (train.txt, test.txt)")
+	f.Var(unsetInt(&lg.Dim), "dim", "LightGCN: embedding dimension (default 64)")
+	f.Var(unsetFloat(&lg.Reg), "reg", "LightGCN: L2 on the batch's layer-0 embeddings (default 1e-4)")
+	f.Var(unsetInt(&lg.EvalEvery), "eval-every", "LightGCN: evaluate Recall/NDCG@20 every this many epochs and after the last (default 10)")
 	return cmd
 }
