@@ -139,7 +139,8 @@ type SampleScratch struct {
 	nodeRow []sampleRow
 	edgeRow []sampleRow
 	chosen  []int
-	cand    []int32 // a hop's picked edges, by target, in then out
+	cand    []int32    // a hop's picked adjacency positions, by target, in then out
+	picks   []adjEntry // the entries at cand
 	sink    uint32  // keeps the touching passes of hop from being optimised away
 }
 
@@ -264,12 +265,14 @@ func (s *Sampler) addEdge(b *Batch, e int32) int32 {
 	return r
 }
 
-// addEdgeAt is addEdge for an edge e one of whose endpoints is already
-// row t of the batch: its destination when in is set, else its source.
-// It returns e's row and the row of its other endpoint, appending them as
-// addEdge would (source first, then destination), without looking up row
-// t's node again.
-func (s *Sampler) addEdgeAt(b *Batch, e, t int32, in bool) (int32, int32) {
+// addEdgeAt is addEdge for the edge of adjacency entry a one of whose
+// endpoints is already row t of the batch: its destination when in is
+// set (a.other the source), else its source (a.other the destination).
+// It returns the edge's row and the row of its other endpoint, appending
+// them as addEdge would (source first, then destination), without looking
+// up row t's node again.
+func (s *Sampler) addEdgeAt(b *Batch, a adjEntry, t int32, in bool) (int32, int32) {
+	e := a.edge
 	if p := &s.scr.edgeRow[e]; p.stamp == s.scr.stamp {
 		if in {
 			return p.row, b.EdgeSrc[p.row]
@@ -279,13 +282,11 @@ func (s *Sampler) addEdgeAt(b *Batch, e, t int32, in bool) (int32, int32) {
 	r := int32(len(b.Edges))
 	s.scr.edgeRow[e] = sampleRow{s.scr.stamp, r}
 	b.Edges = append(b.Edges, e)
-	var o int32
+	o := s.addNode(b, a.other)
 	if in {
-		o = s.addNode(b, s.idx.src[e])
 		b.EdgeSrc = append(b.EdgeSrc, o)
 		b.EdgeDst = append(b.EdgeDst, t)
 	} else {
-		o = s.addNode(b, s.idx.dst[e])
 		b.EdgeSrc = append(b.EdgeSrc, t)
 		b.EdgeDst = append(b.EdgeDst, o)
 	}
