@@ -141,7 +141,7 @@ type SampleScratch struct {
 	chosen  []int
 	cand    []int32    // a hop's picked adjacency positions, by target, in then out
 	picks   []adjEntry // the entries at cand
-	sink    uint32  // keeps the touching passes of hop from being optimised away
+	sink    uint32     // keeps the touching passes of hop from being optimised away
 }
 
 // fit grows the scratch to n nodes and m edges; new rows are stale.

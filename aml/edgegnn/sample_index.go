@@ -22,8 +22,8 @@ type Index struct {
 	// edge and the node it leads to in one cache line, where reading the
 	// endpoint from dst or src cost a second random access per pick.
 	outAdj, inAdj []adjEntry
-	deg            []int32 // Degree of every node, read once per sampled node
-	visible        int
+	deg           []int32 // Degree of every node, read once per sampled node
+	visible       int
 }
 
 // NewIndex indexes the edges listed in visible (all edges of the graph
