@@ -34,3 +34,10 @@ func gatherSparseWideChecked(d []float32, cols []int32, vals []float32, b []floa
 func scatterSparseWideChecked(out []float32, cols []int32, vals []float32, brow []float32, n int) int {
 	return 0
 }
+
+func gatherRowsWide(d []float32, ld, c0 int, ptr []int, cols []int32, vals []float32, b []float32, n, lo, hi int) bool {
+	return false
+}
+func scatterRowsWide(out []float32, cols []int32, vals []float32, ptr []int, g []float32, ld, c0, n, lo, hi int) bool {
+	return false
+}
