@@ -86,9 +86,14 @@ func (b *Batch) Rows(l int, keep func(node int32) bool) []int32 {
 func (b *Batch) SetInputs(nodeX *gnn.Tensor, f *Featurizer) {
 	b.NodeX = edgeReuse(b.NodeX, len(b.Nodes), nodeX.Cols)
 	if c := nodeX.Cols; c == NodeFeatureDim {
-		// Rows of five: a copy call per row cost more than the copy.
+		// Rows of five, element by element: a copy call per row cost more
+		// than the copy, and so does assigning the row as a [5]float32,
+		// which compiles to a 20-byte memmove call. (The constants stop the
+		// build should NodeFeatureDim change.)
+		const _, _ = uint(NodeFeatureDim - 5), uint(5 - NodeFeatureDim)
 		for r, v := range b.Nodes {
-			*(*[NodeFeatureDim]float32)(b.NodeX.Data[r*c:]) = *(*[NodeFeatureDim]float32)(nodeX.Data[int(v)*c:])
+			d, s := (*[NodeFeatureDim]float32)(b.NodeX.Data[r*c:]), (*[NodeFeatureDim]float32)(nodeX.Data[int(v)*c:])
+			d[0], d[1], d[2], d[3], d[4] = s[0], s[1], s[2], s[3], s[4]
 		}
 	} else {
 		for r, v := range b.Nodes {
