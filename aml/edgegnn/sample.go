@@ -270,34 +270,6 @@ func (s *Sampler) addEdge(b *Batch, e int32) int32 {
 	return r
 }
 
-// addEdgeAt is addEdge for the edge of adjacency entry a one of whose
-// endpoints is already row t of the batch: its destination when in is
-// set (a.other the source), else its source (a.other the destination).
-// It returns the edge's row and the row of its other endpoint, appending
-// them as addEdge would (source first, then destination), without looking
-// up row t's node again.
-func (s *Sampler) addEdgeAt(b *Batch, a adjEntry, t int32, in bool) (int32, int32) {
-	e := a.edge
-	if p := &s.scr.edgeRow[e]; p.stamp == s.scr.stamp {
-		if in {
-			return p.row, b.EdgeSrc[p.row]
-		}
-		return p.row, b.EdgeDst[p.row]
-	}
-	r := int32(len(b.Edges))
-	s.scr.edgeRow[e] = sampleRow{s.scr.stamp, r}
-	b.Edges = append(b.Edges, e)
-	o := s.addNode(b, a.other)
-	if in {
-		b.EdgeSrc = append(b.EdgeSrc, o)
-		b.EdgeDst = append(b.EdgeDst, t)
-	} else {
-		b.EdgeSrc = append(b.EdgeSrc, t)
-		b.EdgeDst = append(b.EdgeDst, o)
-	}
-	return r, o
-}
-
 // pickAt appends the positions in an adjacency array of up to f of the d
 // entries starting at lo (all of them when f < 0 or d ≤ f), drawn uniformly
 // without replacement by Floyd's algorithm, and returns dst. The draws

@@ -57,21 +57,58 @@ func (s *Sampler) hop(b *Batch, blk *Block, nt, f int, rng *rand.Rand) {
 		sink += scr.edgeRow[a.edge].stamp + scr.nodeRow[a.other].stamp
 	}
 	scr.sink = sink
-	at = 0
+	s.addPicks(b, blk, picks, nt)
+}
+
+// addPicks adds the picked entries of a hop, target by target, in then
+// out, as addEdge one edge at a time would (the rows and appends are the
+// same), and lists their messages. The batch's and the block's slices
+// live in locals for the loop: appending to the fields through b and blk
+// stored and reloaded every slice header at every append.
+func (s *Sampler) addPicks(b *Batch, blk *Block, picks []adjEntry, nt int) {
+	stamp, edgeRow, nodeRow, deg := s.scr.stamp, s.scr.edgeRow, s.scr.nodeRow, s.idx.deg
+	edges, esrc, edst, nodes, degs := b.Edges, b.EdgeSrc, b.EdgeDst, b.Nodes, b.Degree
+	inSrc, inEdge, outSrc, outEdge := blk.In.Src, blk.In.Edge, blk.Out.Src, blk.Out.Edge
+	at := 0
 	for t := range nt {
-		ni := blk.In.Ptr[t+1] - blk.In.Ptr[t]
-		for _, a := range picks[at : at+ni] {
-			k, u := s.addEdgeAt(b, a, int32(t), true)
-			blk.In.Src = append(blk.In.Src, u)
-			blk.In.Edge = append(blk.In.Edge, k)
+		tt := int32(t)
+		ni, no := blk.In.Ptr[t+1]-blk.In.Ptr[t], blk.Out.Ptr[t+1]-blk.Out.Ptr[t]
+		for j, a := range picks[at : at+ni+no] {
+			in := j < ni
+			var k, o int32
+			if p := edgeRow[a.edge]; p.stamp == stamp {
+				k = p.row
+				if in {
+					o = esrc[k]
+				} else {
+					o = edst[k]
+				}
+			} else {
+				k = int32(len(edges))
+				edgeRow[a.edge] = sampleRow{stamp, k}
+				edges = append(edges, a.edge)
+				if q := nodeRow[a.other]; q.stamp == stamp {
+					o = q.row
+				} else {
+					o = int32(len(nodes))
+					nodeRow[a.other] = sampleRow{stamp, o}
+					nodes = append(nodes, a.other)
+					degs = append(degs, deg[a.other])
+				}
+				if in {
+					esrc, edst = append(esrc, o), append(edst, tt)
+				} else {
+					esrc, edst = append(esrc, tt), append(edst, o)
+				}
+			}
+			if in {
+				inSrc, inEdge = append(inSrc, o), append(inEdge, k)
+			} else {
+				outSrc, outEdge = append(outSrc, o), append(outEdge, k)
+			}
 		}
-		at += ni
-		no := blk.Out.Ptr[t+1] - blk.Out.Ptr[t]
-		for _, a := range picks[at : at+no] {
-			k, w := s.addEdgeAt(b, a, int32(t), false)
-			blk.Out.Src = append(blk.Out.Src, w)
-			blk.Out.Edge = append(blk.Out.Edge, k)
-		}
-		at += no
+		at += ni + no
 	}
+	b.Edges, b.EdgeSrc, b.EdgeDst, b.Nodes, b.Degree = edges, esrc, edst, nodes, degs
+	blk.In.Src, blk.In.Edge, blk.Out.Src, blk.Out.Edge = inSrc, inEdge, outSrc, outEdge
 }
