@@ -8,7 +8,7 @@
 // over k in order, one fused multiply-add per term, from zero for the
 // gathers, as gatherSparseFMA, gatherSparse512, scatterSparseFMA and
 // scatterSparse512 compute it row by row. The Go wrappers in
-// sparse_rows_amd64.go check the extents, the columns and that ptr does
+// kernel_amd64.go check the extents, the columns and that ptr does
 // not decrease; these trust them. ld is the stride of the strided side (d
 // or g), in elements; the other side's rows are packed.
 
