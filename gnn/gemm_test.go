@@ -127,3 +127,28 @@ func TestMatMulBias(t *testing.T) {
 		}
 	}
 }
+
+// TestMatMulTNLastRows checks that MatMulTN's last one to three output
+// rows (a.Cols not a multiple of four), which the tiles recompute with
+// the four rows before them, equal bit for bit the rows of the product
+// padded to a multiple of four columns, which the tiles take in whole
+// groups.
+func TestMatMulTNLastRows(t *testing.T) {
+	rng := newRNG(14)
+	for _, s := range []struct{ m, k, n int }{{300, 5, 32}, {17, 6, 64}, {129, 7, 32}, {64, 47, 64}, {40, 4, 32}} {
+		a, bm := randTensor(rng, s.m, s.k), randTensor(rng, s.m, s.n)
+		kp := (s.k + 3) &^ 3
+		ap := New(s.m, kp)
+		for i := range s.m {
+			copy(ap.Row(i), a.Row(i))
+		}
+		got, want := randTensor(rng, s.k, s.n), New(kp, s.n)
+		MatMulTN(got, a, bm)
+		MatMulTN(want, ap, bm)
+		for i, v := range got.Data {
+			if math.Float32bits(v) != math.Float32bits(want.Data[i]) {
+				t.Fatalf("%v: [%d] = %v, want %v", s, i, v, want.Data[i])
+			}
+		}
+	}
+}

@@ -17,6 +17,9 @@ func GatherSparseRows(d []float32, ld, c0 int, ptr []int, cols []int32, vals []f
 	k0, k1 := ptr[lo], ptr[hi]
 	checkBlockRows("gather sparse rows", cols[k0:k1], len(b)/max(n, 1))
 	vals = vals[:len(cols)]
+	if gatherRowsWide(d, ld, c0, ptr, cols, vals, b, n, lo, hi) {
+		return
+	}
 	for t := lo; t < hi; t++ {
 		a, z := ptr[t], ptr[t+1]
 		row := d[t*ld+c0 : t*ld+c0+n]
@@ -35,6 +38,9 @@ func ScatterSparseRows(out []float32, cols []int32, vals []float32, ptr []int, g
 	k0, k1 := ptr[lo], ptr[hi]
 	checkBlockRows("scatter sparse rows", cols[k0:k1], len(out)/max(n, 1))
 	vals = vals[:len(cols)]
+	if scatterRowsWide(out, cols, vals, ptr, g, ld, c0, n, lo, hi) {
+		return
+	}
 	for t := lo; t < hi; t++ {
 		a, z := ptr[t], ptr[t+1]
 		if a == z {

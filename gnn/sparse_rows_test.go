@@ -39,6 +39,40 @@ func TestSparseRows(t *testing.T) {
 		}
 		sameBits(t, "scatter rows", n, outG, outW)
 	}
+	// A longer block as the edge layers have it (many rows, a few terms
+	// each, some empty, d ending exactly at the last row's columns), and a
+	// block without terms.
+	for _, n := range []int{32, 64} {
+		src, rows := 50, 300
+		b := randTensor(rng, src, n).Data
+		ptr := make([]int, rows+1)
+		for r := range rows {
+			ptr[r+1] = ptr[r] + rng.IntN(7)
+		}
+		cols := make([]int32, ptr[rows])
+		for i := range cols {
+			cols[i] = int32(rng.IntN(src))
+		}
+		vals := randTensor(rng, 1, len(cols)).Data
+		ld, c0 := 4*n, n
+		got := randTensor(rng, rows, ld).Data[:(rows-1)*ld+c0+n]
+		want := append([]float32(nil), got...)
+		GatherSparseRows(got, ld, c0, ptr, cols, vals, b, n, 0, rows)
+		for r := range rows {
+			GatherSparse(want[r*ld+c0:r*ld+c0+n], cols[ptr[r]:ptr[r+1]], vals[ptr[r]:ptr[r+1]], b, n)
+		}
+		sameBits(t, "gather rows (long)", n, got, want)
+		outG := append([]float32(nil), b...)
+		outW := append([]float32(nil), b...)
+		ScatterSparseRows(outG, cols, vals, ptr, got, ld, c0, n, 0, rows)
+		for r := range rows {
+			ScatterSparse(outW, cols[ptr[r]:ptr[r+1]], vals[ptr[r]:ptr[r+1]], got[r*ld+c0:r*ld+c0+n], n)
+		}
+		sameBits(t, "scatter rows (long)", n, outG, outW)
+		empty := randTensor(rng, 3, n).Data
+		GatherSparseRows(empty, n, 0, []int{0, 0, 0, 0}, nil, nil, b, n, 0, 3)
+		sameBits(t, "gather rows (no terms)", n, empty, make([]float32, 3*n))
+	}
 	defer func() {
 		if recover() == nil {
 			t.Fatal("column outside b did not panic")

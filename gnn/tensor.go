@@ -91,7 +91,7 @@ func Add(dst, a, b *Tensor) {
 func AddScaled(dst *Tensor, alpha float32, src *Tensor) {
 	mustSameShape("add scaled", dst, src)
 	s := src.Data[:len(dst.Data)]
-	for i := range dst.Data {
+	for i := axpyWide(dst.Data, alpha, s); i < len(dst.Data); i++ {
 		dst.Data[i] += alpha * s[i]
 	}
 }

@@ -14,6 +14,9 @@ package gnn
 func addVec(d, a, b *float32, n int)
 
 //go:noescape
+func axpyVec(d, s *float32, alpha float32, n int)
+
+//go:noescape
 func reluVec(d, x *float32, n int)
 
 //go:noescape
@@ -44,6 +47,18 @@ func addWide(d, a, b []float32) int {
 	checkLen("add", len(a), n)
 	checkLen("add", len(b), n)
 	addVec(&d[0], &a[0], &b[0], n)
+	return n
+}
+
+// axpyWide sets d[i] += alpha·s[i] (product rounded, then the sum) for
+// the leading multiple of 16 of len(d) and returns that count.
+func axpyWide(d []float32, alpha float32, s []float32) int {
+	n := len(d) &^ 15
+	if !haveAVX512 || n == 0 {
+		return 0
+	}
+	checkLen("add scaled", len(s), n)
+	axpyVec(&d[0], &s[0], alpha, n)
 	return n
 }
 

@@ -30,6 +30,30 @@ addDone:
 	VZEROUPPER
 	RET
 
+// func axpyVec(d, s *float32, alpha float32, n int)   d[i] += alpha·s[i], n a multiple of 16
+// The product is rounded before the sum (VMULPS, then VADDPS; no fused
+// multiply-add), d the first operand (whose NaN an x86 sum keeps when both
+// are NaN), as Go computes d[i] += alpha*s[i].
+TEXT ·axpyVec(SB), NOSPLIT, $0-32
+	MOVQ         d+0(FP), DI
+	MOVQ         s+8(FP), SI
+	VBROADCASTSS alpha+16(FP), Z1
+	MOVQ         n+24(FP), CX
+	SHRQ         $4, CX
+	JZ           axpyDone
+axpyLoop:
+	VMOVUPS (DI), Z0
+	VMULPS  (SI), Z1, Z2
+	VADDPS  Z2, Z0, Z0
+	VMOVUPS Z0, (DI)
+	ADDQ    $64, SI
+	ADDQ    $64, DI
+	DECQ    CX
+	JNZ     axpyLoop
+axpyDone:
+	VZEROUPPER
+	RET
+
 // func reluVec(d, x *float32, n int)   d[i] = x[i] with every bit cleared when its sign bit is set
 TEXT ·reluVec(SB), NOSPLIT, $0-24
 	MOVQ d+0(FP), DI

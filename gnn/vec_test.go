@@ -35,6 +35,20 @@ func TestVecKernels(t *testing.T) {
 		acc := x.Clone()
 		AddInto(acc.Data, y.Data)
 		same("add into", n, acc.Data, want)
+		// x += a·y, with NaNs and infinities in both (and a product of
+		// 0·∞), against the Go loop with the product rounded first.
+		yy := y.Clone()
+		for i := range min(n, len(special)) {
+			yy.Data[(i*5+3)%n] = special[len(special)-1-i]
+		}
+		for _, a := range []float32{0.75, -3, 0} {
+			acc = x.Clone()
+			AddScaled(acc, a, yy)
+			for i := range want {
+				want[i] = x.Data[i] + float32(a*yy.Data[i])
+			}
+			same("add scaled", n, acc.Data, want)
+		}
 		ReLU(got, x)
 		for i, v := range x.Data {
 			u := math.Float32bits(v)

@@ -7,12 +7,13 @@ import "graphfed/gnn"
 const KindGIN = "gin"
 
 // ginForward completes the GIN node update from the projected message sum
-// m (nt×H): inner = (1+ε)·hPrev[:nt] + m, then Z = MLP(inner) =
-// ReLU(inner·W1 + b1)·W2 + b2. It returns Z (owned by the second MLP
-// layer).
+// m (nt×H, the message projection's output, which nothing reads after
+// this): inner = (1+ε)·hPrev[:nt] + m, formed in m's storage (a copy of
+// it cost a pass over nt×H for nothing; backward reads the projection's
+// input, not its output), then Z = MLP(inner) = ReLU(inner·W1 + b1)·W2 +
+// b2. It returns Z (owned by the second MLP layer).
 func (l *edgeLayer) ginForward(m, hPrev *gnn.Tensor, nt int) *gnn.Tensor {
-	l.inner = edgeReuse(l.inner, nt, l.hidden)
-	l.inner.Copy(m)
+	l.inner = m
 	gnn.AddScaled(l.inner, 1+l.eps.W.Data[0], hPrev.Slice(0, nt))
 	a := l.mlp1.forward(l.inner)
 	l.r = edgeReuse(l.r, nt, l.hidden)

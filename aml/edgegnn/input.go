@@ -21,6 +21,7 @@ type SlotRows struct {
 	Idx           []int32   // Rows×K columns
 	Val           []float32 // Rows×K values
 
+	ptr  []int // mulTAdd's row starts, i·K
 	sink uint8 // keeps FillSlots' touching pass from being optimised away
 	// filled marks slots FillSlots wrote, whose columns are in range by
 	// construction: CheckBatch then skips scanning them (the kernels
@@ -80,16 +81,21 @@ func (s *SlotRows) mul(dst, w, bias *gnn.Tensor) {
 }
 
 // mulTAdd adds sᵀ·g into gw (Cols×n): every row of g is added, scaled,
-// into the K weight-gradient rows its slots name.
+// into the K weight-gradient rows its slots name. Row i is "target" i of
+// one ScatterSparseRows pass with K messages each: the same kernel and
+// order as a ScatterSparse call per row, without a call and a column
+// check per row (one check covers the block).
 func (s *SlotRows) mulTAdd(gw, g *gnn.Tensor) {
 	n := g.Cols
 	if gw.Rows != s.Cols || gw.Cols != n || g.Rows != s.Rows {
 		gnn.ShapePanic("slot rows mul tn", "(%dx%d, %d slots)ᵀ · %v into %v", s.Rows, s.Cols, s.K, g, gw)
 	}
-	for i := range s.Rows {
-		k0, k1 := i*s.K, (i+1)*s.K
-		gnn.ScatterSparse(gw.Data, s.Idx[k0:k1], s.Val[k0:k1], g.Data[i*n:(i+1)*n], n)
+	ptr := s.ptr[:0]
+	for i := range s.Rows + 1 {
+		ptr = append(ptr, i*s.K)
 	}
+	s.ptr = ptr
+	gnn.ScatterSparseRows(gw.Data, s.Idx, s.Val, ptr, g.Data, n, 0, n, 0, s.Rows)
 }
 
 // edgePhases holds the time-of-day and day-of-week phases of the

@@ -51,7 +51,7 @@ type edgeLayer struct {
 	wIn, wOut    []float32   // per-message weights
 	self         []float32   // per-target self scale (sage/gcn)
 	x, z, h      *gnn.Tensor // concatenated aggregate, pre-activation, output
-	inner, r     *gnn.Tensor // gin: MLP input, ReLU of its hidden layer
+	inner, r     *gnn.Tensor // gin: MLP input (in the message projection's output), ReLU of its hidden layer
 	e            *gnn.Tensor // edge update output
 	// Gradient buffers.
 	dh, dz, da, dhPrev, dePrev *gnn.Tensor

@@ -86,9 +86,14 @@ func (b *Batch) Rows(l int, keep func(node int32) bool) []int32 {
 func (b *Batch) SetInputs(nodeX *gnn.Tensor, f *Featurizer) {
 	b.NodeX = edgeReuse(b.NodeX, len(b.Nodes), nodeX.Cols)
 	if c := nodeX.Cols; c == NodeFeatureDim {
-		// Rows of five: a copy call per row cost more than the copy.
+		// Rows of five, element by element: a copy call per row cost more
+		// than the copy, and so does assigning the row as a [5]float32,
+		// which compiles to a 20-byte memmove call. (The constants stop the
+		// build should NodeFeatureDim change.)
+		const _, _ = uint(NodeFeatureDim - 5), uint(5 - NodeFeatureDim)
 		for r, v := range b.Nodes {
-			*(*[NodeFeatureDim]float32)(b.NodeX.Data[r*c:]) = *(*[NodeFeatureDim]float32)(nodeX.Data[int(v)*c:])
+			d, s := (*[NodeFeatureDim]float32)(b.NodeX.Data[r*c:]), (*[NodeFeatureDim]float32)(nodeX.Data[int(v)*c:])
+			d[0], d[1], d[2], d[3], d[4] = s[0], s[1], s[2], s[3], s[4]
 		}
 	} else {
 		for r, v := range b.Nodes {
@@ -139,8 +144,9 @@ type SampleScratch struct {
 	nodeRow []sampleRow
 	edgeRow []sampleRow
 	chosen  []int
-	cand    []int32 // a hop's picked edges, by target, in then out
-	sink    uint32  // keeps the touching passes of hop from being optimised away
+	cand    []int32    // a hop's picked adjacency positions, by target, in then out
+	picks   []adjEntry // the entries at cand
+	sink    uint32     // keeps the touching passes of hop from being optimised away
 }
 
 // fit grows the scratch to n nodes and m edges; new rows are stale.
@@ -262,34 +268,6 @@ func (s *Sampler) addEdge(b *Batch, e int32) int32 {
 	b.EdgeSrc = append(b.EdgeSrc, s.addNode(b, src))
 	b.EdgeDst = append(b.EdgeDst, s.addNode(b, dst))
 	return r
-}
-
-// addEdgeAt is addEdge for an edge e one of whose endpoints is already
-// row t of the batch: its destination when in is set, else its source.
-// It returns e's row and the row of its other endpoint, appending them as
-// addEdge would (source first, then destination), without looking up row
-// t's node again.
-func (s *Sampler) addEdgeAt(b *Batch, e, t int32, in bool) (int32, int32) {
-	if p := &s.scr.edgeRow[e]; p.stamp == s.scr.stamp {
-		if in {
-			return p.row, b.EdgeSrc[p.row]
-		}
-		return p.row, b.EdgeDst[p.row]
-	}
-	r := int32(len(b.Edges))
-	s.scr.edgeRow[e] = sampleRow{s.scr.stamp, r}
-	b.Edges = append(b.Edges, e)
-	var o int32
-	if in {
-		o = s.addNode(b, s.idx.src[e])
-		b.EdgeSrc = append(b.EdgeSrc, o)
-		b.EdgeDst = append(b.EdgeDst, t)
-	} else {
-		o = s.addNode(b, s.idx.dst[e])
-		b.EdgeSrc = append(b.EdgeSrc, t)
-		b.EdgeDst = append(b.EdgeDst, o)
-	}
-	return r, o
 }
 
 // pickAt appends the positions in an adjacency array of up to f of the d

@@ -17,8 +17,13 @@ type Index struct {
 	src, dst       []int32 // endpoints of every edge of the underlying graph
 	outPtr, inPtr  []int   // len N+1
 	outEdge, inEdg []int32 // edge ids by source and by destination
-	deg            []int32 // Degree of every node, read once per sampled node
-	visible        int
+	// outAdj and inAdj are outEdge and inEdg with each edge's other
+	// endpoint alongside (destination, source): the sampler reads a picked
+	// edge and the node it leads to in one cache line, where reading the
+	// endpoint from dst or src cost a second random access per pick.
+	outAdj, inAdj []adjEntry
+	deg           []int32 // Degree of every node, read once per sampled node
+	visible       int
 }
 
 // NewIndex indexes the edges listed in visible (all edges of the graph
@@ -71,6 +76,8 @@ func NewIndex(n int, src, dst []int32, visible []int32) (*Index, error) {
 	}
 	x.outEdge = make([]int32, len(keep))
 	x.inEdg = make([]int32, len(keep))
+	x.outAdj = make([]adjEntry, len(keep))
+	x.inAdj = make([]adjEntry, len(keep))
 	outAt, inAt := append([]int(nil), x.outPtr[:n]...), append([]int(nil), x.inPtr[:n]...)
 	// Visit edges in ascending id order so that every list is sorted.
 	if seen != nil {
@@ -90,9 +97,17 @@ func NewIndex(n int, src, dst []int32, visible []int32) (*Index, error) {
 func (x *Index) place(e int32, outAt, inAt []int) {
 	s, d := x.src[e], x.dst[e]
 	x.outEdge[outAt[s]] = e
+	x.outAdj[outAt[s]] = adjEntry{e, d}
 	outAt[s]++
 	x.inEdg[inAt[d]] = e
+	x.inAdj[inAt[d]] = adjEntry{e, s}
 	inAt[d]++
+}
+
+// adjEntry is an adjacency entry: an edge and its endpoint at the far
+// side from the node whose list holds it.
+type adjEntry struct {
+	edge, other int32
 }
 
 // NewGraphIndex indexes the given edges of g (all when edges is nil).
