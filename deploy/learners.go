@@ -38,10 +38,11 @@ type LearnerOptions struct {
 
 // FedGSPOptions choose a FedGSP client's settings: a preset, the fields
 // given on top of it, or a configuration already resolved (a simulation
-// resolves "auto" once, on the whole graph, for every client).
+// resolves "select", federated selection, once for every client).
 type FedGSPOptions struct {
-	// Preset names the settings (fedgsp.Preset), or "auto" or "":
-	// fedgsp.PresetFor the data's name and homophily.
+	// Preset names the settings (fedgsp.Preset); "select" or "": federated
+	// selection where a job runs it, else the default row (fedgsp.Choose);
+	// "auto": the legacy fedgsp.PresetFor the data's name and homophily.
 	Preset string
 	Set    fedgsp.Overrides
 	// Resolved, when set, is used as it is: Preset and Set are ignored.
@@ -71,7 +72,7 @@ func (o FedGSPOptions) Resolve(d *graph.Dataset) (string, fedgsp.Config, error) 
 // runs it, and LPSFed's paper setting.
 func DefaultLearnerOptions() LearnerOptions {
 	return LearnerOptions{Seed: 1, Node: node.DefaultConfig(), CEFed: cefedgnn.DefaultConfig(), AML: DefaultAMLConfig(),
-		FedGSP: FedGSPOptions{Preset: "auto"}, Rec: DefaultRecOptions()}
+		FedGSP: FedGSPOptions{Preset: "select"}, Rec: DefaultRecOptions()}
 }
 
 // DefaultAMLConfig is the AML learner `graphfed sim --scenario aml` runs,
