@@ -19,7 +19,7 @@ func TestChoose(t *testing.T) {
 		fails                 bool
 	}{
 		{"auto", "minesweeper/client-3", "minesweeper", false},
-		{"", "tolokers", "cora", false},       // select, alone: the default row, never the name
+		{"", "tolokers", "cora", false}, // select, alone: the default row, never the name
 		{"select", "actor/client-0", "cora", false},
 		{"auto", "tolokers", "tolokers", false}, // legacy: by name
 		{"auto", "actor/client-0", "actor", false},
