@@ -82,7 +82,7 @@ func selectFedGSP(ctx context.Context, clients []*graph.ClientGraph, ids []strin
 			return out, fmt.Errorf("fedgsp select: client %s: %w", ids[i], err)
 		}
 		out.LocalEpochs += out.EpochsPerCandidate * len(trials)
-		rep, spent, err := releaseScores(ctx, trials, nVal, ids[i], i, priv, jobID)
+		rep, spent, _, err := releaseScores(ctx, trials, nVal, ids[i], i, priv, jobID)
 		if err != nil {
 			return out, fmt.Errorf("fedgsp select: client %s: %w", ids[i], err)
 		}
@@ -107,20 +107,20 @@ func selectFedGSP(ctx context.Context, clients []*graph.ClientGraph, ids []strin
 // that is not finite is not released (Missing says why). The gate's ledger
 // is the selection's own (a MemLedger): the job's ledger is opened only
 // when its agents start, after the selection has chosen their model.
-func releaseScores(ctx context.Context, trials []fedgsp.CandidateTrial, nVal int, id string, i int, priv SimPrivacy, jobID string) (fedgsp.ClientScores, privacy.Spending, error) {
+func releaseScores(ctx context.Context, trials []fedgsp.CandidateTrial, nVal int, id string, i int, priv SimPrivacy, jobID string) (fedgsp.ClientScores, privacy.Spending, []privacy.Entry, error) {
 	rep := fedgsp.ClientScores{Client: id, ValN: nVal, Scores: map[string]float64{}, Missing: map[string]string{}}
 	po, err := priv.options(i)
 	if err != nil {
-		return rep, privacy.Spending{}, err
+		return rep, privacy.Spending{}, nil, err
 	}
 	kind, err := privacy.ParseAccountantKind(po.Accountant)
 	if err != nil {
-		return rep, privacy.Spending{}, err
+		return rep, privacy.Spending{}, nil, err
 	}
 	gate, err := privacy.NewGate(ctx, privacy.Config{Job: jobID, Client: id, Delta: po.Delta, Accountant: kind, Seed: po.NoiseSeed},
 		privacy.NewMemLedger(), time.Now)
 	if err != nil {
-		return rep, privacy.Spending{}, fmt.Errorf("selection gate: %w", err)
+		return rep, privacy.Spending{}, nil, fmt.Errorf("selection gate: %w", err)
 	}
 	for _, t := range trials {
 		switch {
@@ -134,11 +134,15 @@ func releaseScores(ctx context.Context, trials []fedgsp.CandidateTrial, nVal int
 		rel, err := gate.Release(ctx, privacy.Request{Channel: privacy.ChannelMargin, Round: 0, Flat: []float32{float32(t.Score)}, Dim: 1,
 			Sigma: agent.DefaultMarginSigma, Clip: selectClip})
 		if err != nil {
-			return rep, privacy.Spending{}, fmt.Errorf("release score of %s: %w", t.Name, err)
+			return rep, privacy.Spending{}, nil, fmt.Errorf("release score of %s: %w", t.Name, err)
 		}
 		rep.Scores[t.Name] = float64(rel.Data()[0])
 	}
-	return rep, gate.Spent(1), nil
+	entries, err := gate.Entries(ctx)
+	if err != nil {
+		return rep, privacy.Spending{}, nil, fmt.Errorf("selection ledger: %w", err)
+	}
+	return rep, gate.Spent(1), entries, nil
 }
 
 // resolveFedGSP is the one client configuration of a fedgsp job and the
