@@ -1,6 +1,7 @@
 package fedgsp
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -99,6 +100,20 @@ type CandidateScore struct {
 	// Clients reporting it and the share of the validation weight they hold.
 	Clients  int     `json:"clients"`
 	Coverage float64 `json:"coverage"`
+}
+
+// MarshalJSON writes a NaN score (nothing accepted) as null: JSON has no
+// NaN, and the summary must still encode.
+func (c CandidateScore) MarshalJSON() ([]byte, error) {
+	type plain CandidateScore
+	out := struct {
+		plain
+		Score *float64 `json:"score"`
+	}{plain: plain(c)}
+	if !math.IsNaN(c.Score) && !math.IsInf(c.Score, 0) {
+		out.Score = &c.Score
+	}
+	return json.Marshal(out)
 }
 
 // Refusal is a client's score the server did not count, and why.

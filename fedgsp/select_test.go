@@ -1,6 +1,7 @@
 package fedgsp
 
 import (
+	"encoding/json"
 	"math"
 	"slices"
 	"strings"
@@ -103,6 +104,23 @@ func TestPick(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCandidateScoreJSON: a candidate nobody scored encodes (null), so the
+// summary's --json never fails on it.
+func TestCandidateScoreJSON(t *testing.T) {
+	for _, tt := range []struct {
+		in   CandidateScore
+		want string
+	}{
+		{CandidateScore{Name: "a", Score: 0.5, Clients: 2, Coverage: 1}, `{"name":"a","clients":2,"coverage":1,"score":0.5}`},
+		{CandidateScore{Name: "b", Score: math.NaN()}, `{"name":"b","clients":0,"coverage":0,"score":null}`},
+	} {
+		got, err := json.Marshal(tt.in)
+		if err != nil || string(got) != tt.want {
+			t.Errorf("%+v encodes as %s (%v), want %s", tt.in, got, err, tt.want)
+		}
 	}
 }
 
