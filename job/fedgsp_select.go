@@ -27,6 +27,12 @@ type FedGSPSelect struct {
 	Epochs int
 }
 
+// FedGSPSelectGrid is the default candidate grid (fedgsp.SelectGrid).
+func FedGSPSelectGrid() []string { return fedgsp.SelectGrid() }
+
+// DefaultFedGSPSelectEpochs is each candidate's local trial by default.
+const DefaultFedGSPSelectEpochs = fedgsp.DefaultSelectEpochs
+
 // FedGSPSelection is what the selection did, for the summary and --json.
 type FedGSPSelection struct {
 	fedgsp.Selection

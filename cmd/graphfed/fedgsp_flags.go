@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"graphfed/aggregator"
-	"graphfed/fedgsp"
 	"graphfed/job"
 )
 
@@ -32,9 +31,9 @@ func (f *fedgspFlags) registerServer(cmd *cobra.Command) {
 		// The clients train here: the preset's default, select, chooses
 		// among these candidates.
 		fl.StringSliceVar(&f.sel.Grid, "fedgsp-grid", nil, "FedGSP --fedgsp-preset select: candidate presets, each trained locally by every client and scored on its validation nodes (default: "+
-			strings.Join(fedgsp.SelectGrid(), ",")+")")
+			strings.Join(job.FedGSPSelectGrid(), ",")+")")
 		fl.StringSliceVar(&f.sel.Exclude, "fedgsp-exclude", nil, "FedGSP --fedgsp-preset select: presets left out of the grid (a leave-one-dataset-out run leaves out the one tuned on its dataset)")
-		fl.IntVar(&f.sel.Epochs, "fedgsp-select-epochs", fedgsp.DefaultSelectEpochs, "FedGSP --fedgsp-preset select: local epochs of each candidate's trial (its score: the best validation epoch)")
+		fl.IntVar(&f.sel.Epochs, "fedgsp-select-epochs", job.DefaultFedGSPSelectEpochs, "FedGSP --fedgsp-preset select: local epochs of each candidate's trial (its score: the best validation epoch)")
 	}
 	help := func(what string, def any) string {
 		return fmt.Sprintf("FedGSP %s (default: the preset's; cora's %v)", what, def)
