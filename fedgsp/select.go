@@ -238,8 +238,15 @@ func Candidates(grid []string, o Overrides) ([]Candidate, error) {
 // its model, trained epochs full-batch epochs on d's train nodes, each
 // followed by a validation score; the best of those is the candidate's
 // score. It also returns d's validation count. Nothing leaves d here: the
-// caller releases the scores.
-func ScoreCandidates(d *graph.Dataset, cands []Candidate, epochs int, seed, learnerSeed uint64) ([]CandidateTrial, int, error) {
+// caller releases the scores. build, when set, builds each learner
+// instead of NewLearner (the job's builder also refuses settings whose
+// descriptors an update could not carry: such a candidate could not run,
+// so it is reported with that error and never chosen).
+func ScoreCandidates(d *graph.Dataset, cands []Candidate, epochs int, seed, learnerSeed uint64,
+	build func(*graph.Dataset, Config) (*Learner, error)) ([]CandidateTrial, int, error) {
+	if build == nil {
+		build = NewLearner
+	}
 	if epochs < 1 {
 		return nil, 0, fmt.Errorf("fedgsp: score candidates: %d epochs, want at least 1", epochs)
 	}
@@ -253,7 +260,7 @@ func ScoreCandidates(d *graph.Dataset, cands []Candidate, epochs int, seed, lear
 	for _, cand := range cands {
 		c := cand.Config
 		c.Metric, c.Seed = d.ScoreMetric(), learnerSeed
-		l, err := NewLearner(d, c)
+		l, err := build(d, c)
 		if err != nil {
 			out = append(out, CandidateTrial{Name: cand.Name, Score: math.NaN(), Err: err})
 			continue

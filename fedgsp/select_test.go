@@ -196,7 +196,7 @@ func TestScoreCandidates(t *testing.T) {
 	bad.Name, bad.Config.Layers = "broken", 1
 	cands = append(cands, bad)
 	run := func() []CandidateTrial {
-		trials, nVal, err := ScoreCandidates(d, cands, 5, 1, 2)
+		trials, nVal, err := ScoreCandidates(d, cands, 5, 1, 2, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -220,7 +220,7 @@ func TestScoreCandidates(t *testing.T) {
 	if a[2].Err == nil || !math.IsNaN(a[2].Score) {
 		t.Errorf("a one-layer candidate scored %v without an error", a[2].Score)
 	}
-	if _, _, err := ScoreCandidates(d, cands, 0, 1, 2); err == nil {
+	if _, _, err := ScoreCandidates(d, cands, 0, 1, 2, nil); err == nil {
 		t.Error("a trial of 0 epochs was accepted")
 	}
 }

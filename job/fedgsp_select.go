@@ -83,7 +83,7 @@ func selectFedGSP(ctx context.Context, clients []*graph.ClientGraph, ids []strin
 	}
 	reports := make([]fedgsp.ClientScores, len(clients))
 	for i, cg := range clients {
-		trials, nVal, err := fedgsp.ScoreCandidates(cg.Data, cands, out.EpochsPerCandidate, seed, seeds.Party(seed, i, seeds.Learner))
+		trials, nVal, err := fedgsp.ScoreCandidates(cg.Data, cands, out.EpochsPerCandidate, seed, seeds.Party(seed, i, seeds.Learner), deploy.NewFedGSPLearner)
 		if err != nil {
 			return out, fmt.Errorf("fedgsp select: client %s: %w", ids[i], err)
 		}
