@@ -3,6 +3,7 @@ package job
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -177,4 +178,22 @@ func resolveFedGSP(ctx context.Context, o deploy.FedGSPOptions, opt FedGSPSelect
 	}
 	name, c, err := o.Resolve(data)
 	return name, c, nil, err
+}
+
+// String is the selection in one line, for the human summary.
+func (s *FedGSPSelection) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "chose %s of", s.Chosen)
+	for _, c := range s.Scores {
+		fmt.Fprintf(&b, " %s=%.4f", c.Name, c.Score)
+	}
+	if len(s.Excluded) > 0 {
+		fmt.Fprintf(&b, " (excluded %s)", strings.Join(s.Excluded, ","))
+	}
+	fmt.Fprintf(&b, "; %d refused; %d local epochs (%d per candidate), %.1fs; %d scalar releases, σ %g, ε %.3g",
+		len(s.Refused), s.LocalEpochs, s.EpochsPerCandidate, s.Seconds, s.Releases, s.Sigma, s.EpsilonMax)
+	if s.Seeded {
+		b.WriteString(" (seeded noise: no privacy claim)")
+	}
+	return b.String()
 }

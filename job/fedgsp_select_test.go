@@ -134,6 +134,9 @@ func TestSelectFedGSPEndToEnd(t *testing.T) {
 	if sel.Chosen != best.Name {
 		t.Errorf("chose %s, the best weighted score is %s's", sel.Chosen, best.Name)
 	}
+	if line := sel.String(); !strings.HasPrefix(line, "chose "+sel.Chosen+" of cora=") || !strings.Contains(line, "(excluded actor)") {
+		t.Errorf("summary line %q", line)
+	}
 	if again := run(); again.Chosen != sel.Chosen || !reflect.DeepEqual(again.Scores, sel.Scores) {
 		t.Errorf("second seeded run chose %s with %+v; first %s with %+v", again.Chosen, again.Scores, sel.Chosen, sel.Scores)
 	}
