@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"graphfed/agent"
+	"graphfed/aggregator"
 	"graphfed/deploy"
 	"graphfed/fedgsp"
 	"graphfed/graph"
@@ -184,3 +185,18 @@ func TestResolveFedGSP(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// TestFedGSPServerRows: every candidate of the default grid has a server
+// row (the choice sets both sides), the authors' own where they give one.
+func TestFedGSPServerRows(t *testing.T) {
+	want := map[string]float64{"cora": 1.6, "minesweeper": 50, "tolokers": 1.6, "actor": 50, "heterophilic": 0.5, "pubmed": 14, "roman-empire": 4}
+	for _, name := range FedGSPSelectGrid() {
+		c, err := FedGSPServer(name, aggregator.FedGSPOverrides{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if g, ok := want[name]; !ok || c.Gamma != g {
+			t.Errorf("%s: server γ %v, want %v", name, c.Gamma, g)
+		}
+	}
+}
