@@ -88,7 +88,11 @@ func selectFedGSP(ctx context.Context, clients []*graph.ClientGraph, ids []strin
 		if err != nil {
 			return out, fmt.Errorf("fedgsp select: client %s: %w", ids[i], err)
 		}
-		out.LocalEpochs += out.EpochsPerCandidate * len(trials)
+		for _, t := range trials {
+			if t.Err == nil { // a candidate that could not be built trained nothing
+				out.LocalEpochs += out.EpochsPerCandidate
+			}
+		}
 		rep, spent, _, err := releaseScores(ctx, trials, nVal, ids[i], i, priv, jobID)
 		if err != nil {
 			return out, fmt.Errorf("fedgsp select: client %s: %w", ids[i], err)
