@@ -92,6 +92,10 @@ func FedGSPPreset(name string) FedGSPConfig {
 		// 1 → 0.670, 4 (Roman-empire's) → 0.627, 16 → 0.543. At 0.5 the
 		// overall graph W keeps about 0.97 of each row on the client itself.
 		c.Gamma, c.Alpha, c.Beta = 0.5, 0.25, 1.2
+	case "pubmed":
+		c.Gamma, c.Alpha, c.Beta = 14, 0.25, 1.8 // the authors' PubMed row
+	case "roman-empire":
+		c.Gamma, c.Alpha, c.Beta = 4, 0.25, 1.2 // the authors' Roman-empire row
 	}
 	return c
 }

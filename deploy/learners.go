@@ -38,10 +38,13 @@ type LearnerOptions struct {
 
 // FedGSPOptions choose a FedGSP client's settings: a preset, the fields
 // given on top of it, or a configuration already resolved (a simulation
-// resolves "auto" once, on the whole graph, for every client).
+// resolves "select", federated selection, once for every client).
 type FedGSPOptions struct {
-	// Preset names the settings (fedgsp.Preset), or "auto" or "":
-	// fedgsp.PresetFor the data's name and homophily.
+	// Preset names the settings (fedgsp.Preset); "select" or "": federated
+	// selection where a job runs it, else the default row (fedgsp.Choose);
+	// "auto" (the default until select beats the baselines everywhere and
+	// its releases go into the job's ledger, issue 32): fedgsp.PresetFor
+	// the data's name and homophily.
 	Preset string
 	Set    fedgsp.Overrides
 	// Resolved, when set, is used as it is: Preset and Set are ignored.

@@ -19,10 +19,13 @@ func TestChoose(t *testing.T) {
 		fails                 bool
 	}{
 		{"auto", "minesweeper/client-3", "minesweeper", false},
-		{"", "tolokers", "tolokers", false},
+		{"", "tolokers", "cora", false}, // select, alone: the default row, never the name
+		{"select", "actor/client-0", "cora", false},
+		{"auto", "tolokers", "tolokers", false}, // legacy: by name
 		{"auto", "actor/client-0", "actor", false},
 		{"auto", "some-graph", "heterophilic", false}, // by ĥ = 0
 		{"cora", "some-graph", "cora", false},
+		{"pubmed", "cora", "pubmed", false},
 		{"metis", "cora", "", true},
 	} {
 		name, c, err := Choose(tt.preset, data(tt.dataset))

@@ -30,6 +30,8 @@ type NodeSpec struct {
 	// FedGSPServer are the server settings given on top of the preset's
 	// row (aggregator.FedGSPPreset of the preset the clients resolve to).
 	FedGSPServer aggregator.FedGSPOverrides
+	// FedGSPSelect is the federated selection of the default preset.
+	FedGSPSelect FedGSPSelect
 	Privacy      Privacy
 	// Seed, when set, is the job's seed and seeds the noise too
 	// (reproducible, marked non-private); nil: seed 1, noise from
@@ -131,13 +133,16 @@ func RunNode(ctx context.Context, spec NodeSpec) (NodeResult, error) {
 	if spec.Learner != nil {
 		lo = *spec.Learner
 	}
+	var gspSel *FedGSPSelection
+	var gspPreset string
 	if sc.Algo == aggregator.AlgoFedGSP {
-		// One preset for every client, chosen on the whole graph (auto:
-		// by its name, else its train nodes' homophily).
-		preset, gc, err := lo.FedGSP.Resolve(data)
+		// One preset for every client: by default chosen by the clients'
+		// validation scores (resolveFedGSP), never by the data's name.
+		preset, gc, sel, err := resolveFedGSP(ctx, lo.FedGSP, spec.FedGSPSelect, data, clients, priv, sc.Job, seed, log)
 		if err != nil {
 			return fail(err)
 		}
+		gspSel, gspPreset = sel, preset
 		srv := aggregator.FedGSPPreset(preset)
 		spec.FedGSPServer.Apply(&srv)
 		lo.FedGSP.Preset, lo.FedGSP.Resolved, sc.FedGSP = preset, &gc, srv
@@ -188,6 +193,12 @@ func RunNode(ctx context.Context, spec NodeSpec) (NodeResult, error) {
 	}
 	putClientScores(metrics, metric, final)
 	putPooledMacroF1(metrics, final)
+	if gspPreset != "" {
+		metrics["fedgsp_preset"] = gspPreset
+	}
+	if gspSel != nil {
+		metrics["fedgsp_select"] = gspSel
+	}
 	putRobust(metrics, sc.Robust, res.Agg)
 	putServerOpt(metrics, sc.ServerOpt)
 	putLedgerRate(metrics, res.LedgerRate)

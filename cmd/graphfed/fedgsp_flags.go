@@ -15,6 +15,9 @@ import (
 type fedgspFlags struct {
 	preset string
 	server aggregator.FedGSPOverrides
+	// sel is the federated selection of a job that trains its clients
+	// (sim: the command with the learner flags).
+	sel job.FedGSPSelect
 }
 
 // registerServer registers the aggregator's FedGSP flags; a command that
@@ -24,6 +27,13 @@ func (f *fedgspFlags) registerServer(cmd *cobra.Command) {
 	s := aggregator.DefaultFedGSPConfig()
 	if fl.Lookup("fedgsp-preset") == nil {
 		fl.StringVar(&f.preset, "fedgsp-preset", "cora", "FedGSP server settings to start from: "+strings.Join(job.FedGSPPresets(), ", ")+"; the --fedgsp-* flags given override it")
+	} else {
+		// The clients train here: the preset's default, select, chooses
+		// among these candidates.
+		fl.StringSliceVar(&f.sel.Grid, "fedgsp-grid", nil, "FedGSP --fedgsp-preset select: candidate presets, each trained locally by every client and scored on its validation nodes (default: "+
+			strings.Join(job.FedGSPSelectGrid(), ",")+")")
+		fl.StringSliceVar(&f.sel.Exclude, "fedgsp-exclude", nil, "FedGSP --fedgsp-preset select: presets left out of the grid (a leave-one-dataset-out run leaves out the one tuned on its dataset)")
+		fl.IntVar(&f.sel.Epochs, "fedgsp-select-epochs", job.DefaultFedGSPSelectEpochs, "FedGSP --fedgsp-preset select: local epochs of each candidate's trial (its score: the best validation epoch)")
 	}
 	help := func(what string, def any) string {
 		return fmt.Sprintf("FedGSP %s (default: the preset's; cora's %v)", what, def)

@@ -72,7 +72,7 @@ func runSim(cmd *cobra.Command, g *globalFlags, s *simFlags) error {
 		sum = res.Summary
 	default:
 		lo := s.learn.options()
-		spec := job.NodeSpec{Sim: sc, Conns: s.conns, Learner: &lo, FedGSPServer: s.gsp.server, Privacy: s.priv.p,
+		spec := job.NodeSpec{Sim: sc, Conns: s.conns, Learner: &lo, FedGSPServer: s.gsp.server, FedGSPSelect: s.gsp.sel, Privacy: s.priv.p,
 			Data: job.NodeData{Dir: s.dir, Scenario: s.scenario, CSBM: s.csbm.cfg, Split: s.split, Clients: s.clients, Partition: s.part},
 			Seed: s.seed, SlowFactor: slow, Out: s.out, Settings: settings, Changed: changed, Progress: cmdProgress{}}
 		res, err := job.RunNode(ctx, spec)
