@@ -15,12 +15,12 @@
 # then seeds 2 and 3.
 #
 # Usage: scripts/fedgsp-lodo.sh
-# Environment: DATA (default /work/shared/datasets), OUT (default
+# Environment: DATA (default data, where graphfed data get writes), OUT (default
 # /tmp/fedgsp-lodo/runs.jsonl), BIN (default: built into $(dirname OUT)),
 # DATASETS, SPLITS, SEEDS, ALGOS (space-separated lists), ROUNDS (100).
 set -u
 HERE=$(cd "$(dirname "$0")/.." && pwd)
-DATA=${DATA:-/work/shared/datasets}
+DATA=${DATA:-$HERE/data}
 OUT=${OUT:-/tmp/fedgsp-lodo/runs.jsonl}
 WORK=$(dirname "$OUT")
 BIN=${BIN:-$WORK/graphfed}
