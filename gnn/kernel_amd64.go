@@ -242,3 +242,23 @@ func scatterRowsWide(out []float32, cols []int32, vals []float32, ptr []int, g [
 	}
 	return true
 }
+
+//go:noescape
+func gatherRowsMasked(d *float32, ld int, b *float32, n int, cols *int32, vals *float32, ptr *int, rows int)
+
+// gatherRowsNarrowAsm is GatherRowsNarrow's body in one masked AVX-512
+// call; it reports whether it ran (AVX-512, 1 ≤ n ≤ 16, d long enough, ptr
+// not decreasing). The columns must be checked.
+func gatherRowsNarrowAsm(d []float32, ld, c0 int, ptr []int, cols []int32, vals []float32, b []float32, n, lo, hi int) bool {
+	if !haveAVX512 || n < 1 || n > 16 || c0 < 0 || ld < c0+n || (hi-1)*ld+c0+n > len(d) ||
+		len(vals) < ptr[hi] || len(cols) < ptr[hi] || ptr[hi] == ptr[lo] {
+		return false
+	}
+	for t := lo; t < hi; t++ {
+		if ptr[t+1] < ptr[t] {
+			return false
+		}
+	}
+	gatherRowsMasked(&d[lo*ld+c0], ld, &b[0], n, &cols[0], &vals[0], &ptr[lo], hi-lo)
+	return true
+}

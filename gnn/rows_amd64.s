@@ -206,3 +206,54 @@ s64Next:
 s64Done:
 	VZEROUPPER
 	RET
+
+// func gatherRowsMasked(d *float32, ld int, b *float32, n int, cols *int32, vals *float32, ptr *int, rows int)
+// Rows of n ≤ 16 columns (b's rows packed, n apart) in one masked ZMM
+// register: the loads and the store touch only the first n lanes, so no
+// element past a row, or past the end of b, is read or written.
+TEXT ·gatherRowsMasked(SB), NOSPLIT, $0-64
+	MOVQ d+0(FP), DI
+	MOVQ ld+8(FP), R11
+	SHLQ $2, R11
+	MOVQ b+16(FP), SI
+	MOVQ n+24(FP), R13
+	MOVQ $1, AX
+	MOVQ R13, CX
+	SHLQ CX, AX
+	DECQ AX
+	KMOVW AX, K1
+	SHLQ $2, R13
+	MOVQ cols+32(FP), R8
+	MOVQ vals+40(FP), R9
+	MOVQ ptr+48(FP), R10
+	MOVQ rows+56(FP), R12
+	TESTQ R12, R12
+	JZ   gmDone
+
+gmRow:
+	VPXORD Z0, Z0, Z0
+	MOVQ   (R10), CX
+	MOVQ   8(R10), DX
+	CMPQ   CX, DX
+	JGE    gmStore
+
+gmTerm:
+	MOVLQSX      (R8)(CX*4), AX
+	IMULQ        R13, AX
+	VBROADCASTSS (R9)(CX*4), Z4
+	VMOVUPS.Z    (SI)(AX*1), K1, Z5
+	VFMADD231PS  Z5, Z4, Z0
+	INCQ         CX
+	CMPQ         CX, DX
+	JLT          gmTerm
+
+gmStore:
+	VMOVUPS Z0, K1, (DI)
+	ADDQ    R11, DI
+	ADDQ    $8, R10
+	DECQ    R12
+	JNZ     gmRow
+
+gmDone:
+	VZEROUPPER
+	RET

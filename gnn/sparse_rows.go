@@ -59,3 +59,20 @@ func checkBlockRows(op string, cols []int32, rows int) {
 		}
 	}
 }
+
+// GatherRowsNarrow is GatherSparseRows for rows of at most 16 columns
+// (raw node inputs, edge input slots): on AVX-512 each output row is one
+// masked register and each term one fused multiply-add, where the row
+// kernels run such widths element by element in Go. Its sums agree with
+// GatherSparseRows' to float32 rounding, not bit for bit (the Go loop does
+// not fuse). It panics on a column outside b.
+func GatherRowsNarrow(d []float32, ld, c0 int, ptr []int, cols []int32, vals []float32, b []float32, n, lo, hi int) {
+	if lo >= hi {
+		return
+	}
+	checkBlockRows("gather rows narrow", cols[ptr[lo]:ptr[hi]], len(b)/max(n, 1))
+	if gatherRowsNarrowAsm(d, ld, c0, ptr, cols, vals, b, n, lo, hi) {
+		return
+	}
+	GatherSparseRows(d, ld, c0, ptr, cols, vals, b, n, lo, hi)
+}

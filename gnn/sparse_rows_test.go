@@ -89,3 +89,42 @@ func sameBits(t *testing.T, name string, n int, got, want []float32) {
 		}
 	}
 }
+
+// TestGatherRowsNarrow checks GatherRowsNarrow against GatherSparseRows
+// to float32 rounding on every width 1..16 and a wider one, with empty
+// rows, repeated columns, a column block of a wider d whose other columns
+// stay as they were, and b's last row read (a masked load must not read
+// past it); and that a bad column panics.
+func TestGatherRowsNarrow(t *testing.T) {
+	rng := newRNG(62)
+	for n := 1; n <= 17; n++ {
+		src, rows := 11, 40
+		b := randTensor(rng, src, n).Data
+		ptr := make([]int, rows+1)
+		for r := range rows {
+			ptr[r+1] = ptr[r] + rng.IntN(6)
+		}
+		cols := make([]int32, ptr[rows])
+		for i := range cols {
+			cols[i] = int32(rng.IntN(src))
+		}
+		cols[0], cols[1] = int32(src-1), int32(src-1)
+		vals := randTensor(rng, 1, len(cols)).Data
+		ld, c0 := n+5, 2
+		got := randTensor(rng, rows, ld).Data
+		want := append([]float32(nil), got...)
+		GatherRowsNarrow(got, ld, c0, ptr, cols, vals, b, n, 0, rows)
+		GatherSparseRows(want, ld, c0, ptr, cols, vals, b, n, 0, rows)
+		for i := range want {
+			if d := math.Abs(float64(got[i] - want[i])); d > 1e-5*(1+math.Abs(float64(want[i]))) {
+				t.Fatalf("n=%d: element %d (row %d, column %d): %v, want %v", n, i, i/ld, i%ld, got[i], want[i])
+			}
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("a column outside b did not panic")
+		}
+	}()
+	GatherRowsNarrow(make([]float32, 4), 4, 0, []int{0, 1}, []int32{3}, []float32{1}, make([]float32, 12), 4, 0, 1)
+}

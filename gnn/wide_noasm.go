@@ -41,3 +41,7 @@ func gatherRowsWide(d []float32, ld, c0 int, ptr []int, cols []int32, vals []flo
 func scatterRowsWide(out []float32, cols []int32, vals []float32, ptr []int, g []float32, ld, c0, n, lo, hi int) bool {
 	return false
 }
+
+func gatherRowsNarrowAsm(d []float32, ld, c0 int, ptr []int, cols []int32, vals []float32, b []float32, n, lo, hi int) bool {
+	return false
+}

@@ -27,6 +27,11 @@ type SlotRows struct {
 	// construction: CheckBatch then skips scanning them (the kernels
 	// still check every column they read).
 	filled bool
+	// fixed[j] is slot j's column when every row has it there, −1 when
+	// rows differ (one-hot slots); empty when unknown. FillSlots sets it
+	// from the featurizer's layout, so that the first layer's raw sums
+	// add the fixed slots as dense rows (foldSlotSums).
+	fixed []int32
 }
 
 // edgeInputSlots is the number of slots of an edge input row: the two log
@@ -42,7 +47,7 @@ func (s *SlotRows) reshape(rows, cols, k int) {
 		s.Idx, s.Val = make([]int32, n, n+n/8), make([]float32, n, n+n/8) // spare as in edgeReuse
 	}
 	s.Idx, s.Val = s.Idx[:rows*k], s.Val[:rows*k]
-	s.filled = false
+	s.filled, s.fixed = false, s.fixed[:0]
 }
 
 // Dense returns s as a Rows×Cols tensor.
@@ -149,6 +154,15 @@ func (f *Featurizer) FillSlots(dst *SlotRows, edges []int32) {
 		f.slots((*[K]int32)(dst.Idx[i*K:]), (*[K]float32)(dst.Val[i*K:]), e)
 	}
 	dst.filled = true
+	dst.fixed = append(dst.fixed[:0], edgeSlotColumns()...)
+}
+
+// edgeSlotColumns returns the column of every slot FillSlots writes, −1
+// for the one-hot slots (Featurizer.slots).
+func edgeSlotColumns() []int32 {
+	return []int32{EdgeColLogPaid, EdgeColLogRecv, -1, -1, -1,
+		EdgeColHourSin, EdgeColHourCos, EdgeColWeekSin, EdgeColWeekCos,
+		EdgeColSameCurr, EdgeColSelf, EdgeColCrossBank, EdgeColTime}
 }
 
 // edgeLogAmount is log1p(max(a, 0))/10, the amount columns. The builtin

@@ -44,13 +44,14 @@ func TestEdgeSlotsMatchDense(t *testing.T) {
 	if b.EdgeX != nil || b.EdgeSlots == nil {
 		t.Fatal("SetInputs did not fill the slots only")
 	}
-	run := func(b *Batch) (*gnn.Tensor, []float32) {
+	run := func(b *Batch, noFold bool) (*gnn.Tensor, []float32) {
 		cfg := DefaultConfig(KindGIN)
 		cfg.Hidden = 12
 		m, err := NewModel(cfg, newRNG(5))
 		if err != nil {
 			t.Fatal(err)
 		}
+		m.noFold = noFold
 		logits := m.Forward(b, nil, true, newRNG(6)).Clone()
 		d := gnn.New(logits.Rows, logits.Cols)
 		gnn.SoftmaxCrossEntropy(logits, labels, nil, []float32{1, 4}, d)
@@ -61,13 +62,18 @@ func TestEdgeSlotsMatchDense(t *testing.T) {
 		}
 		return logits, grads
 	}
-	ls, gs := run(&b)
+	ls, gs := run(&b, true)
 	dense := b
 	dense.EdgeX, dense.EdgeSlots = b.EdgeSlots.Dense(), nil
-	ld, gd := run(&dense)
+	ld, gd := run(&dense, false)
 	if !slices.Equal(ls.Data, ld.Data) || !slices.Equal(gs, gd) {
 		t.Fatal("slot and dense inputs give different logits or gradients")
 	}
+	// Folded (the first layer sums the slots, fixed ones as dense rows):
+	// the same to float32 rounding.
+	lf, gf := run(&b, false)
+	foldClose(t, "logits", lf.Data, ld.Data)
+	foldClose(t, "gradients", gf, gd)
 }
 
 // TestEdgePhases checks the tabulated time phases against math.Sincos of

@@ -42,6 +42,9 @@ type edgeLayer struct {
 	mlp1    *edgeLinear // gin
 	mlp2    *edgeLinear // gin
 	update  *edgeUpdate // nil: no edge update
+	// fold, set by the model for the first layer of a step, runs the
+	// message projection on sums of raw inputs (fold.go); nil otherwise.
+	fold *inputFold
 
 	// State of the last forward.
 	b            *Batch
@@ -102,19 +105,50 @@ func (l *edgeLayer) params() []*gnn.Param {
 
 // forward runs layer `layer` (1..L) of batch b on the previous layer's
 // node embeddings hPrev (NumNodes[layer−1]×H) and edge embeddings ePrev
-// (NumEdges[layer−1]×H). It returns h (NumNodes[layer]×H, after ovs) and,
-// with the edge update, e (NumEdges[layer]×H), else nil; both owned by l.
+// (NumEdges[layer−1]×H); with a fold, on the first NumNodes[1] and
+// NumEdges[1] rows of h0 and e0 only. It returns h (NumNodes[layer]×H,
+// after ovs) and, with the edge update, e (NumEdges[layer]×H), else nil;
+// both owned by l.
 func (l *edgeLayer) forward(b *Batch, layer int, hPrev, ePrev *gnn.Tensor, ovs []EmbeddingOverride) (*gnn.Tensor, *gnn.Tensor) {
 	H := l.hidden
-	nt, ns := b.NumNodes[layer], b.NumNodes[layer-1]
-	if hPrev.Rows != ns || hPrev.Cols != H || ePrev.Rows != b.NumEdges[layer-1] || ePrev.Cols != H {
+	nt, ns, ne := b.NumNodes[layer], b.NumNodes[layer-1], b.NumEdges[layer-1]
+	if l.fold != nil {
+		ns, ne = nt, b.NumEdges[layer]
+	}
+	if hPrev.Rows != ns || hPrev.Cols != H || ePrev.Rows != ne || ePrev.Cols != H {
 		gnn.ShapePanic("edge layer forward", "inputs %v and %v for %d nodes and %d edges of width %d",
-			hPrev, ePrev, ns, b.NumEdges[layer-1], H)
+			hPrev, ePrev, ns, ne, H)
 	}
 	l.b, l.layer, l.hPrev, l.ePrev, l.ovs = b, layer, hPrev, ePrev, ovs
 	blk := &b.Blocks[layer-1]
 	l.prepare(b, blk, nt)
-	c0, k := 0, l.dirs()
+	var proj *gnn.Tensor
+	if l.fold != nil {
+		proj = l.foldForward(l.fold, blk, hPrev, nt)
+	} else {
+		proj = l.project(blk, hPrev, ePrev, nt)
+	}
+	if l.kind == KindGIN {
+		l.z = l.ginForward(proj, hPrev, nt)
+	} else {
+		l.z = proj
+	}
+	applyOverrides(l.z, ovs, layer, true)
+	l.h = edgeReuse(l.h, nt, H)
+	gnn.ReLU(l.h, l.z)
+	applyOverrides(l.h, ovs, layer, false)
+	if l.update == nil {
+		return l.h, nil
+	}
+	l.e = l.update.forward(l.h, ePrev, b.EdgeSrc, b.EdgeDst, b.NumEdges[layer])
+	return l.h, l.e
+}
+
+// project returns the layer's projection x·W + b (nt×H, owned by l.node)
+// of the concatenated aggregates x (for gin without the self term, which
+// ginForward adds).
+func (l *edgeLayer) project(blk *Block, hPrev, ePrev *gnn.Tensor, nt int) *gnn.Tensor {
+	H, c0, k := l.hidden, 0, l.dirs()
 	if l.kind == KindGIN {
 		l.x = edgeReuse(l.x, nt, 2*k*H)
 	} else {
@@ -129,20 +163,7 @@ func (l *edgeLayer) forward(b *Batch, layer int, hPrev, ePrev *gnn.Tensor, ovs [
 		edgeGatherMsgs(l.x, c0+H, &blk.Out, blk.Out.Src, l.wOut, hPrev)
 		edgeGatherMsgs(l.x, c0+3*H, &blk.Out, blk.Out.Edge, l.wOut, ePrev)
 	}
-	if l.kind == KindGIN {
-		l.z = l.ginForward(l.node.forward(l.x), hPrev, nt)
-	} else {
-		l.z = l.node.forward(l.x)
-	}
-	applyOverrides(l.z, ovs, layer, true)
-	l.h = edgeReuse(l.h, nt, H)
-	gnn.ReLU(l.h, l.z)
-	applyOverrides(l.h, ovs, layer, false)
-	if l.update == nil {
-		return l.h, nil
-	}
-	l.e = l.update.forward(l.h, ePrev, b.EdgeSrc, b.EdgeDst, b.NumEdges[layer])
-	return l.h, l.e
+	return l.node.forward(l.x)
 }
 
 // prepare computes the per-message weights and self scales of the kind.
@@ -212,6 +233,14 @@ func (l *edgeLayer) backward(dH, dE *gnn.Tensor) (*gnn.Tensor, *gnn.Tensor) {
 	scaleOverrideGrads(l.dz, l.ovs, layer, true)
 	l.dhPrev = edgeReuse(l.dhPrev, l.hPrev.Rows, H)
 	l.dhPrev.Zero()
+	if l.fold != nil {
+		dM := l.dz
+		if l.kind == KindGIN {
+			dM = l.ginBackward(l.dz, nt)
+		}
+		l.foldBackward(l.fold, dM, l.dhPrev)
+		return l.dhPrev, l.dePrev
+	}
 	var dx *gnn.Tensor
 	c0 := 0
 	if l.kind == KindGIN {

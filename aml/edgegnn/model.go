@@ -99,6 +99,9 @@ type Model struct {
 	h0, e0   *gnn.Tensor
 	dh0, de0 *gnn.Tensor // gradients w.r.t. h0 and e0 of the last Backward
 	deAcc    *gnn.Tensor // without edge updates: e0's gradient, summed over readers
+	fold     inputFold   // the first layer's raw-input sums (fold.go)
+	slots1   SlotRows    // with a fold: the first NumEdges[1] rows of the batch's edge inputs
+	noFold   bool        // tests: always encode every row and gather encoded messages
 }
 
 // NewModel builds the model cfg describes with Glorot weights drawn
@@ -204,6 +207,10 @@ func (m *Model) Forward(b *Batch, ovs []EmbeddingOverride, train bool, rng *rand
 		panic(err.Error())
 	}
 	m.b, m.ovs = b, ovs
+	if m.canFold(b, ovs) {
+		return m.forwardFolded(b, ovs, train, rng)
+	}
+	m.layers[0].fold = nil
 	m.h0 = m.nodeEnc.forward(b.NodeX)
 	if m.ego != nil {
 		for r := range b.NumNodes[len(b.NumNodes)-1] {
@@ -222,6 +229,41 @@ func (m *Model) Forward(b *Batch, ovs []EmbeddingOverride, train bool, rng *rand
 	if m.tdelta != nil {
 		m.tdelta.forward(m.e0, b.EdgeOrd)
 	}
+	return m.forwardLayers(b, ovs, train, rng)
+}
+
+// canFold reports whether the first layer may aggregate raw inputs
+// (inputFold): h0 and e0 are the encoders' outputs unchanged, and the edge
+// inputs are in slots.
+func (m *Model) canFold(b *Batch, ovs []EmbeddingOverride) bool {
+	if m.noFold || b.EdgeSlots == nil || m.ego != nil || m.port != nil || m.tdelta != nil {
+		return false
+	}
+	for i := range ovs {
+		if ovs[i].Layer == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// forwardFolded encodes only the first layer's targets and the edges its
+// edge update reads (the first NumNodes[1] and NumEdges[1] rows) and lets
+// the first layer sum the raw inputs of its messages.
+func (m *Model) forwardFolded(b *Batch, ovs []EmbeddingOverride, train bool, rng *rand.Rand) *gnn.Tensor {
+	n1, e1 := b.NumNodes[1], b.NumEdges[1]
+	m.h0 = m.nodeEnc.forward(b.NodeX.Slice(0, n1))
+	s := b.EdgeSlots
+	m.slots1.Rows, m.slots1.Cols, m.slots1.K, m.slots1.filled = e1, s.Cols, s.K, s.filled
+	m.slots1.Idx, m.slots1.Val = s.Idx[:e1*s.K], s.Val[:e1*s.K]
+	m.e0 = m.edgeEnc.forwardSlots(&m.slots1)
+	m.fold.nodeEnc, m.fold.edgeEnc, m.fold.nodeX, m.fold.slots = m.nodeEnc, m.edgeEnc, b.NodeX, s
+	m.layers[0].fold = &m.fold
+	return m.forwardLayers(b, ovs, train, rng)
+}
+
+// forwardLayers runs the layers and the head on m.h0 and m.e0.
+func (m *Model) forwardLayers(b *Batch, ovs []EmbeddingOverride, train bool, rng *rand.Rand) *gnn.Tensor {
 	h, e := m.h0, m.e0
 	for i, l := range m.layers {
 		var next *gnn.Tensor
@@ -285,7 +327,9 @@ func (m *Model) Backward(dLogits *gnn.Tensor) {
 
 // NodeEmbeddings returns layer l's node embeddings h^l of the last Forward
 // (NumNodes[l]×Hidden, after overrides): l = 0 is the encoded input, l = L
-// what the head reads. Owned by the model.
+// what the head reads. When the first layer folded its inputs (fold.go),
+// l = 0 holds the first NumNodes[1] rows only: the others were never
+// encoded. Owned by the model.
 func (m *Model) NodeEmbeddings(l int) *gnn.Tensor {
 	if l == 0 {
 		return m.h0
@@ -304,7 +348,8 @@ func (m *Model) PreActivations(l int) *gnn.Tensor {
 }
 
 // EdgeEmbeddings returns the edge embeddings after layer l of the last
-// Forward (NumEdges[l]×Hidden; l = 0 the encoded edge features), or nil
+// Forward (NumEdges[l]×Hidden; l = 0 the encoded edge features, the first
+// NumEdges[1] rows only when the first layer folded its inputs), or nil
 // for the last layer when the head does not use them. Owned by the model.
 func (m *Model) EdgeEmbeddings(l int) *gnn.Tensor {
 	if l == 0 {
