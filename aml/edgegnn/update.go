@@ -27,6 +27,8 @@ type edgeUpdate struct {
 	// Gradient buffers.
 	du, ss, sd, gw, dh, de, tmp *gnn.Tensor
 	ws                          []float32
+	ptr                         []int     // 0, 1, 2, …: one message per edge
+	ones                        []float32 // its weights
 }
 
 func newEdgeUpdate(name string, hidden int, rng *rand.Rand) *edgeUpdate {
@@ -73,12 +75,18 @@ func (u *edgeUpdate) backward(dOut, de *gnn.Tensor) (*gnn.Tensor, *gnn.Tensor) {
 	gnn.ReLUBackward(u.du, dOut, u.u)
 	gnn.AddBiasGrad(u.B.G, u.du)
 	// Scatter the edge gradients to their endpoints: ss = Σ_{k: src=v} du_k.
+	// One block call per endpoint (edge k is "target" k with the single
+	// message src[k], weight 1: the scatter kernels' adds are exact), not
+	// a call per edge row.
+	for len(u.ptr) <= u.ne {
+		u.ptr, u.ones = append(u.ptr, len(u.ptr)), append(u.ones, 1)
+	}
 	u.ss = edgeReuse(u.ss, n, H)
 	u.ss.Zero()
-	edgeScatterRows(u.ss, u.src, nil, u.du, 0, u.ne)
+	gnn.ScatterSparseRows(u.ss.Data, u.src, u.ones, u.ptr, u.du.Data, H, 0, H, 0, u.ne)
 	u.sd = edgeReuse(u.sd, n, H)
 	u.sd.Zero()
-	edgeScatterRows(u.sd, u.dst, nil, u.du, 0, u.ne)
+	gnn.ScatterSparseRows(u.sd.Data, u.dst, u.ones, u.ptr, u.du.Data, H, 0, H, 0, u.ne)
 	u.gw = edgeReuse(u.gw, H, H)
 	ePart := u.ePrev.Slice(0, u.ne)
 	for i, x := range []*gnn.Tensor{u.h, u.h, ePart} {
