@@ -22,7 +22,7 @@ for p in $(seq 1 "$pairs"); do
 	for s in "${sizes[@]}"; do
 		name=${s%%|*} args=${s#*|}
 		# Anchor every level of the name: gin-h32 alone also matches gin-h32-multignn.
-		pat="^Edge(Train|Eval)Step\$/^${name//\//\$/^}\$"
+		pat="^BenchmarkEdge(Train|Eval)Step\$/^${name//\//\$/^}\$"
 		out=$(taskset -c "$cpu" "$bin" -test.run '^$' -test.bench "$pat" -test.cpu 1 -test.benchtime 3s)
 		tr=$(awk '/EdgeTrainStep/ {for (i = 1; i <= NF; i++) if ($(i+1) == "seeds/s") print $i}' <<<"$out")
 		ev=$(awk '/EdgeEvalStep/ {for (i = 1; i <= NF; i++) if ($(i+1) == "seeds/s") print $i}' <<<"$out")
