@@ -14,8 +14,19 @@ import (
 type Config struct {
 	Dim    int // embedding dimension
 	Layers int // propagation layers K (0: matrix factorisation by BPR)
-	// LR is Adam's learning rate.
+	// LR is Adam's learning rate, at every epoch under the constant
+	// schedule and the first one's under the others.
 	LR float64
+	// LRSchedule is how the rate changes between epochs (LRAt):
+	// ScheduleConstant (or empty, the paper's), ScheduleStep (×LRDecay
+	// after each epoch of LRDecayEpochs) or ScheduleCosine (annealed to
+	// LR·LRDecay over Epochs).
+	LRSchedule string
+	// LRDecay is the step schedule's factor, in (0, 1), or the cosine
+	// schedule's final fraction of LR, in [0, 1).
+	LRDecay float64
+	// LRDecayEpochs are the step schedule's milestones, increasing.
+	LRDecayEpochs []int
 	// Reg is the L2 coefficient λ on the batch's layer-0 embeddings, in the
 	// official code's form: λ·(‖e_u‖² + ‖e_i‖² + ‖e_j‖²)/2 summed over the
 	// batch and divided by its size.
@@ -40,11 +51,12 @@ type Config struct {
 }
 
 // DefaultConfig is the paper's setting: 64 dimensions, 3 layers, Adam at
-// 0.001, λ = 1e-4, batches of 2048, normal(0.1) initialisation, and 1000
-// epochs (the official code's default; on Gowalla the paper's figures
-// are the best test Recall@20 among them).
+// 0.001 throughout, λ = 1e-4, batches of 2048, normal(0.1)
+// initialisation, and 1000 epochs (the official code's default; on
+// Gowalla the paper's figures are the best test Recall@20 among them).
+// LRDecay 0.1 is only the factor a step or cosine schedule would take.
 func DefaultConfig() Config {
-	return Config{Dim: 64, Layers: 3, LR: 0.001, Reg: 1e-4, Batch: 2048, Epochs: 1000,
+	return Config{Dim: 64, Layers: 3, LR: 0.001, LRSchedule: ScheduleConstant, LRDecay: 0.1, Reg: 1e-4, Batch: 2048, Epochs: 1000,
 		EvalEvery: 10, TopK: 20, Init: "normal", InitStd: 0.1, Seed: 2020}
 }
 
@@ -72,17 +84,21 @@ func (c *Config) Validate() error {
 	case c.Init == "normal" && !(c.InitStd > 0):
 		return fmt.Errorf("lightgcn: config: init std %v, want > 0", c.InitStd)
 	}
-	return nil
+	return c.validateSchedule()
 }
 
 // Spec is a training run as `graphfed train --lightgcn DIR` states it: a
 // LightGCN-layout directory and the settings that were given, nil ones
 // (and Epochs, LR 0, train's convention for its shared flags) taking
-// DefaultConfig's values.
+// DefaultConfig's values. Decay epochs without a schedule mean the step
+// schedule.
 type Spec struct {
 	Dir                           string
 	Epochs                        int
 	LR                            float64
+	LRSchedule                    string
+	LRDecay                       *float64
+	LRDecayEpochs                 []int
 	Batch, Layers, Dim, EvalEvery *int
 	Reg                           *float64
 	Seed                          uint64
@@ -108,6 +124,16 @@ func (s Spec) Config() Config {
 	}
 	if s.Reg != nil {
 		c.Reg = *s.Reg
+	}
+	if s.LRDecay != nil {
+		c.LRDecay = *s.LRDecay
+	}
+	c.LRDecayEpochs = s.LRDecayEpochs
+	switch {
+	case s.LRSchedule != "":
+		c.LRSchedule = s.LRSchedule
+	case len(s.LRDecayEpochs) > 0:
+		c.LRSchedule = ScheduleStep
 	}
 	c.Seed = s.Seed
 	return c

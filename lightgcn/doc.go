@@ -12,6 +12,12 @@
 // Training is BPR with one uniformly sampled negative per positive, L2 on
 // the batch's layer-0 embeddings, and Adam over every embedding.
 //
+// The paper's Adam rate is constant. Config.LRSchedule adds a step
+// (MultiStepLR) or cosine decay of it between epochs (schedule.go), for
+// the shorter, larger-batch runs a small machine affords: at a constant
+// rate those level off at a noise floor below the paper's figure. The
+// model, sampler and loss are the same under every schedule.
+//
 // Nodes are numbered users first: user u is node u, item i node Users+i.
 // Embeddings are node-major float32 matrices (nodes × Dim).
 //

@@ -15,6 +15,7 @@ import (
 // EvalPoint is one evaluation of a training run.
 type EvalPoint struct {
 	Epoch   int     `json:"epoch"`
+	LR      float64 `json:"lr"`   // the epoch's learning rate
 	Loss    float64 `json:"loss"` // the epoch's mean BPR + Reg·L2 loss
 	Recall  float64 `json:"recall_at_k"`
 	NDCG    float64 `json:"ndcg_at_k"`
@@ -36,7 +37,8 @@ type Result struct {
 
 // Train trains a LightGCN on d.Train for cfg.Epochs epochs of
 // ⌈|train|/Batch⌉ steps, evaluating on d.Test every cfg.EvalEvery epochs
-// and after the last. Progress goes to log. When ctx is cancelled it
+// and after the last, at the rate cfg.LRAt gives each epoch. Progress
+// goes to log. When ctx is cancelled it
 // stops after the current step and returns the run so far with ctx's
 // error.
 func Train(ctx context.Context, d *graph.Interactions, cfg Config, log zerolog.Logger) (*Result, error) {
@@ -55,25 +57,26 @@ func Train(ctx context.Context, d *graph.Interactions, cfg Config, log zerolog.L
 	log.Info().Str("dataset", d.Name).Int("users", d.Users).Int("items", d.Items).Int("train", nnz).
 		Int("test", d.Test.NNZ()).Int("adj_nnz", m.prop.a.NNZ()).Int("steps_per_epoch", steps).
 		Int("dim", cfg.Dim).Int("layers", cfg.Layers).Float64("lr", cfg.LR).Int("batch", cfg.Batch).
-		Float64("reg", cfg.Reg).Msg("lightgcn: training")
+		Float64("reg", cfg.Reg).Str("lr_schedule", cfg.LRSchedule).Float64("lr_decay", cfg.LRDecay).
+		Ints("lr_decay_epochs", cfg.LRDecayEpochs).Msg("lightgcn: training")
 	smp := newSampler(d.Train, cfg.Seed+1)
 	users, pos, neg := make([]int32, cfg.Batch), make([]int32, cfg.Batch), make([]int32, cfg.Batch)
 	res := &Result{Dataset: d.Name, K: cfg.TopK}
 	start := time.Now()
 	var trainSec float64
-	evaluate := func(epoch int, loss float64) error {
+	evaluate := func(epoch int, lr, loss float64) error {
 		t0 := time.Now()
 		sc, err := m.Evaluate(d.Test)
 		if err != nil {
 			return err
 		}
-		p := EvalPoint{Epoch: epoch, Loss: loss, Recall: sc.Recall, NDCG: sc.NDCG, Seconds: time.Since(start).Seconds()}
+		p := EvalPoint{Epoch: epoch, LR: lr, Loss: loss, Recall: sc.Recall, NDCG: sc.NDCG, Seconds: time.Since(start).Seconds()}
 		res.Users, res.Last = sc.Users, p
 		res.Curve = append(res.Curve, p)
 		if len(res.Curve) == 1 || p.Recall > res.Best.Recall {
 			res.Best = p
 		}
-		log.Info().Int("epoch", epoch).Float64("loss", loss).Float64("recall", sc.Recall).Float64("ndcg", sc.NDCG).
+		log.Info().Int("epoch", epoch).Float64("lr", lr).Float64("loss", loss).Float64("recall", sc.Recall).Float64("ndcg", sc.NDCG).
 			Int("best_epoch", res.Best.Epoch).Float64("best_recall", res.Best.Recall).
 			Float64("eval_s", time.Since(t0).Seconds()).Msgf("lightgcn: recall@%d %.4f ndcg@%d %.4f", sc.K, sc.Recall, sc.K, sc.NDCG)
 		return nil
@@ -87,6 +90,8 @@ func Train(ctx context.Context, d *graph.Interactions, cfg Config, log zerolog.L
 	}
 	for epoch := 1; epoch <= cfg.Epochs; epoch++ {
 		t0 := time.Now()
+		lr := cfg.LRAt(epoch)
+		m.opt.lr = lr
 		var loss float64
 		for s := range steps {
 			if err := ctx.Err(); err != nil {
@@ -104,15 +109,15 @@ func Train(ctx context.Context, d *graph.Interactions, cfg Config, log zerolog.L
 		sec := time.Since(t0).Seconds()
 		trainSec += sec
 		res.Epochs = epoch
-		log.Info().Int("epoch", epoch).Float64("loss", loss).Float64("epoch_s", sec).Msg("lightgcn: epoch")
+		log.Info().Int("epoch", epoch).Float64("lr", lr).Float64("loss", loss).Float64("epoch_s", sec).Msg("lightgcn: epoch")
 		if (cfg.EvalEvery > 0 && epoch%cfg.EvalEvery == 0) || epoch == cfg.Epochs {
-			if err := evaluate(epoch, loss); err != nil {
+			if err := evaluate(epoch, m.opt.lr, loss); err != nil {
 				return finish(err)
 			}
 		}
 	}
 	if cfg.Epochs == 0 {
-		if err := evaluate(0, 0); err != nil {
+		if err := evaluate(0, cfg.LR, 0); err != nil {
 			return finish(err)
 		}
 	}

@@ -67,6 +67,9 @@ func newTrainCmd(g *globalFlags) *cobra.Command {
 	f.StringVar(&lg.Dir, "lightgcn", "", "train the centralized LightGCN recommender on a LightGCN-layout directory (train.txt, test.txt)")
 	f.Var(unsetInt(&lg.Dim), "dim", "LightGCN: embedding dimension (default 64)")
 	f.Var(unsetFloat(&lg.Reg), "reg", "LightGCN: L2 on the batch's layer-0 embeddings (default 1e-4)")
+	f.StringVar(&lg.LRSchedule, "lr-schedule", "", "LightGCN: learning rate over the epochs: constant (the paper's, default), step (×--lr-decay after each of --lr-decay-epochs, the default when they are given) or cosine (annealed from --lr to --lr × --lr-decay over --epochs)")
+	f.Var(unsetFloat(&lg.LRDecay), "lr-decay", "LightGCN: the step schedule's factor, in (0, 1), or the cosine schedule's final fraction of --lr, in [0, 1) (default 0.1)")
+	f.IntSliceVar(&lg.LRDecayEpochs, "lr-decay-epochs", nil, "LightGCN: the step schedule's milestones: the rate is multiplied by --lr-decay after each of these epochs (e.g. 100,200)")
 	f.Var(unsetInt(&lg.EvalEvery), "eval-every", "LightGCN: evaluate Recall/NDCG@20 every this many epochs and after the last (default 10)")
 	return cmd
 }
