@@ -120,8 +120,9 @@ func (l *edgeLayer) foldForward(f *inputFold, blk *Block, hPrev *gnn.Tensor, nt 
 func (f *inputFold) foldSlotSums(xr *gnn.Tensor, c0, cs int, m *Messages, w []float32, nt int) {
 	s := f.slots
 	K, ei, ld := s.K, s.Cols, xr.Cols
+	fixed := len(s.fixed) == K
 	vary := f.varying[:0]
-	if len(s.fixed) == K {
+	if fixed {
 		f.dense = edgeReuse(f.dense, nt, K)
 		gnn.GatherRowsNarrow(f.dense.Data, K, 0, m.Ptr, m.Edge, w, s.Val, K, 0, nt)
 		for j, c := range s.fixed {
@@ -137,7 +138,7 @@ func (f *inputFold) foldSlotSums(xr *gnn.Tensor, c0, cs int, m *Messages, w []fl
 	f.varying = vary
 	for t := range nt {
 		row := xr.Data[t*ld+c0 : t*ld+c0+ei]
-		if len(s.fixed) == K {
+		if fixed {
 			for j, v := range f.dense.Row(t) {
 				if c := s.fixed[j]; c >= 0 {
 					row[c] += v
