@@ -63,6 +63,19 @@ func setRecordTimes(recs []edgeRecord, times []int64, t0 int64, invDur float64) 
 	}
 }
 
+// The slots of the one-hot blocks in an edge's slot row.
+const edgeSlotPay, edgeSlotRecv, edgeSlotForm = 2, 3, 4
+
+// edgeSlotBase is the column of every slot of an edge's slot row, the
+// one-hot slots at the start of their blocks (slots adds the record's
+// offsets; edgeSlotColumns marks them as varying).
+func edgeSlotBase() [edgeInputSlots]int32 {
+	return [edgeInputSlots]int32{EdgeColLogPaid, EdgeColLogRecv,
+		EdgeColPayCurrency, EdgeColRecvCurrency, EdgeColFormat,
+		EdgeColHourSin, EdgeColHourCos, EdgeColWeekSin, EdgeColWeekCos,
+		EdgeColSameCurr, EdgeColSelf, EdgeColCrossBank, EdgeColTime}
+}
+
 // slots sets the columns and values of edge e's features from its record,
 // writing in place: built as array literals, the rows went through the
 // stack first, and this loop runs for every edge of every batch.
@@ -70,17 +83,12 @@ func (f *Featurizer) slots(idx *[edgeInputSlots]int32, val *[edgeInputSlots]floa
 	r := &f.recs[e]
 	ph := f.phases
 	wd := r.bits & recWeekday
-	// The columns of every slot, the one-hot slots at the start of their
-	// blocks (the record adds its offsets).
-	*idx = [edgeInputSlots]int32{EdgeColLogPaid, EdgeColLogRecv,
-		EdgeColPayCurrency, EdgeColRecvCurrency, EdgeColFormat,
-		EdgeColHourSin, EdgeColHourCos, EdgeColWeekSin, EdgeColWeekCos,
-		EdgeColSameCurr, EdgeColSelf, EdgeColCrossBank, EdgeColTime}
-	idx[2] += int32(r.pay)
-	idx[3] += int32(r.recv)
-	idx[4] += int32(r.form)
+	*idx = edgeSlotBase()
+	idx[edgeSlotPay] += int32(r.pay)
+	idx[edgeSlotRecv] += int32(r.recv)
+	idx[edgeSlotForm] += int32(r.form)
 	val[0], val[1] = r.logPaid, r.logRecv
-	val[2], val[3], val[4] = 1, 1, 1
+	val[edgeSlotPay], val[edgeSlotRecv], val[edgeSlotForm] = 1, 1, 1
 	val[5], val[6], val[7], val[8] = r.hourSin, r.hourCos, ph.daySin[wd], ph.dayCos[wd]
 	val[9] = float32(r.bits >> 3 & 1)  // same currency
 	val[10] = float32(r.bits >> 4 & 1) // self

@@ -157,12 +157,12 @@ func (f *Featurizer) FillSlots(dst *SlotRows, edges []int32) {
 	dst.fixed = append(dst.fixed[:0], edgeSlotColumns()...)
 }
 
-// edgeSlotColumns returns the column of every slot FillSlots writes, −1
-// for the one-hot slots (Featurizer.slots).
+// edgeSlotColumns is FillSlots' fixed layout: edgeSlotBase with the
+// one-hot slots, whose column varies by row, as −1.
 func edgeSlotColumns() []int32 {
-	return []int32{EdgeColLogPaid, EdgeColLogRecv, -1, -1, -1,
-		EdgeColHourSin, EdgeColHourCos, EdgeColWeekSin, EdgeColWeekCos,
-		EdgeColSameCurr, EdgeColSelf, EdgeColCrossBank, EdgeColTime}
+	c := edgeSlotBase()
+	c[edgeSlotPay], c[edgeSlotRecv], c[edgeSlotForm] = -1, -1, -1
+	return c[:]
 }
 
 // edgeLogAmount is log1p(max(a, 0))/10, the amount columns. The builtin
