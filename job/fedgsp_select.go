@@ -26,6 +26,14 @@ type FedGSPSelect struct {
 	Exclude []string
 	// Epochs is each candidate's local trial; 0: fedgsp.DefaultSelectEpochs.
 	Epochs int
+	// Finalists is how many of the local trial's best candidates then run
+	// as short FedGSP jobs of the same clients, the best of which is
+	// chosen (federatedStage); 0: DefaultFedGSPFinalists; negative: none,
+	// the local trial chooses.
+	Finalists int
+	// TrialRounds is each federated trial's rounds; 0:
+	// DefaultFedGSPTrialRounds.
+	TrialRounds int
 }
 
 // FedGSPSelectGrid is the default candidate grid (fedgsp.SelectGrid).
@@ -44,6 +52,12 @@ type FedGSPSelection struct {
 	EpochsPerCandidate int     `json:"epochs_per_candidate"`
 	LocalEpochs        int     `json:"local_epochs"`
 	Seconds            float64 `json:"seconds"`
+	// LocalChoice is the local trial's pick; Federated the finalists'
+	// federated trials, which chose Chosen among them; TrialRounds their
+	// rounds in all (against the job's).
+	LocalChoice string           `json:"local_choice,omitempty"`
+	Federated   []FederatedTrial `json:"federated,omitempty"`
+	TrialRounds int              `json:"trial_rounds,omitempty"`
 	// The score releases: one scalar per client and candidate scored, on
 	// the scalar (margin) channel at σ Sigma and clip Clip, each accounted
 	// in the client's gate; EpsilonMax is the largest client's ε of those
@@ -66,9 +80,11 @@ const selectClip = 1
 // before the job's first round), and the server side picks by the
 // released scores weighted by the clients' validation counts (fedgsp.Pick).
 // The count is not released: every client reports it with its scores
-// each round already (val_n).
+// each round already (val_n). run, when set, runs the federated stage
+// over the local pick's finalists (federatedStage); nil: the local pick
+// stands.
 func selectFedGSP(ctx context.Context, clients []*graph.ClientGraph, ids []string, opt FedGSPSelect, o fedgsp.Overrides,
-	priv SimPrivacy, jobID string, seed uint64, log zerolog.Logger) (FedGSPSelection, error) {
+	priv SimPrivacy, jobID string, seed uint64, run trialRunner, log zerolog.Logger) (FedGSPSelection, error) {
 	start := time.Now()
 	out := FedGSPSelection{Excluded: opt.Exclude, EpochsPerCandidate: opt.Epochs, Sigma: agent.DefaultMarginSigma, Clip: selectClip}
 	if out.EpochsPerCandidate == 0 {
@@ -104,12 +120,16 @@ func selectFedGSP(ctx context.Context, clients []*graph.ClientGraph, ids []strin
 		log.Debug().Str("client", ids[i]).Int("val_n", nVal).Interface("scores", rep.Scores).Msg("fedgsp selection scores released")
 	}
 	out.Selection, err = fedgsp.Pick(grid, reports)
+	if err == nil {
+		err = federatedStage(ctx, &out, cands, opt, run, log)
+	}
 	out.Seconds = time.Since(start).Seconds()
 	if err != nil {
 		return out, err
 	}
-	log.Info().Str("chosen", out.Chosen).Strs("grid", grid).Interface("scores", out.Scores).Int("refused", len(out.Refused)).
-		Int("local_epochs", out.LocalEpochs).Float64("seconds", out.Seconds).Msg("fedgsp selection")
+	log.Info().Str("chosen", out.Chosen).Str("local_choice", out.LocalChoice).Strs("grid", grid).Interface("scores", out.Scores).
+		Int("refused", len(out.Refused)).Int("local_epochs", out.LocalEpochs).Int("trial_rounds", out.TrialRounds).
+		Float64("seconds", out.Seconds).Msg("fedgsp selection")
 	return out, nil
 }
 
@@ -162,13 +182,13 @@ func releaseScores(ctx context.Context, trials []fedgsp.CandidateTrial, nVal int
 // whole graph), with the given fields on top either way and the metric
 // the data's. sel is nil unless the selection ran.
 func resolveFedGSP(ctx context.Context, o deploy.FedGSPOptions, opt FedGSPSelect, data *graph.Dataset, clients []*graph.ClientGraph,
-	priv SimPrivacy, jobID string, seed uint64, log zerolog.Logger) (string, fedgsp.Config, *FedGSPSelection, error) {
+	priv SimPrivacy, jobID string, seed uint64, run trialRunner, log zerolog.Logger) (string, fedgsp.Config, *FedGSPSelection, error) {
 	if o.Resolved == nil && (o.Preset == "" || o.Preset == fedgsp.PresetSelect) {
 		ids := make([]string, len(clients))
 		for i := range clients {
 			ids[i] = deploy.ClientID(i)
 		}
-		sel, err := selectFedGSP(ctx, clients, ids, opt, o.Set, priv, jobID, seed, log)
+		sel, err := selectFedGSP(ctx, clients, ids, opt, o.Set, priv, jobID, seed, run, log)
 		if err != nil {
 			return "", fedgsp.Config{}, nil, err
 		}
@@ -194,8 +214,15 @@ func (s *FedGSPSelection) String() string {
 	if len(s.Excluded) > 0 {
 		fmt.Fprintf(&b, " (excluded %s)", strings.Join(s.Excluded, ","))
 	}
-	fmt.Fprintf(&b, "; %d refused; %d local epochs (%d per candidate), %.1fs; %d scalar releases, σ %g, ε %.3g",
-		len(s.Refused), s.LocalEpochs, s.EpochsPerCandidate, s.Seconds, s.Releases, s.Sigma, s.EpsilonMax)
+	fmt.Fprintf(&b, "; %d refused; %d local epochs (%d per candidate)", len(s.Refused), s.LocalEpochs, s.EpochsPerCandidate)
+	if len(s.Federated) > 0 {
+		fmt.Fprintf(&b, "; local pick %s, federated trials", s.LocalChoice)
+		for _, t := range s.Federated {
+			fmt.Fprintf(&b, " %s=%.4f", t.Name, t.Score)
+		}
+		fmt.Fprintf(&b, " (%d rounds)", s.TrialRounds)
+	}
+	fmt.Fprintf(&b, ", %.1fs; %d scalar releases, σ %g, ε %.3g", s.Seconds, s.Releases, s.Sigma, s.EpsilonMax)
 	if s.Seeded {
 		b.WriteString(" (seeded noise: no privacy claim)")
 	}

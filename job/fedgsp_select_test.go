@@ -107,7 +107,7 @@ func TestSelectFedGSPEndToEnd(t *testing.T) {
 	small := fedgsp.Overrides{Orders: ptrTo(3), Hidden: ptrTo(16), Layers: ptrTo(2), Principal: ptrTo(2)}
 	opt := FedGSPSelect{Grid: []string{"cora", "heterophilic", "actor"}, Exclude: []string{"actor"}, Epochs: 8}
 	run := func() FedGSPSelection {
-		sel, err := selectFedGSP(context.Background(), clients, ids, opt, small, priv, "job-b", 9, zerolog.Nop())
+		sel, err := selectFedGSP(context.Background(), clients, ids, opt, small, priv, "job-b", 9, nil, zerolog.Nop())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -167,7 +167,7 @@ func TestResolveFedGSP(t *testing.T) {
 		{preset: "select", opt: FedGSPSelect{Exclude: []string{"cora", "nope"}}, fails: "not in the grid"},
 	} {
 		o := deploy.FedGSPOptions{Preset: tt.preset, Set: small}
-		name, c, sel, err := resolveFedGSP(context.Background(), o, tt.opt, whole, clients, priv, "job-c", 1, zerolog.Nop())
+		name, c, sel, err := resolveFedGSP(context.Background(), o, tt.opt, whole, clients, priv, "job-c", 1, nil, zerolog.Nop())
 		if (tt.fails != "") != (err != nil) || (err != nil && !strings.Contains(err.Error(), tt.fails)) {
 			t.Errorf("preset %q: error %v, want %q", tt.preset, err, tt.fails)
 			continue

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"graphfed/aggregator"
 	"graphfed/deploy"
 	"graphfed/fedgsp"
@@ -133,31 +135,11 @@ func RunNode(ctx context.Context, spec NodeSpec) (NodeResult, error) {
 	if spec.Learner != nil {
 		lo = *spec.Learner
 	}
-	var gspSel *FedGSPSelection
-	var gspPreset string
-	if sc.Algo == aggregator.AlgoFedGSP {
-		// One preset for every client: by default chosen by the clients'
-		// validation scores (resolveFedGSP), never by the data's name.
-		preset, gc, sel, err := resolveFedGSP(ctx, lo.FedGSP, spec.FedGSPSelect, data, clients, priv, sc.Job, seed, log)
-		if err != nil {
-			return fail(err)
-		}
-		gspSel, gspPreset = sel, preset
-		srv := aggregator.FedGSPPreset(preset)
-		spec.FedGSPServer.Apply(&srv)
-		lo.FedGSP.Preset, lo.FedGSP.Resolved, sc.FedGSP = preset, &gc, srv
-		log.Info().Str("preset", preset).Int("orders", gc.Orders).Float64("tau", gc.Tau).Int("hidden", gc.Hidden).Int("layers", gc.Layers).
-			Float64("lr", gc.LR1).Float64("coef_lr", gc.LR2).Float64("gamma", srv.Gamma).Float64("alpha", srv.Alpha).Float64("beta", srv.Beta).
-			Str("metric", gc.Metric).Msg("fedgsp settings")
-	}
 	ids := make([]string, len(clients))
 	cdata := make([]deploy.Data, len(clients))
 	for i, cg := range clients {
 		ids[i] = deploy.ClientID(i)
 		cdata[i] = deploy.Data{Node: cg, Clients: ids}
-	}
-	if sc.Learners, err = buildLearners(deploy.TaskNode, sc.Algo, cdata, ids, lo, seed, log); err != nil {
-		return fail(err)
 	}
 	sc.IDs, sc.Node = ids, lo.Node
 	ps := graph.PartitionStats(clients)
@@ -170,6 +152,27 @@ func RunNode(ctx context.Context, spec NodeSpec) (NodeResult, error) {
 		return fail(err)
 	}
 	sc.Privacy = priv
+	var gspSel *FedGSPSelection
+	var gspPreset string
+	if sc.Algo == aggregator.AlgoFedGSP {
+		// One preset for every client: by default chosen by the clients'
+		// validation scores (resolveFedGSP), never by the data's name.
+		trial := func(ctx context.Context, cand fedgsp.Candidate, rounds int) (trialResult, error) {
+			return runFedGSPTrial(ctx, sc, lo, spec.FedGSPServer, cdata, cand, rounds, seed, data.ScoreMetric())
+		}
+		preset, gc, sel, err := resolveFedGSP(ctx, lo.FedGSP, spec.FedGSPSelect, data, clients, priv, sc.Job, seed, trial, log)
+		if err != nil {
+			return fail(err)
+		}
+		gspSel, gspPreset = sel, preset
+		srv := applyFedGSP(&lo, &sc, preset, gc, spec.FedGSPServer)
+		log.Info().Str("preset", preset).Int("orders", gc.Orders).Float64("tau", gc.Tau).Int("hidden", gc.Hidden).Int("layers", gc.Layers).
+			Float64("lr", gc.LR1).Float64("coef_lr", gc.LR2).Float64("gamma", srv.Gamma).Float64("alpha", srv.Alpha).Float64("beta", srv.Beta).
+			Str("metric", gc.Metric).Msg("fedgsp settings")
+	}
+	if sc.Learners, err = buildLearners(deploy.TaskNode, sc.Algo, cdata, ids, lo, seed, log); err != nil {
+		return fail(err)
+	}
 	metric := data.ScoreMetric()
 	var rows []runreport.Round
 	bar := p.Stage("sim "+sc.Algo, sc.Rounds)
@@ -212,6 +215,43 @@ func RunNode(ctx context.Context, spec NodeSpec) (NodeResult, error) {
 		}
 	}
 	return out, nil
+}
+
+// applyFedGSP sets a FedGSP job's one client configuration (from preset)
+// in lo and its server row (preset's, with server on top) in sc, and
+// returns the row.
+func applyFedGSP(lo *deploy.LearnerOptions, sc *SimConfig, preset string, gc fedgsp.Config, server aggregator.FedGSPOverrides) aggregator.FedGSPConfig {
+	srv := aggregator.FedGSPPreset(preset)
+	server.Apply(&srv)
+	lo.FedGSP.Preset, lo.FedGSP.Resolved, sc.FedGSP = preset, &gc, srv
+	return srv
+}
+
+// runFedGSPTrial runs the job's clients (cdata) as a FedGSP job of rounds
+// rounds with cand's settings: the job's own configuration sc and learner
+// options lo, under its own job id (so that its releases and ledger are
+// its own), with nothing reported or exported.
+func runFedGSPTrial(ctx context.Context, sc SimConfig, lo deploy.LearnerOptions, server aggregator.FedGSPOverrides, cdata []deploy.Data,
+	cand fedgsp.Candidate, rounds int, seed uint64, metric string) (trialResult, error) {
+	gc := cand.Config
+	gc.Metric = metric
+	if err := gc.Validate(); err != nil {
+		return trialResult{}, err
+	}
+	applyFedGSP(&lo, &sc, cand.Name, gc, server)
+	sc.Job, sc.Rounds = sc.Job+"-select-"+cand.Name, rounds
+	sc.OnRound, sc.OnProgress, sc.Metrics = nil, nil, nil
+	sc.Privacy.ExportLedger = ""
+	sc.Log = sc.Log.Level(max(sc.Log.GetLevel(), zerolog.WarnLevel))
+	var err error
+	if sc.Learners, err = buildLearners(deploy.TaskNode, sc.Algo, cdata, sc.IDs, lo, seed, sc.Log); err != nil {
+		return trialResult{}, err
+	}
+	res, err := RunSim(ctx, sc)
+	if err != nil {
+		return trialResult{}, err
+	}
+	return trialResult{Final: res.Agg.Final, Messages: res.Messages, Bytes: res.Bytes}, nil
 }
 
 // checkSlow checks a job's slow factors against its n clients.

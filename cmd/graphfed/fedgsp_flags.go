@@ -34,6 +34,8 @@ func (f *fedgspFlags) registerServer(cmd *cobra.Command) {
 			strings.Join(job.FedGSPSelectGrid(), ",")+")")
 		fl.StringSliceVar(&f.sel.Exclude, "fedgsp-exclude", nil, "FedGSP --fedgsp-preset select: presets left out of the grid (a leave-one-dataset-out run leaves out the one tuned on its dataset)")
 		fl.IntVar(&f.sel.Epochs, "fedgsp-select-epochs", job.DefaultFedGSPSelectEpochs, "FedGSP --fedgsp-preset select: local epochs of each candidate's trial (its score: the best validation epoch)")
+		fl.IntVar(&f.sel.Finalists, "fedgsp-finalists", job.DefaultFedGSPFinalists, "FedGSP --fedgsp-preset select: the local trial's best candidates that then run as short federated jobs, the best of which is chosen (negative: the local trial chooses)")
+		fl.IntVar(&f.sel.TrialRounds, "fedgsp-trial-rounds", job.DefaultFedGSPTrialRounds, "FedGSP --fedgsp-preset select: rounds of each finalist's federated trial")
 	}
 	help := func(what string, def any) string {
 		return fmt.Sprintf("FedGSP %s (default: the preset's; cora's %v)", what, def)

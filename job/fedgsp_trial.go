@@ -1,0 +1,163 @@
+package job
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"graphfed/fedgsp"
+)
+
+// The selection's second stage. A local trial scores a candidate's client
+// settings only: each client trains alone, so the candidate's server row
+// (γ, α, β: how much the clients share) never enters its score. On
+// chameleon and actor that picked minesweeper's row, whose γ 50 shares the
+// model almost uniformly, and lost to plain FedAvg. So the local trial
+// only shortlists; the finalists then run as short FedGSP jobs of the
+// same clients, and the one whose clients report the best validation
+// scores is chosen. The server sees nothing it would not see in the job
+// itself: the scores every client reports with its final model.
+
+// Defaults of the federated stage.
+const (
+	// DefaultFedGSPFinalists is how many of the local trial's best
+	// candidates run as federated trials.
+	DefaultFedGSPFinalists = 3
+	// DefaultFedGSPTrialRounds is each federated trial's rounds.
+	DefaultFedGSPTrialRounds = 20
+)
+
+// FederatedTrial is one finalist's short FedGSP job.
+type FederatedTrial struct {
+	Name string `json:"name"`
+	// Score is Σ val_n · best_val_score / Σ val_n over the clients that
+	// reported a finite best validation score; NaN when none did.
+	Score    float64 `json:"score"`
+	Clients  int     `json:"clients"`
+	Rounds   int     `json:"rounds"`
+	Seconds  float64 `json:"seconds"`
+	Messages int64   `json:"messages"`
+	Bytes    int64   `json:"bytes"`
+}
+
+// MarshalJSON writes a NaN score as null, as CandidateScore does.
+func (t FederatedTrial) MarshalJSON() ([]byte, error) {
+	type plain FederatedTrial
+	out := struct {
+		plain
+		Score *float64 `json:"score"`
+	}{plain: plain(t)}
+	if !math.IsNaN(t.Score) && !math.IsInf(t.Score, 0) {
+		out.Score = &t.Score
+	}
+	return json.Marshal(out)
+}
+
+// trialResult is what a federated trial's job returns: every client's
+// final scores and the job's traffic.
+type trialResult struct {
+	Final           map[string]map[string]float64
+	Messages, Bytes int64
+}
+
+// trialRunner runs the job's clients as a FedGSP job of rounds rounds
+// with candidate's settings (its client configuration and its server row).
+type trialRunner func(ctx context.Context, cand fedgsp.Candidate, rounds int) (trialResult, error)
+
+// finalists are the n eligible candidates of sel with the best local
+// scores, best first, ties in grid order (Pick's).
+func finalists(sel fedgsp.Selection, n int) []string {
+	var ok []fedgsp.CandidateScore
+	for _, cs := range sel.Scores {
+		if cs.Coverage >= fedgsp.MinCoverage && !math.IsNaN(cs.Score) {
+			ok = append(ok, cs)
+		}
+	}
+	slices.SortStableFunc(ok, func(a, b fedgsp.CandidateScore) int {
+		switch {
+		case a.Score > b.Score:
+			return -1
+		case a.Score < b.Score:
+			return 1
+		}
+		return 0
+	})
+	names := make([]string, 0, n)
+	for _, cs := range ok[:min(n, len(ok))] {
+		names = append(names, cs.Name)
+	}
+	return names
+}
+
+// trialScore is the validation-count weighted mean of the clients' best
+// validation scores, and how many clients it covers.
+func trialScore(final map[string]map[string]float64) (float64, int) {
+	var sum, w float64
+	n := 0
+	for _, id := range slices.Sorted(maps.Keys(final)) {
+		sc := final[id]
+		v, ok := sc["best_val_score"]
+		nv := sc["val_n"]
+		if !ok || math.IsNaN(v) || math.IsInf(v, 0) || !(nv > 0) {
+			continue
+		}
+		sum += nv * v
+		w += nv
+		n++
+	}
+	if w == 0 {
+		return math.NaN(), 0
+	}
+	return sum / w, n
+}
+
+// federatedStage runs the finalists of out's local pick as federated
+// trials and sets out.Chosen to the best; with fewer than two finalists
+// (a count below 2, no runner, or fewer eligible candidates) there is
+// nothing to compare and the local pick stands.
+func federatedStage(ctx context.Context, out *FedGSPSelection, cands []fedgsp.Candidate, opt FedGSPSelect, run trialRunner, log zerolog.Logger) error {
+	n, rounds := opt.Finalists, opt.TrialRounds
+	if n == 0 {
+		n = DefaultFedGSPFinalists
+	}
+	if rounds == 0 {
+		rounds = DefaultFedGSPTrialRounds
+	}
+	out.LocalChoice = out.Chosen
+	if n < 2 || run == nil {
+		return nil
+	}
+	names := finalists(out.Selection, n)
+	if len(names) < 2 {
+		return nil
+	}
+	best := -1
+	for _, name := range names {
+		i := slices.IndexFunc(cands, func(c fedgsp.Candidate) bool { return c.Name == name })
+		start := time.Now()
+		res, err := run(ctx, cands[i], rounds)
+		if err != nil {
+			return fmt.Errorf("fedgsp select: federated trial of %s: %w", name, err)
+		}
+		t := FederatedTrial{Name: name, Rounds: rounds, Seconds: time.Since(start).Seconds(), Messages: res.Messages, Bytes: res.Bytes}
+		t.Score, t.Clients = trialScore(res.Final)
+		out.Federated = append(out.Federated, t)
+		out.TrialRounds += rounds
+		log.Info().Str("candidate", name).Float64("score", t.Score).Int("clients", t.Clients).Int("rounds", rounds).
+			Float64("seconds", t.Seconds).Msg("fedgsp selection: federated trial")
+		if !math.IsNaN(t.Score) && (best < 0 || t.Score > out.Federated[best].Score) {
+			best = len(out.Federated) - 1
+		}
+	}
+	if best < 0 {
+		return fmt.Errorf("fedgsp select: no federated trial of %v had a finite validation score", names)
+	}
+	out.Chosen = out.Federated[best].Name
+	return nil
+}

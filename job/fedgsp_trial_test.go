@@ -1,0 +1,183 @@
+package job
+
+import (
+	"context"
+	"errors"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"graphfed/aggregator"
+	"graphfed/deploy"
+	"graphfed/fedgsp"
+	"graphfed/graph"
+)
+
+func TestFinalists(t *testing.T) {
+	nan := math.NaN()
+	sel := fedgsp.Selection{Scores: []fedgsp.CandidateScore{
+		{Name: "a", Score: 0.5, Coverage: 1},
+		{Name: "b", Score: 0.7, Coverage: 1},
+		{Name: "c", Score: 0.9, Coverage: 0.4}, // too few clients scored it
+		{Name: "d", Score: 0.7, Coverage: 0.6}, // ties b: b comes first in the grid
+		{Name: "e", Score: nan},
+		{Name: "f", Score: 0.6, Coverage: 1},
+	}}
+	for _, tt := range []struct {
+		n    int
+		want []string
+	}{
+		{0, []string{}},
+		{1, []string{"b"}},
+		{3, []string{"b", "d", "f"}},
+		{9, []string{"b", "d", "f", "a"}},
+	} {
+		if got := finalists(sel, tt.n); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("finalists(%d) = %v, want %v", tt.n, got, tt.want)
+		}
+	}
+}
+
+func TestTrialScore(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		final   map[string]map[string]float64
+		want    float64
+		clients int
+	}{
+		{"weighted by validation count", map[string]map[string]float64{
+			"c0": {"best_val_score": 0.9, "val_n": 10}, "c1": {"best_val_score": 0.6, "val_n": 30}}, 0.675, 2},
+		{"a NaN score or no validation nodes is left out", map[string]map[string]float64{
+			"c0": {"best_val_score": 0.8, "val_n": 5}, "c1": {"best_val_score": math.NaN(), "val_n": 50},
+			"c2": {"best_val_score": 0.1, "val_n": 0}, "c3": {"val_n": 9}}, 0.8, 1},
+		{"nothing scored", map[string]map[string]float64{"c0": {"best_val_score": math.Inf(1), "val_n": 5}}, math.NaN(), 0},
+	} {
+		got, n := trialScore(tt.final)
+		if n != tt.clients || !(math.Abs(got-tt.want) < 1e-12 || math.IsNaN(got) && math.IsNaN(tt.want)) {
+			t.Errorf("%s: %v over %d clients, want %v over %d", tt.name, got, n, tt.want, tt.clients)
+		}
+	}
+}
+
+// TestFederatedStage: the finalists of the local pick each run once, with
+// their own settings and the trial's rounds, and the best federated score
+// is chosen even where the local pick was another; a negative count keeps
+// the local pick; a failed trial or no finite score is an error.
+func TestFederatedStage(t *testing.T) {
+	cands, err := fedgsp.Candidates([]string{"cora", "minesweeper", "heterophilic"}, fedgsp.Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	local := fedgsp.Selection{Grid: []string{"cora", "minesweeper", "heterophilic"}, Chosen: "minesweeper", Scores: []fedgsp.CandidateScore{
+		{Name: "cora", Score: 0.5, Coverage: 1}, {Name: "minesweeper", Score: 0.8, Coverage: 1}, {Name: "heterophilic", Score: 0.7, Coverage: 1}}}
+	federated := map[string]float64{"minesweeper": 0.4, "heterophilic": 0.65, "cora": 0.99}
+	for _, tt := range []struct {
+		name      string
+		opt       FedGSPSelect
+		scores    map[string]float64
+		fail      error
+		chosen    string
+		ran       []string
+		wantError string
+	}{
+		{name: "the federated trials overrule the local pick", opt: FedGSPSelect{Finalists: 2, TrialRounds: 7}, scores: federated,
+			chosen: "heterophilic", ran: []string{"minesweeper", "heterophilic"}},
+		{name: "default: three finalists of 20 rounds", scores: federated, chosen: "cora", ran: []string{"minesweeper", "heterophilic", "cora"}},
+		{name: "negative: the local pick stands", opt: FedGSPSelect{Finalists: -1}, scores: federated, chosen: "minesweeper"},
+		{name: "one finalist: nothing to compare", opt: FedGSPSelect{Finalists: 1}, scores: federated, chosen: "minesweeper"},
+		{name: "a trial fails", opt: FedGSPSelect{Finalists: 2}, fail: errors.New("server gone"), wantError: "federated trial of minesweeper: server gone"},
+		{name: "no trial scored", opt: FedGSPSelect{Finalists: 2}, scores: map[string]float64{}, wantError: "no federated trial"},
+	} {
+		var ran []string
+		run := func(_ context.Context, c fedgsp.Candidate, rounds int) (trialResult, error) {
+			want := DefaultFedGSPTrialRounds
+			if tt.opt.TrialRounds != 0 {
+				want = tt.opt.TrialRounds
+			}
+			if ref, _ := fedgsp.Preset(c.Name); rounds != want || !reflect.DeepEqual(c.Config, ref) {
+				t.Errorf("%s: trial of %s over %d rounds with %+v, want %d rounds of its preset", tt.name, c.Name, rounds, c.Config, want)
+			}
+			ran = append(ran, c.Name)
+			if tt.fail != nil {
+				return trialResult{}, tt.fail
+			}
+			final := map[string]map[string]float64{"client-0": {"val_n": 10, "best_val_score": math.NaN()}}
+			if s, ok := tt.scores[c.Name]; ok {
+				final["client-0"]["best_val_score"] = s
+			}
+			return trialResult{Final: final, Messages: 3, Bytes: 100}, nil
+		}
+		out := FedGSPSelection{Selection: local}
+		err := federatedStage(context.Background(), &out, cands, tt.opt, run, zerolog.Nop())
+		if tt.wantError != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantError) {
+				t.Errorf("%s: error %v, want %q", tt.name, err, tt.wantError)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if out.Chosen != tt.chosen || out.LocalChoice != "minesweeper" || !reflect.DeepEqual(ran, tt.ran) || len(out.Federated) != len(tt.ran) {
+			t.Errorf("%s: chose %s (local %s) after trials %v (%d recorded), want %s after %v", tt.name, out.Chosen, out.LocalChoice, ran, len(out.Federated), tt.chosen, tt.ran)
+		}
+		for _, tr := range out.Federated {
+			if tr.Score != tt.scores[tr.Name] || tr.Clients != 1 || tr.Messages != 3 || tr.Bytes != 100 || out.TrialRounds != len(tt.ran)*tr.Rounds {
+				t.Errorf("%s: trial record %+v (rounds in all %d)", tt.name, tr, out.TrialRounds)
+			}
+		}
+	}
+}
+
+// TestRunNodeFedGSPFederatedSelection runs a FedGSP job with the default
+// selection on a small CSBM graph: two finalists run as real federated
+// jobs on the embedded server, the job trains the best of them, and the
+// summary records both stages.
+func TestRunNodeFedGSPFederatedSelection(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs three jobs on an embedded server")
+	}
+	csbm := graph.DefaultCSBM()
+	csbm.Nodes, csbm.Classes, csbm.Features, csbm.Homophily = 300, 3, 24, 0.2
+	lo := deploy.DefaultLearnerOptions()
+	lo.FedGSP.Preset = fedgsp.PresetSelect
+	lo.FedGSP.Set = fedgsp.Overrides{Orders: ptrTo(2), Hidden: ptrTo(8), Layers: ptrTo(2), Principal: ptrTo(1)}
+	seed := uint64(4)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	res, err := RunNode(ctx, NodeSpec{Sim: SimConfig{Algo: aggregator.AlgoFedGSP, Rounds: 2, Log: zerolog.Nop()}, Learner: &lo,
+		FedGSPSelect: FedGSPSelect{Grid: []string{"cora", "heterophilic", "minesweeper"}, Epochs: 2, Finalists: 2, TrialRounds: 2},
+		Data:         NodeData{Scenario: "csbm", CSBM: csbm, Clients: 3, Partition: "metis"}, Seed: &seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel, ok := res.Summary.Metrics["fedgsp_select"].(*FedGSPSelection)
+	if !ok {
+		t.Fatalf("metrics hold no selection: %v", res.Summary.Metrics["fedgsp_select"])
+	}
+	if len(sel.Federated) != 2 || sel.TrialRounds != 4 || sel.LocalChoice == "" {
+		t.Fatalf("selection %+v: want two federated trials of 2 rounds after a local pick", sel)
+	}
+	best := sel.Federated[0]
+	for _, tr := range sel.Federated {
+		if tr.Clients != 3 || !(tr.Score > 0 && tr.Score <= 1) || tr.Messages == 0 || tr.Bytes == 0 {
+			t.Errorf("trial %+v: want all 3 clients scored, and traffic", tr)
+		}
+		if tr.Score > best.Score {
+			best = tr
+		}
+	}
+	if sel.Federated[0].Name != sel.LocalChoice {
+		t.Errorf("first finalist %s, want the local pick %s", sel.Federated[0].Name, sel.LocalChoice)
+	}
+	if sel.Chosen != best.Name || res.Summary.Metrics["fedgsp_preset"] != best.Name {
+		t.Errorf("chose %s, job ran %v; the best federated trial is %s", sel.Chosen, res.Summary.Metrics["fedgsp_preset"], best.Name)
+	}
+	if !strings.Contains(sel.String(), "federated trials") {
+		t.Errorf("summary line %q does not tell the federated stage", sel.String())
+	}
+}
