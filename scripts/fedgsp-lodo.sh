@@ -17,7 +17,8 @@
 # Usage: scripts/fedgsp-lodo.sh
 # Environment: DATA (default data, where graphfed data get writes), OUT (default
 # /tmp/fedgsp-lodo/runs.jsonl), BIN (default: built into $(dirname OUT)),
-# DATASETS, SPLITS, SEEDS, ALGOS (space-separated lists), ROUNDS (100).
+# DATASETS, SPLITS, SEEDS, ALGOS (space-separated lists), ROUNDS (100),
+# PRESET (FedGSP's --fedgsp-preset, default select).
 set -u
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 DATA=${DATA:-$HERE/data}
@@ -29,6 +30,7 @@ SPLITS=${SPLITS:-"random:0.2,0.4,0.4 public"}
 SEEDS=${SEEDS:-"1 2 3"}
 ALGOS=${ALGOS:-"fedgsp local fedavg fedprox fedper"}
 ROUNDS=${ROUNDS:-100}
+PRESET=${PRESET:-select}
 mkdir -p "$WORK"
 if [ ! -x "$BIN" ]; then
   (cd "$HERE" && go build -o "$BIN" ./cmd/graphfed) || exit 1
@@ -50,7 +52,7 @@ run() {
   fi
   local args=(sim --dataset "$DATA/$ds" --split "$split" --partition metis --clients 10 --rounds "$ROUNDS" --local-epochs 1 --algo "$algo" --seed "$seed" --json)
   if [ "$algo" = fedgsp ]; then
-    args+=(--fedgsp-exclude "$(tuned "$ds")")
+    args+=(--fedgsp-preset "$PRESET" --fedgsp-exclude "$(tuned "$ds")")
   fi
   local js="$WORK/run.json" err="$WORK/run.err" t0 t1
   t0=$(date +%s)
