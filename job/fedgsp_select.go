@@ -68,6 +68,12 @@ type FedGSPSelection struct {
 	Clip       float64 `json:"clip"`
 	EpsilonMax float64 `json:"epsilon_max"`
 	Seeded     bool    `json:"seeded,omitempty"`
+	// EpsilonBound bounds what the whole selection spent per client, the
+	// score releases and every federated trial's: the sum of their ε
+	// (basic composition, at δ times the number of parts), since each
+	// ran under its own ledger. It is not composed into the job's ε,
+	// which it adds to.
+	EpsilonBound float64 `json:"epsilon_bound"`
 }
 
 // selectClip bounds a released validation score: accuracy and ROC-AUC are
@@ -119,6 +125,7 @@ func selectFedGSP(ctx context.Context, clients []*graph.ClientGraph, ids []strin
 		reports[i] = rep
 		log.Debug().Str("client", ids[i]).Int("val_n", nVal).Interface("scores", rep.Scores).Msg("fedgsp selection scores released")
 	}
+	out.EpsilonBound = out.EpsilonMax
 	out.Selection, err = fedgsp.Pick(grid, reports)
 	if err == nil {
 		err = federatedStage(ctx, &out, cands, opt, run, log)
@@ -223,6 +230,9 @@ func (s *FedGSPSelection) String() string {
 		fmt.Fprintf(&b, " (%d rounds)", s.TrialRounds)
 	}
 	fmt.Fprintf(&b, ", %.1fs; %d scalar releases, σ %g, ε %.3g", s.Seconds, s.Releases, s.Sigma, s.EpsilonMax)
+	if len(s.Federated) > 0 {
+		fmt.Fprintf(&b, "; with the trials' releases ε ≤ %.3g (their sum), beside the job's", s.EpsilonBound)
+	}
 	if s.Seeded {
 		b.WriteString(" (seeded noise: no privacy claim)")
 	}

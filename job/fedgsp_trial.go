@@ -44,6 +44,12 @@ type FederatedTrial struct {
 	Seconds  float64 `json:"seconds"`
 	Messages int64   `json:"messages"`
 	Bytes    int64   `json:"bytes"`
+	// EpsilonClientMax is the largest client's ε over the trial's own
+	// releases (its ledger audited at the job's δ and accountant), and
+	// EpsilonChannels each channel's worst client: what the trial spent,
+	// on top of the job's own spending.
+	EpsilonClientMax float64            `json:"epsilon_client_max"`
+	EpsilonChannels  map[string]float64 `json:"epsilon_channels,omitempty"`
 }
 
 // MarshalJSON writes a NaN score as null, as CandidateScore does.
@@ -64,6 +70,10 @@ func (t FederatedTrial) MarshalJSON() ([]byte, error) {
 type trialResult struct {
 	Final           map[string]map[string]float64
 	Messages, Bytes int64
+	// Spent is the trial's ledger audited: its largest client ε and each
+	// channel's worst client.
+	EpsilonClientMax float64
+	EpsilonChannels  map[string]float64
 }
 
 // trialRunner runs the job's clients as a FedGSP job of rounds rounds
@@ -145,10 +155,12 @@ func federatedStage(ctx context.Context, out *FedGSPSelection, cands []fedgsp.Ca
 		if err != nil {
 			return fmt.Errorf("fedgsp select: federated trial of %s: %w", name, err)
 		}
-		t := FederatedTrial{Name: name, Rounds: rounds, Seconds: time.Since(start).Seconds(), Messages: res.Messages, Bytes: res.Bytes}
+		t := FederatedTrial{Name: name, Rounds: rounds, Seconds: time.Since(start).Seconds(), Messages: res.Messages, Bytes: res.Bytes,
+			EpsilonClientMax: res.EpsilonClientMax, EpsilonChannels: res.EpsilonChannels}
 		t.Score, t.Clients = trialScore(res.Final)
 		out.Federated = append(out.Federated, t)
 		out.TrialRounds += rounds
+		out.EpsilonBound += t.EpsilonClientMax
 		log.Info().Str("candidate", name).Float64("score", t.Score).Int("clients", t.Clients).Int("rounds", rounds).
 			Float64("seconds", t.Seconds).Msg("fedgsp selection: federated trial")
 		if !math.IsNaN(t.Score) && (best < 0 || t.Score > out.Federated[best].Score) {

@@ -167,9 +167,17 @@ func TestRunNodeFedGSPFederatedSelection(t *testing.T) {
 		if tr.Clients != 3 || !(tr.Score > 0 && tr.Score <= 1) || tr.Messages == 0 || tr.Bytes == 0 {
 			t.Errorf("trial %+v: want all 3 clients scored, and traffic", tr)
 		}
+		// Every trial releases descriptors and models through the gates:
+		// its spending is measured, and the selection's bound adds it up.
+		if !(tr.EpsilonClientMax > 0) || !(tr.EpsilonChannels["descriptor"] > 0) || !(tr.EpsilonChannels["model"] > 0) {
+			t.Errorf("trial %s spent ε %v, channels %v: want the trial's ledger audited", tr.Name, tr.EpsilonClientMax, tr.EpsilonChannels)
+		}
 		if tr.Score > best.Score {
 			best = tr
 		}
+	}
+	if want := sel.EpsilonMax + sel.Federated[0].EpsilonClientMax + sel.Federated[1].EpsilonClientMax; sel.EpsilonBound != want {
+		t.Errorf("selection's ε bound %v, want the scores' %v plus the trials' = %v", sel.EpsilonBound, sel.EpsilonMax, want)
 	}
 	if sel.Federated[0].Name != sel.LocalChoice {
 		t.Errorf("first finalist %s, want the local pick %s", sel.Federated[0].Name, sel.LocalChoice)

@@ -13,6 +13,7 @@ import (
 	"graphfed/deploy"
 	"graphfed/fedgsp"
 	"graphfed/graph"
+	"graphfed/privacy"
 	"graphfed/runreport"
 )
 
@@ -251,7 +252,19 @@ func runFedGSPTrial(ctx context.Context, sc SimConfig, lo deploy.LearnerOptions,
 	if err != nil {
 		return trialResult{}, err
 	}
-	return trialResult{Final: res.Agg.Final, Messages: res.Messages, Bytes: res.Bytes}, nil
+	out := trialResult{Final: res.Agg.Final, Messages: res.Messages, Bytes: res.Bytes}
+	rep, err := privacy.Audit(res.Ledger, privacy.AuditOptions{Kind: sc.Privacy.Accountant, Delta: sc.Privacy.Delta})
+	if err != nil {
+		return out, fmt.Errorf("audit the trial's ledger: %w", err)
+	}
+	for _, c := range rep.Clients {
+		out.EpsilonClientMax = max(out.EpsilonClientMax, c.Epsilon)
+	}
+	out.EpsilonChannels = map[string]float64{}
+	for ch, e := range rep.ChannelMax {
+		out.EpsilonChannels[string(ch)] = e
+	}
+	return out, nil
 }
 
 // checkSlow checks a job's slow factors against its n clients.
