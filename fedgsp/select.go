@@ -109,11 +109,17 @@ func (c CandidateScore) MarshalJSON() ([]byte, error) {
 	out := struct {
 		plain
 		Score *float64 `json:"score"`
-	}{plain: plain(c)}
-	if !math.IsNaN(c.Score) && !math.IsInf(c.Score, 0) {
-		out.Score = &c.Score
-	}
+	}{plain: plain(c), Score: FiniteOrNil(c.Score)}
 	return json.Marshal(out)
+}
+
+// FiniteOrNil is &x for a finite x and nil otherwise: how a score that
+// may be NaN or infinite is written to JSON, which has neither.
+func FiniteOrNil(x float64) *float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return &x
 }
 
 // Refusal is a client's score the server did not count, and why.

@@ -58,10 +58,7 @@ func (t FederatedTrial) MarshalJSON() ([]byte, error) {
 	out := struct {
 		plain
 		Score *float64 `json:"score"`
-	}{plain: plain(t)}
-	if !math.IsNaN(t.Score) && !math.IsInf(t.Score, 0) {
-		out.Score = &t.Score
-	}
+	}{plain: plain(t), Score: fedgsp.FiniteOrNil(t.Score)}
 	return json.Marshal(out)
 }
 

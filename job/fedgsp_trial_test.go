@@ -2,6 +2,7 @@ package job
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"reflect"
@@ -59,6 +60,21 @@ func TestTrialScore(t *testing.T) {
 		got, n := trialScore(tt.final)
 		if n != tt.clients || !(math.Abs(got-tt.want) < 1e-12 || math.IsNaN(got) && math.IsNaN(tt.want)) {
 			t.Errorf("%s: %v over %d clients, want %v over %d", tt.name, got, n, tt.want, tt.clients)
+		}
+	}
+}
+
+// TestFederatedTrialJSON: a trial nobody scored still encodes, its score
+// as null, so that the summary of a job whose trials all failed to score
+// is written.
+func TestFederatedTrialJSON(t *testing.T) {
+	for _, tt := range []struct {
+		score float64
+		want  string
+	}{{0.5, `"score":0.5`}, {math.NaN(), `"score":null`}, {math.Inf(-1), `"score":null`}} {
+		b, err := json.Marshal(FederatedTrial{Name: "cora", Score: tt.score, Clients: 2})
+		if err != nil || !strings.Contains(string(b), tt.want) || !strings.Contains(string(b), `"name":"cora"`) {
+			t.Errorf("score %v: %s (%v), want %s", tt.score, b, err, tt.want)
 		}
 	}
 }
