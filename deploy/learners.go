@@ -40,11 +40,10 @@ type LearnerOptions struct {
 // given on top of it, or a configuration already resolved (a simulation
 // resolves "select", federated selection, once for every client).
 type FedGSPOptions struct {
-	// Preset names the settings (fedgsp.Preset); "select" or "": federated
-	// selection where a job runs it, else the default row (fedgsp.Choose);
-	// "auto" (the default until select beats the baselines everywhere and
-	// its releases go into the job's ledger, issue 32): fedgsp.PresetFor
-	// the data's name and homophily.
+	// Preset names the settings (fedgsp.Preset); "select" (the default)
+	// or "": federated selection where a job runs it, else the default
+	// row (fedgsp.Choose); "auto", the legacy choice kept by name only:
+	// fedgsp.PresetFor the data's name and homophily.
 	Preset string
 	Set    fedgsp.Overrides
 	// Resolved, when set, is used as it is: Preset and Set are ignored.
@@ -74,7 +73,7 @@ func (o FedGSPOptions) Resolve(d *graph.Dataset) (string, fedgsp.Config, error) 
 // runs it, and LPSFed's paper setting.
 func DefaultLearnerOptions() LearnerOptions {
 	return LearnerOptions{Seed: 1, Node: node.DefaultConfig(), CEFed: cefedgnn.DefaultConfig(), AML: DefaultAMLConfig(),
-		FedGSP: FedGSPOptions{Preset: "auto"}, Rec: DefaultRecOptions()}
+		FedGSP: FedGSPOptions{Preset: fedgsp.PresetSelect}, Rec: DefaultRecOptions()}
 }
 
 // DefaultAMLConfig is the AML learner `graphfed sim --scenario aml` runs,

@@ -31,8 +31,8 @@ func (l *learnerFlags) register(f *pflag.FlagSet) {
 	f.Float64Var(&c.Gamma, "gamma", c.Gamma, "CE-FedGNN moving-average rate γ of the boundary embedding estimators (node --learner cefed, and aml; fedgnn-st: 1)")
 	f.Float64Var(&c.Beta, "beta", c.Beta, "node (--learner cefed): CE-FedGNN moving-average rate β of the gradient estimator")
 	f.Float64Var(&c.LR, "eta", c.LR, "node (--learner cefed): CE-FedGNN step size η")
-	f.StringVar(&g.Preset, "fedgsp-preset", g.Preset, "node (fedgsp): settings to start from: auto (by the data's name, else its train nodes' homophily), "+
-		"select (sim: chosen by the clients' validation scores over --fedgsp-grid, each score a released scalar, not yet in the job's ledger; a lone agent: cora's row), or "+
+	f.StringVar(&g.Preset, "fedgsp-preset", g.Preset, "node (fedgsp): settings to start from: select (sim: each client scores --fedgsp-grid on its validation nodes, each score a released scalar, "+
+		"and the best --fedgsp-finalists run as short federated trials; a lone agent: cora's row), auto (legacy: by the data's name, else its train nodes' homophily), or "+
 		strings.Join(job.FedGSPPresets(), ", ")+"; the --fedgsp-* flags given override it")
 	l.registerFedGSP(f)
 	f.StringVar(&a.Kind, "gnn", a.Kind, "aml: message passing, gin, sage or gcn")
