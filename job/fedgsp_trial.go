@@ -67,7 +67,7 @@ func (t FederatedTrial) MarshalJSON() ([]byte, error) {
 type trialResult struct {
 	Final           map[string]map[string]float64
 	Messages, Bytes int64
-	// Spent is the trial's ledger audited: its largest client ε and each
+	// The trial's ledger audited: its largest client ε and each
 	// channel's worst client.
 	EpsilonClientMax float64
 	EpsilonChannels  map[string]float64
