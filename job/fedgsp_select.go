@@ -125,10 +125,13 @@ func selectFedGSP(ctx context.Context, clients []*graph.ClientGraph, ids []strin
 		reports[i] = rep
 		log.Debug().Str("client", ids[i]).Int("val_n", nVal).Interface("scores", rep.Scores).Msg("fedgsp selection scores released")
 	}
-	out.EpsilonBound = out.EpsilonMax
 	out.Selection, err = fedgsp.Pick(grid, reports)
 	if err == nil {
 		err = federatedStage(ctx, &out, cands, opt, run, log)
+	}
+	out.EpsilonBound = out.EpsilonMax
+	for _, t := range out.Federated {
+		out.EpsilonBound += t.EpsilonClientMax
 	}
 	out.Seconds = time.Since(start).Seconds()
 	if err != nil {

@@ -157,7 +157,6 @@ func federatedStage(ctx context.Context, out *FedGSPSelection, cands []fedgsp.Ca
 		t.Score, t.Clients = trialScore(res.Final)
 		out.Federated = append(out.Federated, t)
 		out.TrialRounds += rounds
-		out.EpsilonBound += t.EpsilonClientMax
 		log.Info().Str("candidate", name).Float64("score", t.Score).Int("clients", t.Clients).Int("rounds", rounds).
 			Float64("seconds", t.Seconds).Msg("fedgsp selection: federated trial")
 		if !math.IsNaN(t.Score) && (best < 0 || t.Score > out.Federated[best].Score) {
