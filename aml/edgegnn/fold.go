@@ -86,7 +86,12 @@ func (l *edgeLayer) foldForward(f *inputFold, blk *Block, hPrev *gnn.Tensor, nt 
 	}
 	msgs := []*Messages{&blk.In, &blk.Out}[:lay.dirs]
 	ws := [][]float32{l.wIn, l.wOut}
+	records := f.foldRecords(l)
 	for d, m := range msgs {
+		if records {
+			f.foldRecordSums(f.xr, lay.node+d*lay.ni, lay.edge+d*lay.ei, lay.sum+d, m, nt)
+			continue
+		}
 		gnn.GatherRowsNarrow(f.xr.Data, lay.width, lay.node+d*lay.ni, m.Ptr, m.Src, ws[d], f.nodeX.Data, lay.ni, 0, nt)
 		f.foldSlotSums(f.xr, lay.edge+d*lay.ei, lay.sum+d, m, ws[d], nt)
 	}
@@ -119,6 +124,7 @@ func (l *edgeLayer) foldForward(f *inputFold, blk *Block, hPrev *gnn.Tensor, nt 
 // by one.
 func (f *inputFold) foldSlotSums(xr *gnn.Tensor, c0, cs int, m *Messages, w []float32, nt int) {
 	s := f.slots
+	s.Complete()
 	K, ei, ld := s.K, s.Cols, xr.Cols
 	fixed := len(s.fixed) == K
 	vary := f.varying[:0]

@@ -32,6 +32,14 @@ type SlotRows struct {
 	// from the featurizer's layout, so that the first layer's raw sums
 	// add the fixed slots as dense rows (foldSlotSums).
 	fixed []int32
+	// feat and edges are FillSlots' featurizer and edges (aliasing the
+	// caller's slice), nil for slots built otherwise: a folding GIN layer
+	// reads its messages' edge inputs from feat's records through them
+	// (fold_records.go). The last tail rows are not written yet
+	// (fillSlotsPrefix); Complete writes them.
+	feat  *Featurizer
+	edges []int32
+	tail  int
 }
 
 // edgeInputSlots is the number of slots of an edge input row: the two log
@@ -48,10 +56,29 @@ func (s *SlotRows) reshape(rows, cols, k int) {
 	}
 	s.Idx, s.Val = s.Idx[:rows*k], s.Val[:rows*k]
 	s.filled, s.fixed = false, s.fixed[:0]
+	s.feat, s.edges, s.tail = nil, nil, 0
 }
+
+// Complete writes the rows a lazy fill left for later (Batch.SetInputs
+// leaves those past NumEdges[1]); Dense and the model's products call it,
+// and so must anyone reading Idx or Val directly.
+func (s *SlotRows) Complete() {
+	if s.tail == 0 {
+		return
+	}
+	const K = edgeInputSlots
+	for i := s.Rows - s.tail; i < s.Rows; i++ {
+		s.feat.slots((*[K]int32)(s.Idx[i*K:]), (*[K]float32)(s.Val[i*K:]), s.edges[i])
+	}
+	s.tail = 0
+}
+
+// written is the number of leading rows whose slots hold their values.
+func (s *SlotRows) written() int { return s.Rows - s.tail }
 
 // Dense returns s as a Rows×Cols tensor.
 func (s *SlotRows) Dense() *gnn.Tensor {
+	s.Complete()
 	t := gnn.New(s.Rows, s.Cols)
 	for i := range s.Rows {
 		r := t.Row(i)
@@ -67,6 +94,7 @@ func (s *SlotRows) Dense() *gnn.Tensor {
 // non-zeros, and zero slots add exact zeros, so the result equals MatMul on
 // s.Dense() (then AddBias) bit for bit.
 func (s *SlotRows) mul(dst, w, bias *gnn.Tensor) {
+	s.Complete()
 	n := w.Cols
 	if w.Rows != s.Cols || dst.Rows != s.Rows || dst.Cols != n {
 		gnn.ShapePanic("slot rows mul", "%dx%d (%d slots) · %v into %v", s.Rows, s.Cols, s.K, w, dst)
@@ -91,6 +119,7 @@ func (s *SlotRows) mul(dst, w, bias *gnn.Tensor) {
 // order as a ScatterSparse call per row, without a call and a column
 // check per row (one check covers the block).
 func (s *SlotRows) mulTAdd(gw, g *gnn.Tensor) {
+	s.Complete()
 	n := g.Cols
 	if gw.Rows != s.Cols || gw.Cols != n || g.Rows != s.Rows {
 		gnn.ShapePanic("slot rows mul tn", "(%dx%d, %d slots)ᵀ · %v into %v", s.Rows, s.Cols, s.K, g, gw)
@@ -140,21 +169,34 @@ func (p *edgePhases) hour(sec int64) (float32, float32) {
 // values Fill writes, in edgeInputSlots slots per row. It panics on an
 // edge outside the graph.
 func (f *Featurizer) FillSlots(dst *SlotRows, edges []int32) {
+	f.fillSlotsPrefix(dst, edges, len(edges))
+}
+
+// fillSlotsPrefix is FillSlots writing only the first n rows now and the
+// others when dst.Complete is called: a folding GIN layer reads most of a
+// batch's edges (those past NumEdges[1], three quarters of the
+// evaluation batch's) from the records directly and never needs their
+// slots. f must not change (SetTimeRange) until then.
+func (f *Featurizer) fillSlotsPrefix(dst *SlotRows, edges []int32, n int) {
 	const K = edgeInputSlots
 	dst.reshape(len(edges), EdgeFeatureDim, K)
 	// Touch every record first: a batch's edges are scattered over the
 	// table, and this short loop keeps many cache misses in flight where
 	// the filling loop keeps a few (as Sampler.hop does).
 	sink := dst.sink
-	for _, e := range edges {
+	for _, e := range edges[:n] {
 		sink += f.recs[e].bits
 	}
 	dst.sink = sink
-	for i, e := range edges {
+	for i, e := range edges[:n] {
 		f.slots((*[K]int32)(dst.Idx[i*K:]), (*[K]float32)(dst.Val[i*K:]), e)
+	}
+	for _, e := range edges[n:] {
+		_ = f.recs[e] // the panic on an edge outside the graph comes now, not at Complete
 	}
 	dst.filled = true
 	dst.fixed = append(dst.fixed[:0], edgeSlotColumns()...)
+	dst.feat, dst.edges, dst.tail = f, edges, len(edges)-n
 }
 
 // edgeSlotColumns is FillSlots' fixed layout: edgeSlotBase with the

@@ -254,6 +254,9 @@ func (m *Model) forwardFolded(b *Batch, ovs []EmbeddingOverride, train bool, rng
 	n1, e1 := b.NumNodes[1], b.NumEdges[1]
 	m.h0 = m.nodeEnc.forward(b.NodeX.Slice(0, n1))
 	s := b.EdgeSlots
+	if e1 > s.written() {
+		s.Complete()
+	}
 	m.slots1.Rows, m.slots1.Cols, m.slots1.K, m.slots1.filled = e1, s.Cols, s.K, s.filled
 	m.slots1.Idx, m.slots1.Val = s.Idx[:e1*s.K], s.Val[:e1*s.K]
 	m.e0 = m.edgeEnc.forwardSlots(&m.slots1)

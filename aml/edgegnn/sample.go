@@ -82,7 +82,9 @@ func (b *Batch) Rows(l int, keep func(node int32) bool) []int32 {
 
 // SetInputs fills NodeX from the rows of nodeX (N×NodeFeatureDim, by graph
 // node id, e.g. NodeFeatures) and EdgeSlots (and EdgeOrd, when f has order
-// features) from f, and sets EdgeX to nil.
+// features) from f, and sets EdgeX to nil. EdgeSlots' rows past
+// NumEdges[1] are written when first needed (SlotRows.Complete), so f
+// must not change until the batch has been through the model.
 func (b *Batch) SetInputs(nodeX *gnn.Tensor, f *Featurizer) {
 	b.NodeX = edgeReuse(b.NodeX, len(b.Nodes), nodeX.Cols)
 	if c := nodeX.Cols; c == NodeFeatureDim {
@@ -104,7 +106,13 @@ func (b *Batch) SetInputs(nodeX *gnn.Tensor, f *Featurizer) {
 	if b.EdgeSlots == nil {
 		b.EdgeSlots = new(SlotRows)
 	}
-	f.FillSlots(b.EdgeSlots, b.Edges)
+	// Only the edges a layer reads directly (its edge updates) need slots
+	// now: a folding GIN layer reads the rest from f's records.
+	n := len(b.Edges)
+	if len(b.NumEdges) > 1 && b.NumEdges[0] == n {
+		n = min(b.NumEdges[1], n)
+	}
+	f.fillSlotsPrefix(b.EdgeSlots, b.Edges, n)
 	if !f.HasOrder() {
 		b.EdgeOrd = nil
 		return
