@@ -41,6 +41,7 @@ type inputFold struct {
 	ws             []float32
 	dense          *gnn.Tensor // nt × K sums of the slots' values
 	varying        []int       // the slots whose column varies by row
+	sink           uint8       // keeps foldRecordSums' touching pass from being optimised away
 }
 
 // foldLayout is the column layout of the raw-sum rows: [self (sage and
@@ -112,7 +113,7 @@ func (l *edgeLayer) foldForward(f *inputFold, blk *Block, hPrev *gnn.Tensor, nt 
 		gnn.Add(row, row, f.hh)
 	}
 	f.out = edgeReuse(f.out, nt, H)
-	gnn.MatMulBias(f.out, f.xr, f.wf, l.node.B.W)
+	edgeMatMulBias(f.out, f.xr, f.wf, l.node.B.W)
 	return f.out
 }
 

@@ -31,6 +31,15 @@ func (f *inputFold) foldRecordSums(xr *gnn.Tensor, cn, ce, cs int, m *Messages, 
 	const ni = NodeFeatureDim
 	recs, ph, edges := f.slots.feat.recs, f.slots.feat.phases, f.slots.edges
 	nx, ld := f.nodeX.Data, xr.Cols
+	// Touch the records first: they lie scattered over a table of every
+	// edge of the graph, and this short loop keeps many cache misses in
+	// flight where the summing loop, long per message, keeps a few (as
+	// FillSlots and Sampler.hop do).
+	sink := f.sink
+	for _, e := range m.Edge[:m.Ptr[nt]] {
+		sink += recs[edges[e]].bits
+	}
+	f.sink = sink
 	for t := range nt {
 		row := xr.Data[t*ld : (t+1)*ld]
 		er := row[ce : ce+EdgeFeatureDim]

@@ -42,7 +42,7 @@ func (l *edgeLinear) forward(x *gnn.Tensor) *gnn.Tensor {
 	}
 	l.x, l.xs = x, nil
 	l.out = edgeReuse(l.out, x.Rows, out)
-	gnn.MatMulBias(l.out, x, l.W.W, l.B.W)
+	edgeMatMulBias(l.out, x, l.W.W, l.B.W)
 	return l.out
 }
 

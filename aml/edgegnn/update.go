@@ -50,11 +50,11 @@ func (u *edgeUpdate) forward(h, ePrev *gnn.Tensor, src, dst []int32, ne int) *gn
 	H := u.hidden
 	u.h, u.ePrev, u.src, u.dst, u.ne = h, ePrev, src[:ne], dst[:ne], ne
 	u.hs = edgeReuse(u.hs, h.Rows, H)
-	gnn.MatMul(u.hs, h, u.block(u.W.W, 0))
+	edgeMatMul(u.hs, h, u.block(u.W.W, 0))
 	u.hd = edgeReuse(u.hd, h.Rows, H)
-	gnn.MatMul(u.hd, h, u.block(u.W.W, 1))
+	edgeMatMul(u.hd, h, u.block(u.W.W, 1))
 	u.u = edgeReuse(u.u, ne, H)
-	gnn.MatMul(u.u, ePrev.Slice(0, ne), u.block(u.W.W, 2))
+	edgeMatMul(u.u, ePrev.Slice(0, ne), u.block(u.W.W, 2))
 	u.out = edgeReuse(u.out, ne, H)
 	// Bias, endpoint terms, ReLU and the residual in one pass over the rows.
 	gnn.ResidualReLURows(u.u.Data, u.out.Data, ePrev.Data, u.B.W.Data, u.hs.Data, u.hd.Data, u.src, u.dst, H)
