@@ -31,16 +31,26 @@ func (f *inputFold) foldRecordSums(xr *gnn.Tensor, cn, ce, cs int, m *Messages, 
 	const ni = NodeFeatureDim
 	recs, ph, edges := f.slots.feat.recs, f.slots.feat.phases, f.slots.edges
 	nx, ld := f.nodeX.Data, xr.Cols
-	// Touch the records first: they lie scattered over a table of every
-	// edge of the graph, and this short loop keeps many cache misses in
-	// flight where the summing loop, long per message, keeps a few (as
-	// FillSlots and Sampler.hop do).
+	// Touch a block's records before summing them: they lie scattered
+	// over a table of every edge of the graph, and this short loop keeps
+	// many cache misses in flight where the summing loop, long per
+	// message, keeps a few (as FillSlots and Sampler.hop do). Blocks of a
+	// few hundred messages keep the touched lines in the near caches
+	// until they are summed (touching a whole hop first left a third of
+	// the misses).
+	const block = 256
 	sink := f.sink
-	for _, e := range m.Edge[:m.Ptr[nt]] {
-		sink += recs[edges[e]].bits
-	}
-	f.sink = sink
+	next := 0 // first target not yet touched
 	for t := range nt {
+		if t == next {
+			k0 := m.Ptr[t]
+			for next < nt && m.Ptr[next] < k0+block {
+				next++
+			}
+			for _, e := range m.Edge[k0:m.Ptr[next]] {
+				sink += recs[edges[e]].touch()
+			}
+		}
 		row := xr.Data[t*ld : (t+1)*ld]
 		er := row[ce : ce+EdgeFeatureDim]
 		var n0, n1, n2, n3, n4 float32
@@ -86,4 +96,5 @@ func (f *inputFold) foldRecordSums(xr *gnn.Tensor, cn, ce, cs int, m *Messages, 
 		er[EdgeColTime] += tm
 		row[cs] = cnt
 	}
+	f.sink = sink
 }

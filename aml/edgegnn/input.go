@@ -185,7 +185,7 @@ func (f *Featurizer) fillSlotsPrefix(dst *SlotRows, edges []int32, n int) {
 	// the filling loop keeps a few (as Sampler.hop does).
 	sink := dst.sink
 	for _, e := range edges[:n] {
-		sink += f.recs[e].bits
+		sink += f.recs[e].touch()
 	}
 	dst.sink = sink
 	for i, e := range edges[:n] {
