@@ -17,7 +17,7 @@ func (l *edgeLayer) ginForward(m, hPrev *gnn.Tensor, nt int) *gnn.Tensor {
 	gnn.AddScaled(l.inner, 1+l.eps.W.Data[0], hPrev.Slice(0, nt))
 	a := l.mlp1.forward(l.inner)
 	l.r = edgeReuse(l.r, nt, l.hidden)
-	gnn.ReLU(l.r, a)
+	edgeReLU(l.r, a)
 	return l.mlp2.forward(l.r)
 }
 

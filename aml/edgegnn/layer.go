@@ -135,7 +135,7 @@ func (l *edgeLayer) forward(b *Batch, layer int, hPrev, ePrev *gnn.Tensor, ovs [
 	}
 	applyOverrides(l.z, ovs, layer, true)
 	l.h = edgeReuse(l.h, nt, H)
-	gnn.ReLU(l.h, l.z)
+	edgeReLU(l.h, l.z)
 	applyOverrides(l.h, ovs, layer, false)
 	if l.update == nil {
 		return l.h, nil

@@ -57,7 +57,7 @@ func (u *edgeUpdate) forward(h, ePrev *gnn.Tensor, src, dst []int32, ne int) *gn
 	edgeMatMul(u.u, ePrev.Slice(0, ne), u.block(u.W.W, 2))
 	u.out = edgeReuse(u.out, ne, H)
 	// Bias, endpoint terms, ReLU and the residual in one pass over the rows.
-	gnn.ResidualReLURows(u.u.Data, u.out.Data, ePrev.Data, u.B.W.Data, u.hs.Data, u.hd.Data, u.src, u.dst, H)
+	edgeResidualReLU(u.u.Data, u.out.Data, ePrev.Data, u.B.W.Data, u.hs.Data, u.hd.Data, u.src, u.dst, H)
 	return u.out
 }
 
