@@ -62,53 +62,81 @@ func (s *Sampler) hop(b *Batch, blk *Block, nt, f int, rng *rand.Rand) {
 
 // addPicks adds the picked entries of a hop, target by target, in then
 // out, as addEdge one edge at a time would (the rows and appends are the
-// same), and lists their messages. The batch's and the block's slices
-// live in locals for the loop: appending to the fields through b and blk
-// stored and reloaded every slice header at every append.
+// same), and lists their messages. Every pick may add an edge and a node,
+// and each target's message slots are known from the block's Ptr, so the
+// slices are sized first and written by index, in- and out-picks in loops
+// of their own: the appends (eleven slice headers, more than the
+// registers) and the branch on the direction cost more than the lookups.
 func (s *Sampler) addPicks(b *Batch, blk *Block, picks []adjEntry, nt int) {
 	stamp, edgeRow, nodeRow, deg := s.scr.stamp, s.scr.edgeRow, s.scr.nodeRow, s.idx.deg
-	edges, esrc, edst, nodes, degs := b.Edges, b.EdgeSrc, b.EdgeDst, b.Nodes, b.Degree
-	inSrc, inEdge, outSrc, outEdge := blk.In.Src, blk.In.Edge, blk.Out.Src, blk.Out.Edge
+	ne, nn := len(b.Edges), len(b.Nodes)
+	edges := sampleGrow(b.Edges, ne+len(picks))
+	esrc := sampleGrow(b.EdgeSrc, ne+len(picks))
+	edst := sampleGrow(b.EdgeDst, ne+len(picks))
+	nodes := sampleGrow(b.Nodes, nn+len(picks))
+	degs := sampleGrow(b.Degree, nn+len(picks))
+	inSrc, inEdge := sampleGrow(blk.In.Src, blk.In.Ptr[nt]), sampleGrow(blk.In.Edge, blk.In.Ptr[nt])
+	outSrc, outEdge := sampleGrow(blk.Out.Src, blk.Out.Ptr[nt]), sampleGrow(blk.Out.Edge, blk.Out.Ptr[nt])
 	at := 0
 	for t := range nt {
 		tt := int32(t)
-		ni, no := blk.In.Ptr[t+1]-blk.In.Ptr[t], blk.Out.Ptr[t+1]-blk.Out.Ptr[t]
-		for j, a := range picks[at : at+ni+no] {
-			in := j < ni
-			var k, o int32
+		for k := blk.In.Ptr[t]; k < blk.In.Ptr[t+1]; k++ {
+			a := picks[at]
+			at++
+			var r, o int32
 			if p := edgeRow[a.edge]; p.stamp == stamp {
-				k = p.row
-				if in {
-					o = esrc[k]
-				} else {
-					o = edst[k]
-				}
+				r, o = p.row, esrc[p.row]
 			} else {
-				k = int32(len(edges))
-				edgeRow[a.edge] = sampleRow{stamp, k}
-				edges = append(edges, a.edge)
+				r = int32(ne)
+				edgeRow[a.edge] = sampleRow{stamp, r}
 				if q := nodeRow[a.other]; q.stamp == stamp {
 					o = q.row
 				} else {
-					o = int32(len(nodes))
+					o = int32(nn)
 					nodeRow[a.other] = sampleRow{stamp, o}
-					nodes = append(nodes, a.other)
-					degs = append(degs, deg[a.other])
+					nodes[nn], degs[nn] = a.other, deg[a.other]
+					nn++
 				}
-				if in {
-					esrc, edst = append(esrc, o), append(edst, tt)
-				} else {
-					esrc, edst = append(esrc, tt), append(edst, o)
-				}
+				edges[ne], esrc[ne], edst[ne] = a.edge, o, tt
+				ne++
 			}
-			if in {
-				inSrc, inEdge = append(inSrc, o), append(inEdge, k)
-			} else {
-				outSrc, outEdge = append(outSrc, o), append(outEdge, k)
-			}
+			inSrc[k], inEdge[k] = o, r
 		}
-		at += ni + no
+		for k := blk.Out.Ptr[t]; k < blk.Out.Ptr[t+1]; k++ {
+			a := picks[at]
+			at++
+			var r, o int32
+			if p := edgeRow[a.edge]; p.stamp == stamp {
+				r, o = p.row, edst[p.row]
+			} else {
+				r = int32(ne)
+				edgeRow[a.edge] = sampleRow{stamp, r}
+				if q := nodeRow[a.other]; q.stamp == stamp {
+					o = q.row
+				} else {
+					o = int32(nn)
+					nodeRow[a.other] = sampleRow{stamp, o}
+					nodes[nn], degs[nn] = a.other, deg[a.other]
+					nn++
+				}
+				edges[ne], esrc[ne], edst[ne] = a.edge, tt, o
+				ne++
+			}
+			outSrc[k], outEdge[k] = o, r
+		}
 	}
-	b.Edges, b.EdgeSrc, b.EdgeDst, b.Nodes, b.Degree = edges, esrc, edst, nodes, degs
+	b.Edges, b.EdgeSrc, b.EdgeDst, b.Nodes, b.Degree = edges[:ne], esrc[:ne], edst[:ne], nodes[:nn], degs[:nn]
 	blk.In.Src, blk.In.Edge, blk.Out.Src, blk.Out.Edge = inSrc, inEdge, outSrc, outEdge
+}
+
+// sampleGrow returns x extended to length n (n ≥ len(x)), keeping its
+// contents and reallocating, with an eighth to spare, when short; the
+// elements past len(x) are unspecified.
+func sampleGrow(x []int32, n int) []int32 {
+	if cap(x) >= n {
+		return x[:n]
+	}
+	y := make([]int32, n, n+n/8)
+	copy(y, x)
+	return y
 }
