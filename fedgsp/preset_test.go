@@ -1,6 +1,7 @@
 package fedgsp
 
 import (
+	"slices"
 	"testing"
 
 	"graphfed/graph"
@@ -34,6 +35,62 @@ func TestChoose(t *testing.T) {
 		}
 		if err == nil && c.Validate() != nil {
 			t.Errorf("Choose(%q, %q): invalid config: %v", tt.preset, tt.dataset, c.Validate())
+		}
+	}
+}
+
+// TestRawVariants: every row that normalises its features has a
+// raw-feature variant that differs from it in RawFeatures alone, in the
+// default grid after every row; actor's row, raw already, has none.
+func TestRawVariants(t *testing.T) {
+	grid := SelectGrid()
+	rows := PresetNames()
+	if !slices.Equal(grid[:len(rows)], rows) {
+		t.Fatalf("grid %v does not start with the rows %v", grid, rows)
+	}
+	for _, name := range rows {
+		base, _ := Preset(name)
+		v, ok := Preset(name + RawSuffix)
+		if ok != !base.RawFeatures || ok != slices.Contains(grid, name+RawSuffix) {
+			t.Errorf("%s: variant known %v, in the grid %v, row raw %v", name, ok, slices.Contains(grid, name+RawSuffix), base.RawFeatures)
+		}
+		if !ok {
+			continue
+		}
+		base.RawFeatures = true
+		if v != base {
+			t.Errorf("%s%s = %+v, want the row with raw features %+v", name, RawSuffix, v, base)
+		}
+		if BaseName(name+RawSuffix) != name {
+			t.Errorf("BaseName(%s%s) = %s", name, RawSuffix, BaseName(name+RawSuffix))
+		}
+	}
+	if _, _, err := Choose("heterophilic"+RawSuffix, nil); err != nil {
+		t.Errorf("an agent cannot name a variant: %v", err)
+	}
+}
+
+func TestRawVariantsMatter(t *testing.T) {
+	csr := func(rowPtr []int, val []float32) *graph.CSR {
+		cols := make([]int32, rowPtr[len(rowPtr)-1])
+		for i := range cols {
+			cols[i] = int32(i)
+		}
+		return &graph.CSR{Rows: len(rowPtr) - 1, Cols: len(cols), RowPtr: rowPtr, ColIdx: cols, Val: val}
+	}
+	for _, tt := range []struct {
+		name string
+		f    *graph.CSR
+		want bool
+	}{
+		{"one-hot (minesweeper)", csr([]int{0, 1, 2, 2}, nil), false},
+		{"binary bag of words (actor)", csr([]int{0, 1, 3}, nil), true},
+		{"rows summing to one", csr([]int{0, 2, 3}, []float32{0.25, 0.75, 1}), false},
+		{"a negative entry: never normalised", csr([]int{0, 2}, []float32{-1, 3}), false},
+		{"real non-negative (tolokers)", csr([]int{0, 2}, []float32{0.8, 1}), true},
+	} {
+		if got := RawVariantsMatter(&graph.Dataset{Features: tt.f}); got != tt.want {
+			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
 		}
 	}
 }

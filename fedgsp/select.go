@@ -36,8 +36,50 @@ const DefaultSelectEpochs = 20
 // SelectGrid is the default candidate grid: every named preset (the
 // authors' rows and the ones tuned on the README's datasets) plus the
 // authors' rows for datasets this repository does not ship (PubMed,
-// Roman-empire), which were tuned on none of them.
-func SelectGrid() []string { return PresetNames() }
+// Roman-empire), which were tuned on none of them; then the raw-feature
+// variant (RawSuffix) of every row that normalises its features. The
+// variants come last, so that a tie goes to the row as its authors gave
+// it, and a job whose clients' features row normalisation leaves as they
+// are drops them (RawVariantsMatter).
+func SelectGrid() []string {
+	names := PresetNames()
+	for _, n := range PresetNames() {
+		if _, ok := Preset(n + RawSuffix); ok {
+			names = append(names, n+RawSuffix)
+		}
+	}
+	return names
+}
+
+// RawVariantsMatter reports whether row normalisation changes d's
+// features (NormalizeIfNonNegative): when it does not (one-hot rows,
+// features with a negative entry), a row and its raw-feature variant are
+// one model, and scoring both would only spend a finalist's place.
+func RawVariantsMatter(d *graph.Dataset) bool {
+	f := d.Features
+	if f == nil || !graph.NonNegative(f) {
+		return false
+	}
+	for i := 0; i+1 < len(f.RowPtr); i++ {
+		lo, hi := f.RowPtr[i], f.RowPtr[i+1]
+		sum := float64(hi - lo) // nil Val: every stored value is 1
+		if f.Val != nil {
+			sum = 0
+			for _, v := range f.Val[lo:hi] {
+				sum += float64(v)
+			}
+		}
+		if sum != 0 && math.Abs(sum-1) > 1e-6 {
+			return true
+		}
+	}
+	return false
+}
+
+// WithoutRawVariants is grid without its raw-feature variants.
+func WithoutRawVariants(grid []string) []string {
+	return slices.DeleteFunc(slices.Clone(grid), func(n string) bool { return strings.HasSuffix(n, RawSuffix) })
+}
 
 // TunedOn names, for each dataset the README reports, the preset chosen
 // on its validation nodes: the one a leave-one-dataset-out grid for that
@@ -51,8 +93,10 @@ func TunedOn() map[string]string {
 }
 
 // Grid is names (SelectGrid when empty) without the excluded presets, in
-// names' order (the order ties are broken in). Unknown or repeated names,
-// an exclusion that names no candidate, and an empty result are errors.
+// names' order (the order ties are broken in); excluding a row excludes
+// its raw-feature variant too, which shares its tuned rates. Unknown or
+// repeated names, an exclusion that names no candidate, and an empty
+// result are errors.
 func Grid(names, exclude []string) ([]string, error) {
 	if len(names) == 0 {
 		names = SelectGrid()
@@ -65,7 +109,7 @@ func Grid(names, exclude []string) ([]string, error) {
 		if slices.Contains(out, n) {
 			return nil, fmt.Errorf("fedgsp: grid: preset %q given twice", n)
 		}
-		if !slices.Contains(exclude, n) {
+		if !slices.Contains(exclude, n) && !slices.Contains(exclude, BaseName(n)) {
 			out = append(out, n)
 		}
 	}

@@ -3,6 +3,7 @@ package job
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -46,6 +47,12 @@ const DefaultFedGSPSelectEpochs = fedgsp.DefaultSelectEpochs
 type FedGSPSelection struct {
 	fedgsp.Selection
 	Excluded []string `json:"excluded,omitempty"`
+	// SameAsRow are the raw-feature variants left out because row
+	// normalisation leaves every client's features as they are (one-hot
+	// rows, say): each would be its row's very model
+	// (fedgsp.RawVariantsMatter). The server learns that one bit of the
+	// features' format, which the clients share by schema anyway.
+	SameAsRow []string `json:"same_as_row,omitempty"`
 	// EpochsPerCandidate is each local trial; LocalEpochs their sum over
 	// clients and candidates (the selection's training cost, against the
 	// job's rounds × local epochs × clients); Seconds its wall time.
@@ -99,6 +106,13 @@ func selectFedGSP(ctx context.Context, clients []*graph.ClientGraph, ids []strin
 	grid, err := fedgsp.Grid(opt.Grid, opt.Exclude)
 	if err != nil {
 		return out, err
+	}
+	if !slices.ContainsFunc(clients, func(cg *graph.ClientGraph) bool { return fedgsp.RawVariantsMatter(cg.Data) }) {
+		rows := fedgsp.WithoutRawVariants(grid)
+		if len(rows) > 0 {
+			out.SameAsRow = slices.DeleteFunc(slices.Clone(grid), func(n string) bool { return slices.Contains(rows, n) })
+			grid = rows
+		}
 	}
 	cands, err := fedgsp.Candidates(grid, o)
 	if err != nil {
@@ -223,6 +237,9 @@ func (s *FedGSPSelection) String() string {
 	}
 	if len(s.Excluded) > 0 {
 		fmt.Fprintf(&b, " (excluded %s)", strings.Join(s.Excluded, ","))
+	}
+	if len(s.SameAsRow) > 0 {
+		fmt.Fprintf(&b, " (%s: the rows' own models on these features)", strings.Join(s.SameAsRow, ","))
 	}
 	fmt.Fprintf(&b, "; %d refused; %d local epochs (%d per candidate)", len(s.Refused), s.LocalEpochs, s.EpochsPerCandidate)
 	if len(s.Federated) > 0 {

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -195,8 +196,46 @@ func TestFedGSPServerRows(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if g, ok := want[name]; !ok || c.Gamma != g {
+		if g, ok := want[fedgsp.BaseName(name)]; !ok || c.Gamma != g {
 			t.Errorf("%s: server γ %v, want %v", name, c.Gamma, g)
+		}
+	}
+}
+
+// TestSelectDropsRawVariantsThatChangeNothing: a raw-feature variant is
+// scored only where row normalisation changes some client's features; on
+// CSBM's Gaussian features (negative entries: never normalised) it would
+// be its row's very model, so it is left out and named.
+func TestSelectDropsRawVariantsThatChangeNothing(t *testing.T) {
+	seed := uint64(3)
+	small := fedgsp.Overrides{Orders: ptrTo(3), Hidden: ptrTo(16), Layers: ptrTo(2), Principal: ptrTo(2)}
+	opt := FedGSPSelect{Grid: []string{"cora", "cora+raw"}, Epochs: 2}
+	ids := []string{"client-0", "client-1", "client-2", "client-3"}
+	nonNegative := func(clients []*graph.ClientGraph) []*graph.ClientGraph {
+		for _, cg := range clients {
+			f := *cg.Data.Features
+			f.Val = slices.Clone(f.Val)
+			for i, v := range f.Val {
+				f.Val[i] = float32(math.Abs(float64(v)))
+			}
+			cg.Data.Features = &f
+		}
+		return clients
+	}
+	for _, tt := range []struct {
+		name      string
+		clients   []*graph.ClientGraph
+		grid, dup []string
+	}{
+		{"gaussian features", selectClients(t, 0.2), []string{"cora"}, []string{"cora+raw"}},
+		{"non-negative features", nonNegative(selectClients(t, 0.2)), []string{"cora", "cora+raw"}, nil},
+	} {
+		sel, err := selectFedGSP(context.Background(), tt.clients, ids, opt, small, SimPrivacy{NoiseSeed: &seed}, "job-r", 9, nil, zerolog.Nop())
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if !slices.Equal(sel.Grid, tt.grid) || !slices.Equal(sel.SameAsRow, tt.dup) {
+			t.Errorf("%s: grid %v, left out as the row's model %v; want %v and %v", tt.name, sel.Grid, sel.SameAsRow, tt.grid, tt.dup)
 		}
 	}
 }

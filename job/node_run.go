@@ -222,7 +222,7 @@ func RunNode(ctx context.Context, spec NodeSpec) (NodeResult, error) {
 // in lo and its server row (preset's, with server on top) in sc, and
 // returns the row.
 func applyFedGSP(lo *deploy.LearnerOptions, sc *SimConfig, preset string, gc fedgsp.Config, server aggregator.FedGSPOverrides) aggregator.FedGSPConfig {
-	srv := aggregator.FedGSPPreset(preset)
+	srv := aggregator.FedGSPPreset(fedgsp.BaseName(preset))
 	server.Apply(&srv)
 	lo.FedGSP.Preset, lo.FedGSP.Resolved, sc.FedGSP = preset, &gc, srv
 	return srv
@@ -291,9 +291,9 @@ func DefaultFedGSPClient() fedgsp.Config { return fedgsp.DefaultConfig() }
 // row (aggregator.FedGSPPreset) with the given fields on top.
 func FedGSPServer(preset string, set aggregator.FedGSPOverrides) (aggregator.FedGSPConfig, error) {
 	if _, ok := fedgsp.Preset(preset); !ok {
-		return aggregator.FedGSPConfig{}, fmt.Errorf("unknown --fedgsp-preset %q (want %s)", preset, strings.Join(fedgsp.PresetNames(), ", "))
+		return aggregator.FedGSPConfig{}, fmt.Errorf("unknown --fedgsp-preset %q (want %s, or a row's %s variant)", preset, strings.Join(fedgsp.PresetNames(), ", "), fedgsp.RawSuffix)
 	}
-	c := aggregator.FedGSPPreset(preset)
+	c := aggregator.FedGSPPreset(fedgsp.BaseName(preset)) // a raw-feature variant keeps its row's server settings
 	set.Apply(&c)
 	return c, nil
 }
