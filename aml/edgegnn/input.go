@@ -21,7 +21,7 @@ type SlotRows struct {
 	Idx           []int32   // Rows×K columns
 	Val           []float32 // Rows×K values
 
-	ptr  []int // mulTAdd's row starts, i·K
+	ptr  []int // rowStarts, i·K
 	sink uint8 // keeps FillSlots' touching pass from being optimised away
 	// filled marks slots FillSlots wrote, whose columns are in range by
 	// construction: CheckBatch then skips scanning them (the kernels
@@ -103,8 +103,11 @@ func (s *SlotRows) mul(dst, w, bias *gnn.Tensor) {
 	if bias != nil {
 		b = bias.Data
 	}
+	ptr := s.rowStarts()
 	body := func(lo, hi int) {
-		gnn.GatherSlotsBias(dst.Data[lo*n:hi*n], s.Idx[lo*s.K:hi*s.K], s.Val[lo*s.K:hi*s.K], s.K, w.Data, n, b)
+		if !gatherRows(dst.Data, n, 0, ptr, s.Idx, s.Val, w.Data, n, lo, hi, b) {
+			gnn.GatherSlotsBias(dst.Data[lo*n:hi*n], s.Idx[lo*s.K:hi*s.K], s.Val[lo*s.K:hi*s.K], s.K, w.Data, n, b)
+		}
 	}
 	if p := gnn.ParallelWorkers(s.Rows, s.Rows*s.K*n); p > 1 {
 		gnn.ParallelSplit(s.Rows, p, body)
@@ -124,12 +127,21 @@ func (s *SlotRows) mulTAdd(gw, g *gnn.Tensor) {
 	if gw.Rows != s.Cols || gw.Cols != n || g.Rows != s.Rows {
 		gnn.ShapePanic("slot rows mul tn", "(%dx%d, %d slots)ᵀ · %v into %v", s.Rows, s.Cols, s.K, g, gw)
 	}
-	ptr := s.ptr[:0]
-	for i := range s.Rows + 1 {
-		ptr = append(ptr, i*s.K)
-	}
-	s.ptr = ptr
+	ptr := s.rowStarts()
 	gnn.ScatterSparseRows(gw.Data, s.Idx, s.Val, ptr, g.Data, n, 0, n, 0, s.Rows)
+}
+
+// rowStarts returns the rows' first slots, i·K for i ≤ Rows: row i is
+// "target" i of the row kernels, with K terms.
+func (s *SlotRows) rowStarts() []int {
+	if len(s.ptr) != s.Rows+1 || (s.Rows > 0 && s.ptr[1] != s.K) {
+		ptr := s.ptr[:0]
+		for i := range s.Rows + 1 {
+			ptr = append(ptr, i*s.K)
+		}
+		s.ptr = ptr
+	}
+	return s.ptr
 }
 
 // edgePhases holds the time-of-day and day-of-week phases of the

@@ -125,7 +125,9 @@ func edgeGatherMsgs(dst *gnn.Tensor, c0 int, m *Messages, cols []int32, w []floa
 		gnn.ShapePanic("edge gather msgs", "columns [%d,%d) of %v", c0, c0+n, dst)
 	}
 	body := func(lo, hi int) {
-		gnn.GatherSparseRows(dst.Data, dst.Cols, c0, m.Ptr, cols, w, src.Data, n, lo, hi)
+		if !gatherRows(dst.Data, dst.Cols, c0, m.Ptr, cols, w, src.Data, n, lo, hi, nil) {
+			gnn.GatherSparseRows(dst.Data, dst.Cols, c0, m.Ptr, cols, w, src.Data, n, lo, hi)
+		}
 	}
 	if p := gnn.ParallelWorkers(rows, len(cols)*n); p > 1 {
 		gnn.ParallelSplit(rows, p, body)

@@ -82,3 +82,76 @@ resCol:
 resDone:
 	VZEROUPPER
 	RET
+
+// func gatherRowsAVX2(d *float32, ld int, b *float32, n int, cols *int32, vals *float32, ptr *int, rows int, bias *float32)
+//
+// For t < rows: row t of d (ld apart; n columns, a multiple of 32) =
+// Σ_{k ∈ [ptr[t], ptr[t+1])} vals[k]·b[cols[k]·n : +n], each 32-column
+// block one sum per element from zero in k order (gnn's gatherSparseFMA),
+// then + bias[j] when bias is not nil (AddInto after it).
+TEXT ·gatherRowsAVX2(SB), NOSPLIT, $0-72
+	MOVQ d+0(FP), DI
+	MOVQ ld+8(FP), R11
+	SHLQ $2, R11
+	MOVQ b+16(FP), SI
+	MOVQ n+24(FP), BX
+	SHLQ $2, BX           // row bytes of b
+	MOVQ cols+32(FP), R8
+	MOVQ vals+40(FP), R9
+	MOVQ ptr+48(FP), R10
+	MOVQ rows+56(FP), R12
+	MOVQ bias+64(FP), R13
+	TESTQ R12, R12
+	JZ   grDone
+
+grRow:
+	XORQ R14, R14         // column block offset in bytes
+
+grBlock:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVQ   (R10), CX
+	MOVQ   8(R10), DX
+	CMPQ   CX, DX
+	JGE    grStore
+	LEAQ   (SI)(R14*1), R15
+
+grTerm:
+	MOVLQSX      (R8)(CX*4), AX
+	IMULQ        BX, AX
+	VBROADCASTSS (R9)(CX*4), Y4
+	VFMADD231PS  (R15)(AX*1), Y4, Y0
+	VFMADD231PS  32(R15)(AX*1), Y4, Y1
+	VFMADD231PS  64(R15)(AX*1), Y4, Y2
+	VFMADD231PS  96(R15)(AX*1), Y4, Y3
+	INCQ         CX
+	CMPQ         CX, DX
+	JLT          grTerm
+
+grStore:
+	TESTQ  R13, R13
+	JZ     grPut
+	VADDPS (R13)(R14*1), Y0, Y0
+	VADDPS 32(R13)(R14*1), Y1, Y1
+	VADDPS 64(R13)(R14*1), Y2, Y2
+	VADDPS 96(R13)(R14*1), Y3, Y3
+
+grPut:
+	VMOVUPS Y0, (DI)(R14*1)
+	VMOVUPS Y1, 32(DI)(R14*1)
+	VMOVUPS Y2, 64(DI)(R14*1)
+	VMOVUPS Y3, 96(DI)(R14*1)
+	ADDQ    $128, R14
+	CMPQ    R14, BX
+	JLT     grBlock
+
+	ADDQ R11, DI
+	ADDQ $8, R10
+	DECQ R12
+	JNZ  grRow
+
+grDone:
+	VZEROUPPER
+	RET

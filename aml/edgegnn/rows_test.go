@@ -60,3 +60,62 @@ func TestEdgeResidualReLUMatchesGNN(t *testing.T) {
 		})
 	}
 }
+
+// TestGatherRowsMatchGNN checks the block gather against
+// gnn.GatherSparseRows (messages: rows with no, one or many terms, into a
+// column block of a wider tensor, a sub-range of the targets) and
+// gnn.GatherSlotsBias (slot rows with and without a bias), bit for bit.
+func TestGatherRowsMatchGNN(t *testing.T) {
+	for _, n := range []int{32, 64, 96, 8} {
+		t.Run(fmt.Sprintf("n=%d", n), func(t *testing.T) {
+			rng := newRNG(uint64(n))
+			const targets, srcRows = 9, 13
+			b := randTensor(rng, srcRows, n)
+			specials(b.Data)
+			ptr := []int{0}
+			var cols []int32
+			var vals []float32
+			for tg := range targets {
+				for range (tg * 7) % 6 { // 0 to 5 terms
+					cols = append(cols, int32(rng.IntN(srcRows)))
+					vals = append(vals, float32(rng.NormFloat64()))
+				}
+				ptr = append(ptr, len(cols))
+			}
+			width := 2*n + 3
+			for _, r := range [][2]int{{0, targets}, {2, 7}, {4, 5}} {
+				want, got := randTensor(rng, targets, width), randTensor(rng, targets, width)
+				copy(got.Data, want.Data)
+				gnn.GatherSparseRows(want.Data, width, n+1, ptr, cols, vals, b.Data, n, r[0], r[1])
+				if !gatherRows(got.Data, width, n+1, ptr, cols, vals, b.Data, n, r[0], r[1], nil) {
+					got = want.Clone() // no AVX2 or not a multiple of 32: gnn's kernel runs
+				}
+				if !sameBits(got.Data, want.Data) {
+					t.Fatalf("rows %v: gatherRows differs from gnn.GatherSparseRows", r)
+				}
+			}
+			// Slot rows: K terms each.
+			const rows, K = 7, 5
+			sc := make([]int32, rows*K)
+			sv := make([]float32, rows*K)
+			sptr := make([]int, rows+1)
+			for i := range sc {
+				sc[i], sv[i] = int32(rng.IntN(srcRows)), float32(rng.NormFloat64())
+			}
+			for i := range sptr {
+				sptr[i] = i * K
+			}
+			bias := randTensor(rng, 1, n).Data
+			for _, bs := range [][]float32{nil, bias} {
+				want, got := gnn.New(rows, n), gnn.New(rows, n)
+				gnn.GatherSlotsBias(want.Data, sc, sv, K, b.Data, n, bs)
+				if !gatherRows(got.Data, n, 0, sptr, sc, sv, b.Data, n, 0, rows, bs) {
+					continue
+				}
+				if !sameBits(got.Data, want.Data) {
+					t.Fatalf("bias %v: gatherRows differs from gnn.GatherSlotsBias", bs != nil)
+				}
+			}
+		})
+	}
+}
