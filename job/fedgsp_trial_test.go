@@ -205,3 +205,30 @@ func TestRunNodeFedGSPFederatedSelection(t *testing.T) {
 		t.Errorf("summary line %q does not tell the federated stage", sel.String())
 	}
 }
+
+// TestFederatedTrialOfARawVariant: a finalist named with fedgsp.RawSuffix
+// runs under a job id of the allowed alphabet (a "+" would be refused).
+func TestFederatedTrialOfARawVariant(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs three jobs on an embedded server")
+	}
+	csbm := graph.DefaultCSBM()
+	csbm.Nodes, csbm.Classes, csbm.Features, csbm.Homophily = 200, 3, 16, 0.2
+	lo := deploy.DefaultLearnerOptions()
+	lo.FedGSP.Preset = fedgsp.PresetSelect
+	lo.FedGSP.Set = fedgsp.Overrides{Orders: ptrTo(2), Hidden: ptrTo(8), Layers: ptrTo(2), Principal: ptrTo(1)}
+	seed := uint64(5)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	// Variants alone stay in the grid (there is no row to fall back on).
+	res, err := RunNode(ctx, NodeSpec{Sim: SimConfig{Algo: aggregator.AlgoFedGSP, Rounds: 1, Log: zerolog.Nop()}, Learner: &lo,
+		FedGSPSelect: FedGSPSelect{Grid: []string{"cora+raw", "heterophilic+raw"}, Epochs: 1, Finalists: 2, TrialRounds: 1},
+		Data:         NodeData{Scenario: "csbm", CSBM: csbm, Clients: 3, Partition: "metis"}, Seed: &seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel := res.Summary.Metrics["fedgsp_select"].(*FedGSPSelection)
+	if len(sel.Federated) != 2 || !strings.HasSuffix(sel.Chosen, fedgsp.RawSuffix) {
+		t.Fatalf("selection %+v: want two trials of raw variants", sel)
+	}
+}

@@ -240,7 +240,8 @@ func runFedGSPTrial(ctx context.Context, sc SimConfig, lo deploy.LearnerOptions,
 		return trialResult{}, err
 	}
 	applyFedGSP(&lo, &sc, cand.Name, gc, server)
-	sc.Job, sc.Rounds = sc.Job+"-select-"+cand.Name, rounds
+	// A job id is [a-z0-9-]: a variant's "+raw" becomes "-raw".
+	sc.Job, sc.Rounds = sc.Job+"-select-"+strings.ReplaceAll(cand.Name, fedgsp.RawSuffix, "-raw"), rounds
 	sc.OnRound, sc.OnProgress, sc.Metrics = nil, nil, nil
 	sc.Privacy.ExportLedger = ""
 	sc.Log = sc.Log.Level(max(sc.Log.GetLevel(), zerolog.WarnLevel))
