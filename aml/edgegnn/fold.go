@@ -81,21 +81,6 @@ func (l *edgeLayer) msgRows(w *gnn.Tensor, lay foldLayout, d int) (*gnn.Tensor, 
 func (l *edgeLayer) foldForward(f *inputFold, blk *Block, hPrev *gnn.Tensor, nt int) *gnn.Tensor {
 	H, lay := l.hidden, l.foldLayout(f)
 	f.xr = edgeReuse(f.xr, nt, lay.width)
-	f.xr.Zero()
-	if lay.self > 0 {
-		edgeGatherRows(f.xr, 0, hPrev, nil, l.self, nt)
-	}
-	msgs := []*Messages{&blk.In, &blk.Out}[:lay.dirs]
-	ws := [][]float32{l.wIn, l.wOut}
-	records := f.foldRecords(l)
-	for d, m := range msgs {
-		if records {
-			f.foldRecordSums(f.xr, lay.node+d*lay.ni, lay.edge+d*lay.ei, lay.sum+d, m, nt)
-			continue
-		}
-		gnn.GatherRowsNarrow(f.xr.Data, lay.width, lay.node+d*lay.ni, m.Ptr, m.Src, ws[d], f.nodeX.Data, lay.ni, 0, nt)
-		f.foldSlotSums(f.xr, lay.edge+d*lay.ei, lay.sum+d, m, ws[d], nt)
-	}
 	// W' = [W_self; W_n·W_h(d) …; W_e·W_e(d) …; b_n·W_h(d) + b_e·W_e(d) …].
 	f.wf = edgeReuse(f.wf, lay.width, H)
 	W := l.node.W.W
@@ -113,6 +98,20 @@ func (l *edgeLayer) foldForward(f *inputFold, blk *Block, hPrev *gnn.Tensor, nt 
 		gnn.Add(row, row, f.hh)
 	}
 	f.out = edgeReuse(f.out, nt, H)
+	msgs := []*Messages{&blk.In, &blk.Out}[:lay.dirs]
+	if f.foldRecords(l) {
+		f.foldRecordsForward(lay, msgs, l.node.B.W, nt)
+		return f.out
+	}
+	f.xr.Zero()
+	if lay.self > 0 {
+		edgeGatherRows(f.xr, 0, hPrev, nil, l.self, nt)
+	}
+	ws := [][]float32{l.wIn, l.wOut}
+	for d, m := range msgs {
+		gnn.GatherRowsNarrow(f.xr.Data, lay.width, lay.node+d*lay.ni, m.Ptr, m.Src, ws[d], f.nodeX.Data, lay.ni, 0, nt)
+		f.foldSlotSums(f.xr, lay.edge+d*lay.ei, lay.sum+d, m, ws[d], nt)
+	}
 	edgeMatMulBias(f.out, f.xr, f.wf, l.node.B.W)
 	return f.out
 }

@@ -22,37 +22,59 @@ func (f *inputFold) foldRecords(l *edgeLayer) bool {
 		s.K == edgeInputSlots && f.nodeX.Cols == NodeFeatureDim && f.nodeEnc.W.W.Rows == NodeFeatureDim
 }
 
-// foldRecordSums sets, for each target t < nt of messages m (weights 1),
-// columns [cn, cn+NodeFeatureDim) of xr's row t to the sum of the source
-// nodes' inputs, adds the sum of the edges' inputs into columns
-// [ce, ce+EdgeFeatureDim) (which must be zero) and sets column cs to the
-// number of messages.
-func (f *inputFold) foldRecordSums(xr *gnn.Tensor, cn, ce, cs int, m *Messages, nt int) {
+// foldRecordRows is the number of targets whose raw sums are formed and
+// projected together: their rows (424 bytes each for GIN with reverse
+// messages) stay in the first-level cache from one to the other, where the
+// sums of every target first left the product to read a megabyte and a
+// half back from the last-level cache.
+const foldRecordRows = 32
+
+// foldRecordsForward sets f.xr (every column) to the raw sums of the nt
+// targets of msgs (one per direction, weights 1) and f.out to xr·f.wf +
+// bias, block by block when the product runs in edgeTiles on one
+// goroutine, else sums first and then gnn's product.
+func (f *inputFold) foldRecordsForward(lay foldLayout, msgs []*Messages, bias *gnn.Tensor, nt int) {
+	H := f.wf.Cols
+	if !edgeTilesApply(lay.width, H) || gnn.ParallelWorkers(nt, nt*lay.width*H) > 1 {
+		for d, m := range msgs {
+			f.foldRecordSums(f.xr, lay.node+d*lay.ni, lay.edge+d*lay.ei, lay.sum+d, m, 0, nt)
+		}
+		edgeMatMulBias(f.out, f.xr, f.wf, bias)
+		return
+	}
+	if bias.Rows != 1 || bias.Cols != H {
+		gnn.ShapePanic("fold records forward", "bias %v for %d columns", bias, H)
+	}
+	for lo := 0; lo < nt; lo += foldRecordRows {
+		hi := min(lo+foldRecordRows, nt)
+		for d, m := range msgs {
+			f.foldRecordSums(f.xr, lay.node+d*lay.ni, lay.edge+d*lay.ei, lay.sum+d, m, lo, hi)
+		}
+		edgeTiles(f.out.Data, f.xr.Data, f.wf.Data, bias.Data, lay.width, H, lo, hi)
+	}
+}
+
+// foldRecordSums sets, for each target t in [lo, hi) of messages m
+// (weights 1), columns [cn, cn+NodeFeatureDim) of xr's row t to the sum
+// of the source nodes' inputs, columns [ce, ce+EdgeFeatureDim) to the sum
+// of the edges' inputs and column cs to the number of messages.
+func (f *inputFold) foldRecordSums(xr *gnn.Tensor, cn, ce, cs int, m *Messages, lo, hi int) {
 	const ni = NodeFeatureDim
 	recs, ph, edges := f.slots.feat.recs, f.slots.feat.phases, f.slots.edges
 	nx, ld := f.nodeX.Data, xr.Cols
-	// Touch a block's records before summing them: they lie scattered
+	// Touch the block's records before summing them: they lie scattered
 	// over a table of every edge of the graph, and this short loop keeps
 	// many cache misses in flight where the summing loop, long per
-	// message, keeps a few (as FillSlots and Sampler.hop do). Blocks of a
-	// few hundred messages keep the touched lines in the near caches
-	// until they are summed (touching a whole hop first left a third of
-	// the misses).
-	const block = 256
+	// message, keeps a few (as FillSlots and Sampler.hop do).
 	sink := f.sink
-	next := 0 // first target not yet touched
-	for t := range nt {
-		if t == next {
-			k0 := m.Ptr[t]
-			for next < nt && m.Ptr[next] < k0+block {
-				next++
-			}
-			for _, e := range m.Edge[k0:m.Ptr[next]] {
-				sink += recs[edges[e]].touch()
-			}
-		}
+	for _, e := range m.Edge[m.Ptr[lo]:m.Ptr[hi]] {
+		sink += recs[edges[e]].touch()
+	}
+	f.sink = sink
+	for t := lo; t < hi; t++ {
 		row := xr.Data[t*ld : (t+1)*ld]
 		er := row[ce : ce+EdgeFeatureDim]
+		clear(er)
 		var n0, n1, n2, n3, n4 float32
 		var paid, recv, hs, hc, ws, wc, same, self, cross, tm, cnt float32
 		k0, k1 := m.Ptr[t], m.Ptr[t+1]
@@ -96,5 +118,4 @@ func (f *inputFold) foldRecordSums(xr *gnn.Tensor, cn, ce, cs int, m *Messages, 
 		er[EdgeColTime] += tm
 		row[cs] = cnt
 	}
-	f.sink = sink
 }

@@ -2,6 +2,7 @@ package edgegnn
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -39,8 +40,18 @@ func TestLazySlotsComplete(t *testing.T) {
 // first layer's message inputs from the records computes, bit for bit,
 // the logits and gradients of the same model summing the slots, on
 // evaluation-stage and training-stage batches, with reverse messages and
-// edge updates on and off.
+// edge updates on and off, on one CPU (the sums and the product block by
+// block) and on all of them.
 func TestFoldRecordsMatchSlots(t *testing.T) {
+	for _, procs := range []int{1, runtime.GOMAXPROCS(0)} {
+		t.Run(fmt.Sprintf("procs=%d", procs), func(t *testing.T) {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+			testFoldRecordsMatchSlots(t)
+		})
+	}
+}
+
+func testFoldRecordsMatchSlots(t *testing.T) {
 	g := genWorld(smallWorld(6))
 	feat := NewFeaturizer(g)
 	var train []int32
@@ -54,13 +65,17 @@ func TestFoldRecordsMatchSlots(t *testing.T) {
 		visible          []int32
 		fanOut           []int
 		reverse, updates bool
+		hidden           int
 	}{
-		{"all edges/fan 4x4", nil, []int{4, 4}, true, true},
-		{"training edges/fan 5x3", train, []int{5, 3}, true, true},
-		{"no reverse", nil, []int{4, 4}, false, true},
-		{"no edge updates", train, []int{3, 3}, true, false},
-		{"full neighbourhoods", train, []int{-1, 2}, true, true},
-		{"one layer", nil, []int{6}, true, true},
+		{"all edges/fan 4x4", nil, []int{4, 4}, true, true, 8},
+		{"training edges/fan 5x3", train, []int{5, 3}, true, true, 8},
+		{"no reverse", nil, []int{4, 4}, false, true, 8},
+		{"no edge updates", train, []int{3, 3}, true, false, 8},
+		{"full neighbourhoods", train, []int{-1, 2}, true, true, 8},
+		{"one layer", nil, []int{6}, true, true, 8},
+		// 32 and 64 columns: the sums and the product block by block.
+		{"h32", train, []int{5, 5}, true, true, 32},
+		{"h64 no reverse", train, []int{4, 6}, false, true, 64},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st, err := NewStage(g, tc.visible, tc.fanOut, feat)
@@ -77,7 +92,7 @@ func TestFoldRecordsMatchSlots(t *testing.T) {
 				t.Fatal(err)
 			}
 			cfg := DefaultConfig(KindGIN)
-			cfg.Hidden, cfg.Layers, cfg.ReverseMP, cfg.EdgeUpdates = 8, len(tc.fanOut), tc.reverse, tc.updates
+			cfg.Hidden, cfg.Layers, cfg.ReverseMP, cfg.EdgeUpdates = tc.hidden, len(tc.fanOut), tc.reverse, tc.updates
 			run := func(b *Batch, wantRecords bool) ([]float32, []float32) {
 				m, err := NewModel(cfg, newRNG(5))
 				if err != nil {
