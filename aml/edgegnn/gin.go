@@ -14,7 +14,7 @@ const KindGIN = "gin"
 // b2. It returns Z (owned by the second MLP layer).
 func (l *edgeLayer) ginForward(m, hPrev *gnn.Tensor, nt int) *gnn.Tensor {
 	l.inner = m
-	gnn.AddScaled(l.inner, 1+l.eps.W.Data[0], hPrev.Slice(0, nt))
+	edgeAddScaled(l.inner, 1+l.eps.W.Data[0], hPrev.Slice(0, nt))
 	a := l.mlp1.forward(l.inner)
 	l.r = edgeReuse(l.r, nt, l.hidden)
 	edgeReLU(l.r, a)
@@ -36,6 +36,6 @@ func (l *edgeLayer) ginBackward(dZ *gnn.Tensor, nt int) *gnn.Tensor {
 		de += float64(g) * float64(self.Data[i])
 	}
 	l.eps.G.Data[0] += float32(de)
-	gnn.AddScaled(l.dhPrev.Slice(0, nt), 1+l.eps.W.Data[0], dInner)
+	edgeAddScaled(l.dhPrev.Slice(0, nt), 1+l.eps.W.Data[0], dInner)
 	return dInner
 }

@@ -171,6 +171,12 @@ func (l *edgeLayer) prepare(b *Batch, blk *Block, nt int) {
 	l.wIn = gnn.Grow(&l.wIn, len(blk.In.Src))
 	l.wOut = gnn.Grow(&l.wOut, len(blk.Out.Src))
 	l.self = gnn.Grow(&l.self, nt)
+	if l.kind == KindGIN { // every weight 1: three fills, not two calls per target
+		edgeFill(l.wIn, 1)
+		edgeFill(l.wOut, 1)
+		edgeFill(l.self, 1)
+		return
+	}
 	for t := range nt {
 		i0, i1 := blk.In.Ptr[t], blk.In.Ptr[t+1]
 		o0, o1 := blk.Out.Ptr[t], blk.Out.Ptr[t+1]

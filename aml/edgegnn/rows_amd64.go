@@ -17,6 +17,9 @@ func residualReLUAVX2(u, out, e, bias, hs, hd *float32, src, dst *int32, rows, n
 //go:noescape
 func gatherRowsAVX2(d *float32, ld int, b *float32, n int, cols *int32, vals *float32, ptr *int, rows int, bias *float32)
 
+//go:noescape
+func axpyAVX2(d, s *float32, alpha float32, n int)
+
 // edgeRowsApply reports whether the AVX2 row passes run: AVX2 without
 // AVX-512, where package gnn runs its own assembly.
 func edgeRowsApply() bool { return cpu.X86.HasAVX2 && !cpu.X86.HasAVX512F }
@@ -30,6 +33,18 @@ func reluRows(d, x []float32) int {
 	}
 	_ = x[n-1]
 	reluAVX2(&d[0], &x[0], n)
+	return n
+}
+
+// axpyRows computes the leading multiple of 8 of d += alpha·s and returns
+// its length.
+func axpyRows(d []float32, alpha float32, s []float32) int {
+	n := len(d) &^ 7
+	if n == 0 || !edgeRowsApply() {
+		return 0
+	}
+	_ = s[n-1]
+	axpyAVX2(&d[0], &s[0], alpha, n)
 	return n
 }
 

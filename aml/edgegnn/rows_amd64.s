@@ -155,3 +155,28 @@ grPut:
 grDone:
 	VZEROUPPER
 	RET
+
+// func axpyAVX2(d, s *float32, alpha float32, n int)
+//
+// d[i] += alpha·s[i], the product rounded and then the sum (gnn.AddScaled's
+// Go loop), for n a multiple of 8.
+TEXT ·axpyAVX2(SB), NOSPLIT, $0-32
+	MOVQ         d+0(FP), DI
+	MOVQ         s+8(FP), SI
+	VBROADCASTSS alpha+16(FP), Y2
+	MOVQ         n+24(FP), CX
+	SHRQ         $3, CX
+	JZ           axDone
+
+axLoop:
+	VMULPS  (SI), Y2, Y0
+	VADDPS  (DI), Y0, Y1
+	VMOVUPS Y1, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DI
+	DECQ    CX
+	JNZ     axLoop
+
+axDone:
+	VZEROUPPER
+	RET

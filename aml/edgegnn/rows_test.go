@@ -33,6 +33,23 @@ func TestEdgeReLUMatchesGNN(t *testing.T) {
 	}
 }
 
+// TestEdgeAddScaledMatchesGNN checks edgeAddScaled against
+// gnn.AddScaled bit for bit, with and without a tail.
+func TestEdgeAddScaledMatchesGNN(t *testing.T) {
+	for _, n := range []int{1, 7, 8, 33, 2048} {
+		rng := newRNG(uint64(n) + 7)
+		d, s := randTensor(rng, 1, n), randTensor(rng, 1, n)
+		specials(d.Data)
+		specials(s.Data[1:])
+		want, got := d.Clone(), d.Clone()
+		gnn.AddScaled(want, 1.0625, s)
+		edgeAddScaled(got, 1.0625, s)
+		if !sameBits(got.Data, want.Data) {
+			t.Fatalf("n=%d: edgeAddScaled differs from gnn.AddScaled", n)
+		}
+	}
+}
+
 // TestEdgeResidualReLUMatchesGNN checks edgeResidualReLU against
 // gnn.ResidualReLURows bit for bit, both outputs, for several widths and
 // row counts, rows gathered in any order and repeated.
