@@ -33,7 +33,9 @@ type Batch struct {
 	// Inputs: NumNodes[0]×NodeFeatureDim node features and
 	// NumEdges[0]×EdgeFeatureDim edge features, the latter either dense
 	// (EdgeX) or in slots (EdgeSlots, which SetInputs fills, leaving
-	// EdgeX nil); a model reads EdgeSlots when it is set.
+	// EdgeX nil; rows past NumEdges[1] only once SlotRows.Complete runs,
+	// which the model calls when it reads them); a model reads EdgeSlots
+	// when it is set.
 	NodeX, EdgeX *gnn.Tensor
 	EdgeSlots    *SlotRows
 	// EdgeOrd is NumEdges[0]×EdgeOrdDim order features (ports, time
