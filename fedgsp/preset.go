@@ -81,32 +81,18 @@ func PresetNames() []string {
 	return []string{"cora", "minesweeper", "tolokers", "actor", "heterophilic", "pubmed", "roman-empire"}
 }
 
-// RawSuffix marks a row's raw-feature variant ("heterophilic+raw"): the
-// row with RawFeatures set, its server row the base row's. Row
-// normalisation is a choice of the data, not of the method: on actor's
-// binary features (about five non-zeros a row) it cost the heterophilic
-// row 2.8 points of test accuracy (seed 1: 25.1 normalised, 27.9 raw),
-// while Cora, chameleon and tolokers were tuned normalised. So federated
-// selection tries both (SelectGrid), and the data decides.
-const RawSuffix = "+raw"
-
-// BaseName is name without RawSuffix: the row whose server settings a
-// variant keeps (aggregator.FedGSPPreset).
-func BaseName(name string) string { return strings.TrimSuffix(name, RawSuffix) }
-
 // Preset returns the named configuration: cora (DefaultConfig, the
 // homophilic row), minesweeper, tolokers, actor, heterophilic, pubmed or
-// roman-empire, or a row's raw-feature variant (RawSuffix) where the row
-// normalises its features (actor's does not: "actor+raw" is unknown).
+// roman-empire, or a variant of one of those rows (Variant).
 func Preset(name string) (Config, bool) {
-	if base, ok := strings.CutSuffix(name, RawSuffix); ok {
-		c, ok := Preset(base)
-		if !ok || c.RawFeatures || strings.HasSuffix(base, RawSuffix) {
-			return Config{}, false
-		}
-		c.RawFeatures = true
-		return c, true
+	if base, raw, slow, ok := splitVariant(name); ok {
+		return variant(base, raw, slow)
 	}
+	return row(name)
+}
+
+// row is the named row itself.
+func row(name string) (Config, bool) {
 	switch name {
 	case "cora":
 		return DefaultConfig(), true
@@ -165,7 +151,7 @@ func Choose(name string, d *graph.Dataset) (string, Config, error) {
 	}
 	c, ok := Preset(name)
 	if !ok {
-		return "", Config{}, fmt.Errorf("fedgsp: unknown preset %q (want select, auto, %s, or a row's %s variant)", name, strings.Join(PresetNames(), ", "), RawSuffix)
+		return "", Config{}, fmt.Errorf("fedgsp: unknown preset %q (want select, auto, %s, or a row's %s/%s variant)", name, strings.Join(PresetNames(), ", "), RawSuffix, SlowSuffix)
 	}
 	return name, c, nil
 }

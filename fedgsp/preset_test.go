@@ -39,33 +39,75 @@ func TestChoose(t *testing.T) {
 	}
 }
 
-// TestRawVariants: every row that normalises its features has a
-// raw-feature variant that differs from it in RawFeatures alone, in the
-// default grid after every row; actor's row, raw already, has none.
-func TestRawVariants(t *testing.T) {
-	grid := SelectGrid()
-	rows := PresetNames()
-	if !slices.Equal(grid[:len(rows)], rows) {
-		t.Fatalf("grid %v does not start with the rows %v", grid, rows)
+// TestVariants: a row's variants differ from it in the varied setting
+// alone and keep its name as their base; actor's row, raw already, has no
+// raw variant; the refinement steps build canonical names.
+func TestVariants(t *testing.T) {
+	if !slices.Equal(SelectGrid(), PresetNames()) {
+		t.Fatalf("grid %v: want the rows alone (variants are refinements)", SelectGrid())
 	}
-	for _, name := range rows {
+	for _, name := range PresetNames() {
 		base, _ := Preset(name)
-		v, ok := Preset(name + RawSuffix)
-		if ok != !base.RawFeatures || ok != slices.Contains(grid, name+RawSuffix) {
-			t.Errorf("%s: variant known %v, in the grid %v, row raw %v", name, ok, slices.Contains(grid, name+RawSuffix), base.RawFeatures)
+		raw, okRaw := Preset(name + RawSuffix)
+		slow, okSlow := Preset(name + SlowSuffix)
+		both, okBoth := Preset(name + RawSuffix + SlowSuffix)
+		if okRaw != !base.RawFeatures || okBoth != okRaw || !okSlow {
+			t.Errorf("%s: raw %v slow %v both %v known (row raw %v)", name, okRaw, okSlow, okBoth, base.RawFeatures)
 		}
-		if !ok {
-			continue
+		want := base
+		want.LR1 *= SlowFactor
+		if slow != want {
+			t.Errorf("%s%s = %+v, want %+v", name, SlowSuffix, slow, want)
 		}
-		base.RawFeatures = true
-		if v != base {
-			t.Errorf("%s%s = %+v, want the row with raw features %+v", name, RawSuffix, v, base)
+		if okRaw {
+			want := base
+			want.RawFeatures = true
+			if raw != want {
+				t.Errorf("%s%s = %+v, want %+v", name, RawSuffix, raw, want)
+			}
+			want.LR1 *= SlowFactor
+			if both != want {
+				t.Errorf("%s%s%s = %+v, want %+v", name, RawSuffix, SlowSuffix, both, want)
+			}
 		}
-		if BaseName(name+RawSuffix) != name {
-			t.Errorf("BaseName(%s%s) = %s", name, RawSuffix, BaseName(name+RawSuffix))
+		for _, v := range []string{name + RawSuffix, name + SlowSuffix, name + RawSuffix + SlowSuffix} {
+			if BaseName(v) != name {
+				t.Errorf("BaseName(%s) = %s", v, BaseName(v))
+			}
 		}
 	}
-	if _, _, err := Choose("heterophilic"+RawSuffix, nil); err != nil {
+	for _, tt := range []struct {
+		name, step, want string
+		ok               bool
+	}{
+		{"heterophilic", RawSuffix, "heterophilic+raw", true},
+		{"heterophilic", SlowSuffix, "heterophilic+slow", true},
+		{"heterophilic+raw", SlowSuffix, "heterophilic+raw+slow", true},
+		{"heterophilic+slow", RawSuffix, "heterophilic+raw+slow", true},
+		{"heterophilic+raw", RawSuffix, "heterophilic+raw", false}, // nothing new
+		{"actor", RawSuffix, "actor+raw", false},                   // raw already
+	} {
+		if got, ok := WithStep(tt.name, tt.step); got != tt.want || ok != tt.ok {
+			t.Errorf("WithStep(%s, %s) = %s, %v; want %s, %v", tt.name, tt.step, got, ok, tt.want, tt.ok)
+		}
+	}
+	lr := 0.1
+	raw := true
+	for _, tt := range []struct {
+		o          Overrides
+		rawMatters bool
+		want       []string
+	}{
+		{Overrides{}, true, []string{RawSuffix, SlowSuffix}},
+		{Overrides{}, false, []string{SlowSuffix}},
+		{Overrides{LR1: &lr}, true, []string{RawSuffix}},
+		{Overrides{RawFeatures: &raw, LR1: &lr}, true, nil},
+	} {
+		if got := Refinements(tt.o, tt.rawMatters); !slices.Equal(got, tt.want) {
+			t.Errorf("Refinements(%+v, %v) = %v, want %v", tt.o, tt.rawMatters, got, tt.want)
+		}
+	}
+	if _, _, err := Choose("heterophilic+raw+slow", nil); err != nil {
 		t.Errorf("an agent cannot name a variant: %v", err)
 	}
 }

@@ -36,50 +36,9 @@ const DefaultSelectEpochs = 20
 // SelectGrid is the default candidate grid: every named preset (the
 // authors' rows and the ones tuned on the README's datasets) plus the
 // authors' rows for datasets this repository does not ship (PubMed,
-// Roman-empire), which were tuned on none of them; then the raw-feature
-// variant (RawSuffix) of every row that normalises its features. The
-// variants come last, so that a tie goes to the row as its authors gave
-// it, and a job whose clients' features row normalisation leaves as they
-// are drops them (RawVariantsMatter).
-func SelectGrid() []string {
-	names := PresetNames()
-	for _, n := range PresetNames() {
-		if _, ok := Preset(n + RawSuffix); ok {
-			names = append(names, n+RawSuffix)
-		}
-	}
-	return names
-}
-
-// RawVariantsMatter reports whether row normalisation changes d's
-// features (NormalizeIfNonNegative): when it does not (one-hot rows,
-// features with a negative entry), a row and its raw-feature variant are
-// one model, and scoring both would only spend a finalist's place.
-func RawVariantsMatter(d *graph.Dataset) bool {
-	f := d.Features
-	if f == nil || !graph.NonNegative(f) {
-		return false
-	}
-	for i := 0; i+1 < len(f.RowPtr); i++ {
-		lo, hi := f.RowPtr[i], f.RowPtr[i+1]
-		sum := float64(hi - lo) // nil Val: every stored value is 1
-		if f.Val != nil {
-			sum = 0
-			for _, v := range f.Val[lo:hi] {
-				sum += float64(v)
-			}
-		}
-		if sum != 0 && math.Abs(sum-1) > 1e-6 {
-			return true
-		}
-	}
-	return false
-}
-
-// WithoutRawVariants is grid without its raw-feature variants.
-func WithoutRawVariants(grid []string) []string {
-	return slices.DeleteFunc(slices.Clone(grid), func(n string) bool { return strings.HasSuffix(n, RawSuffix) })
-}
+// Roman-empire), which were tuned on none of them. Variants of the chosen
+// row (Refinements) are tried after it, not in the grid.
+func SelectGrid() []string { return PresetNames() }
 
 // TunedOn names, for each dataset the README reports, the preset chosen
 // on its validation nodes: the one a leave-one-dataset-out grid for that

@@ -35,6 +35,9 @@ type FedGSPSelect struct {
 	// TrialRounds is each federated trial's rounds; 0:
 	// DefaultFedGSPTrialRounds.
 	TrialRounds int
+	// NoRefine keeps the federated stage's choice as it is, without
+	// trying its variants (refineStage).
+	NoRefine bool
 }
 
 // FedGSPSelectGrid is the default candidate grid (fedgsp.SelectGrid).
@@ -47,12 +50,11 @@ const DefaultFedGSPSelectEpochs = fedgsp.DefaultSelectEpochs
 type FedGSPSelection struct {
 	fedgsp.Selection
 	Excluded []string `json:"excluded,omitempty"`
-	// SameAsRow are the raw-feature variants left out because row
-	// normalisation leaves every client's features as they are (one-hot
-	// rows, say): each would be its row's very model
-	// (fedgsp.RawVariantsMatter). The server learns that one bit of the
-	// features' format, which the clients share by schema anyway.
-	SameAsRow []string `json:"same_as_row,omitempty"`
+	// RawMatters says row normalisation changes some client's features
+	// (fedgsp.RawVariantsMatter), so that the chosen row's raw-feature
+	// variant is tried (refineStage). The server learns that one bit of
+	// the features' format, which the clients share by schema anyway.
+	RawMatters bool `json:"raw_matters"`
 	// EpochsPerCandidate is each local trial; LocalEpochs their sum over
 	// clients and candidates (the selection's training cost, against the
 	// job's rounds × local epochs × clients); Seconds its wall time.
@@ -107,13 +109,7 @@ func selectFedGSP(ctx context.Context, clients []*graph.ClientGraph, ids []strin
 	if err != nil {
 		return out, err
 	}
-	if !slices.ContainsFunc(clients, func(cg *graph.ClientGraph) bool { return fedgsp.RawVariantsMatter(cg.Data) }) {
-		rows := fedgsp.WithoutRawVariants(grid)
-		if len(rows) > 0 {
-			out.SameAsRow = slices.DeleteFunc(slices.Clone(grid), func(n string) bool { return slices.Contains(rows, n) })
-			grid = rows
-		}
-	}
+	out.RawMatters = slices.ContainsFunc(clients, func(cg *graph.ClientGraph) bool { return fedgsp.RawVariantsMatter(cg.Data) })
 	cands, err := fedgsp.Candidates(grid, o)
 	if err != nil {
 		return out, err
@@ -142,6 +138,9 @@ func selectFedGSP(ctx context.Context, clients []*graph.ClientGraph, ids []strin
 	out.Selection, err = fedgsp.Pick(grid, reports)
 	if err == nil {
 		err = federatedStage(ctx, &out, cands, opt, run, log)
+	}
+	if err == nil && !opt.NoRefine {
+		err = refineStage(ctx, &out, o, opt, run, log)
 	}
 	out.EpsilonBound = out.EpsilonMax
 	for _, t := range out.Federated {
@@ -237,9 +236,6 @@ func (s *FedGSPSelection) String() string {
 	}
 	if len(s.Excluded) > 0 {
 		fmt.Fprintf(&b, " (excluded %s)", strings.Join(s.Excluded, ","))
-	}
-	if len(s.SameAsRow) > 0 {
-		fmt.Fprintf(&b, " (%s: the rows' own models on these features)", strings.Join(s.SameAsRow, ","))
 	}
 	fmt.Fprintf(&b, "; %d refused; %d local epochs (%d per candidate)", len(s.Refused), s.LocalEpochs, s.EpochsPerCandidate)
 	if len(s.Federated) > 0 {

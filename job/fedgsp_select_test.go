@@ -202,14 +202,13 @@ func TestFedGSPServerRows(t *testing.T) {
 	}
 }
 
-// TestSelectDropsRawVariantsThatChangeNothing: a raw-feature variant is
-// scored only where row normalisation changes some client's features; on
-// CSBM's Gaussian features (negative entries: never normalised) it would
-// be its row's very model, so it is left out and named.
-func TestSelectDropsRawVariantsThatChangeNothing(t *testing.T) {
+// TestSelectRecordsWhetherRawMatters: CSBM's Gaussian features (negative
+// entries: never normalised) make a raw-feature variant its row's very
+// model; made non-negative, normalisation changes them.
+func TestSelectRecordsWhetherRawMatters(t *testing.T) {
 	seed := uint64(3)
 	small := fedgsp.Overrides{Orders: ptrTo(3), Hidden: ptrTo(16), Layers: ptrTo(2), Principal: ptrTo(2)}
-	opt := FedGSPSelect{Grid: []string{"cora", "cora+raw"}, Epochs: 2}
+	opt := FedGSPSelect{Grid: []string{"cora"}, Epochs: 1}
 	ids := []string{"client-0", "client-1", "client-2", "client-3"}
 	nonNegative := func(clients []*graph.ClientGraph) []*graph.ClientGraph {
 		for _, cg := range clients {
@@ -223,19 +222,19 @@ func TestSelectDropsRawVariantsThatChangeNothing(t *testing.T) {
 		return clients
 	}
 	for _, tt := range []struct {
-		name      string
-		clients   []*graph.ClientGraph
-		grid, dup []string
+		name    string
+		clients []*graph.ClientGraph
+		want    bool
 	}{
-		{"gaussian features", selectClients(t, 0.2), []string{"cora"}, []string{"cora+raw"}},
-		{"non-negative features", nonNegative(selectClients(t, 0.2)), []string{"cora", "cora+raw"}, nil},
+		{"gaussian features", selectClients(t, 0.2), false},
+		{"non-negative features", nonNegative(selectClients(t, 0.2)), true},
 	} {
 		sel, err := selectFedGSP(context.Background(), tt.clients, ids, opt, small, SimPrivacy{NoiseSeed: &seed}, "job-r", 9, nil, zerolog.Nop())
 		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
-		if !slices.Equal(sel.Grid, tt.grid) || !slices.Equal(sel.SameAsRow, tt.dup) {
-			t.Errorf("%s: grid %v, left out as the row's model %v; want %v and %v", tt.name, sel.Grid, sel.SameAsRow, tt.grid, tt.dup)
+		if sel.RawMatters != tt.want {
+			t.Errorf("%s: raw matters %v, want %v", tt.name, sel.RawMatters, tt.want)
 		}
 	}
 }

@@ -50,6 +50,9 @@ type FederatedTrial struct {
 	// on top of the job's own spending.
 	EpsilonClientMax float64            `json:"epsilon_client_max"`
 	EpsilonChannels  map[string]float64 `json:"epsilon_channels,omitempty"`
+	// Refines is the choice this variant was tried against (refineStage);
+	// empty for a finalist.
+	Refines string `json:"refines,omitempty"`
 }
 
 // MarshalJSON writes a NaN score as null, as CandidateScore does.
@@ -102,6 +105,24 @@ func finalists(sel fedgsp.Selection, n int) []string {
 	return names
 }
 
+// runTrial runs cand as a federated trial of rounds rounds and records it
+// in out.
+func runTrial(ctx context.Context, out *FedGSPSelection, cand fedgsp.Candidate, rounds int, run trialRunner, log zerolog.Logger) (FederatedTrial, error) {
+	start := time.Now()
+	res, err := run(ctx, cand, rounds)
+	if err != nil {
+		return FederatedTrial{}, fmt.Errorf("fedgsp select: federated trial of %s: %w", cand.Name, err)
+	}
+	t := FederatedTrial{Name: cand.Name, Rounds: rounds, Seconds: time.Since(start).Seconds(), Messages: res.Messages, Bytes: res.Bytes,
+		EpsilonClientMax: res.EpsilonClientMax, EpsilonChannels: res.EpsilonChannels}
+	t.Score, t.Clients = trialScore(res.Final)
+	out.Federated = append(out.Federated, t)
+	out.TrialRounds += rounds
+	log.Info().Str("candidate", cand.Name).Float64("score", t.Score).Int("clients", t.Clients).Int("rounds", rounds).
+		Float64("seconds", t.Seconds).Msg("fedgsp selection: federated trial")
+	return t, nil
+}
+
 // trialScore is the validation-count weighted mean of the clients' best
 // validation scores, and how many clients it covers.
 func trialScore(final map[string]map[string]float64) (float64, int) {
@@ -147,18 +168,10 @@ func federatedStage(ctx context.Context, out *FedGSPSelection, cands []fedgsp.Ca
 	best := -1
 	for _, name := range names {
 		i := slices.IndexFunc(cands, func(c fedgsp.Candidate) bool { return c.Name == name })
-		start := time.Now()
-		res, err := run(ctx, cands[i], rounds)
+		t, err := runTrial(ctx, out, cands[i], rounds, run, log)
 		if err != nil {
-			return fmt.Errorf("fedgsp select: federated trial of %s: %w", name, err)
+			return err
 		}
-		t := FederatedTrial{Name: name, Rounds: rounds, Seconds: time.Since(start).Seconds(), Messages: res.Messages, Bytes: res.Bytes,
-			EpsilonClientMax: res.EpsilonClientMax, EpsilonChannels: res.EpsilonChannels}
-		t.Score, t.Clients = trialScore(res.Final)
-		out.Federated = append(out.Federated, t)
-		out.TrialRounds += rounds
-		log.Info().Str("candidate", name).Float64("score", t.Score).Int("clients", t.Clients).Int("rounds", rounds).
-			Float64("seconds", t.Seconds).Msg("fedgsp selection: federated trial")
 		if !math.IsNaN(t.Score) && (best < 0 || t.Score > out.Federated[best].Score) {
 			best = len(out.Federated) - 1
 		}

@@ -175,8 +175,11 @@ func TestRunNodeFedGSPFederatedSelection(t *testing.T) {
 	if !ok {
 		t.Fatalf("metrics hold no selection: %v", res.Summary.Metrics["fedgsp_select"])
 	}
-	if len(sel.Federated) != 2 || sel.TrialRounds != 4 || sel.LocalChoice == "" {
-		t.Fatalf("selection %+v: want two federated trials of 2 rounds after a local pick", sel)
+	// Two finalists, then the slow variant of the better (CSBM's Gaussian
+	// features are never normalised: no raw trial).
+	if len(sel.Federated) != 3 || sel.TrialRounds != 6 || sel.LocalChoice == "" || sel.RawMatters ||
+		sel.Federated[2].Refines == "" || !strings.HasSuffix(sel.Federated[2].Name, fedgsp.SlowSuffix) {
+		t.Fatalf("selection %+v: want two federated trials of 2 rounds after a local pick, then one refinement", sel)
 	}
 	best := sel.Federated[0]
 	for _, tr := range sel.Federated {
@@ -192,7 +195,7 @@ func TestRunNodeFedGSPFederatedSelection(t *testing.T) {
 			best = tr
 		}
 	}
-	if want := sel.EpsilonMax + sel.Federated[0].EpsilonClientMax + sel.Federated[1].EpsilonClientMax; sel.EpsilonBound != want {
+	if want := sel.EpsilonMax + sel.Federated[0].EpsilonClientMax + sel.Federated[1].EpsilonClientMax + sel.Federated[2].EpsilonClientMax; sel.EpsilonBound != want {
 		t.Errorf("selection's ε bound %v, want the scores' %v plus the trials' = %v", sel.EpsilonBound, sel.EpsilonMax, want)
 	}
 	if sel.Federated[0].Name != sel.LocalChoice {
@@ -228,7 +231,7 @@ func TestFederatedTrialOfARawVariant(t *testing.T) {
 		t.Fatal(err)
 	}
 	sel := res.Summary.Metrics["fedgsp_select"].(*FedGSPSelection)
-	if len(sel.Federated) != 2 || !strings.HasSuffix(sel.Chosen, fedgsp.RawSuffix) {
-		t.Fatalf("selection %+v: want two trials of raw variants", sel)
+	if len(sel.Federated) != 3 || !strings.Contains(sel.Chosen, fedgsp.RawSuffix) {
+		t.Fatalf("selection %+v: want two trials of raw variants and a refinement", sel)
 	}
 }

@@ -241,7 +241,7 @@ func runFedGSPTrial(ctx context.Context, sc SimConfig, lo deploy.LearnerOptions,
 	}
 	applyFedGSP(&lo, &sc, cand.Name, gc, server)
 	// A job id is [a-z0-9-]: a variant's "+raw" becomes "-raw".
-	sc.Job, sc.Rounds = sc.Job+"-select-"+strings.ReplaceAll(cand.Name, fedgsp.RawSuffix, "-raw"), rounds
+	sc.Job, sc.Rounds = sc.Job+"-select-"+strings.ReplaceAll(cand.Name, "+", "-"), rounds
 	sc.OnRound, sc.OnProgress, sc.Metrics = nil, nil, nil
 	sc.Privacy.ExportLedger = ""
 	sc.Log = sc.Log.Level(max(sc.Log.GetLevel(), zerolog.WarnLevel))
@@ -292,9 +292,9 @@ func DefaultFedGSPClient() fedgsp.Config { return fedgsp.DefaultConfig() }
 // row (aggregator.FedGSPPreset) with the given fields on top.
 func FedGSPServer(preset string, set aggregator.FedGSPOverrides) (aggregator.FedGSPConfig, error) {
 	if _, ok := fedgsp.Preset(preset); !ok {
-		return aggregator.FedGSPConfig{}, fmt.Errorf("unknown --fedgsp-preset %q (want %s, or a row's %s variant)", preset, strings.Join(fedgsp.PresetNames(), ", "), fedgsp.RawSuffix)
+		return aggregator.FedGSPConfig{}, fmt.Errorf("unknown --fedgsp-preset %q (want %s, or a row's %s/%s variant)", preset, strings.Join(fedgsp.PresetNames(), ", "), fedgsp.RawSuffix, fedgsp.SlowSuffix)
 	}
-	c := aggregator.FedGSPPreset(fedgsp.BaseName(preset)) // a raw-feature variant keeps its row's server settings
+	c := aggregator.FedGSPPreset(fedgsp.BaseName(preset)) // a variant keeps its row's server settings
 	set.Apply(&c)
 	return c, nil
 }
