@@ -70,7 +70,7 @@ func residualRows(u, out, e, bias, hs, hd []float32, src, dst []int32, n int) bo
 // 32 and reports whether it did. It checks every index the assembly
 // trusts.
 func gatherRows(d []float32, ld, c0 int, ptr []int, cols []int32, vals []float32, b []float32, n, lo, hi int, bias []float32) bool {
-	if lo >= hi || n == 0 || n%32 != 0 || !edgeRowsApply() {
+	if lo >= hi || n == 0 || n%32 != 0 || !edgeRowsApply() || !cpu.X86.HasFMA { // gnn's FMA kernel's sums
 		return false
 	}
 	if c0 < 0 || ld < c0+n || len(d) < (hi-1)*ld+c0+n || len(ptr) <= hi || (bias != nil && len(bias) < n) {
