@@ -61,10 +61,12 @@ func TestRefineStage(t *testing.T) {
 			if !ok {
 				s = math.NaN()
 			}
-			return trialResult{Final: map[string]map[string]float64{"client-0": {"val_n": 10, "best_val_score": s}}}, nil
+			// The best round says the opposite of the late ones: the
+			// late ones decide.
+			return trialResult{Final: map[string]map[string]float64{"client-0": {"val_n": 10, "best_val_score": 1 - s}}, Late: []float64{s - 0.1, s + 0.1, s}}, nil
 		}
 		out := FedGSPSelection{Selection: fedgsp.Selection{Chosen: "heterophilic"}, RawMatters: tt.rawMatters,
-			Federated: []FederatedTrial{{Name: "cora", Score: 0.45}, {Name: "heterophilic", Score: 0.5}}, TrialRounds: 40}
+			Federated: []FederatedTrial{{Name: "cora", Score: 0.9, LateScore: 0.45}, {Name: "heterophilic", Score: 0.1, LateScore: 0.5}}, TrialRounds: 40}
 		err := refineStage(context.Background(), &out, tt.o, FedGSPSelect{}, run, zerolog.Nop())
 		if tt.wantError != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.wantError) {
@@ -79,6 +81,9 @@ func TestRefineStage(t *testing.T) {
 			t.Errorf("%s: chose %s after %v (%d trials, %d rounds), want %s after %v", tt.name, out.Chosen, ran, len(out.Federated), out.TrialRounds, tt.chosen, tt.ran)
 		}
 		for _, tr := range out.Federated[2:] {
+			if want, ok := tt.scores[tr.Name]; ok && math.Abs(tr.LateScore-want) > 1e-12 {
+				t.Errorf("%s: refinement %s late score %v, want the late rounds' mean %v", tt.name, tr.Name, tr.LateScore, want)
+			}
 			if tr.Refines == "" {
 				t.Errorf("%s: refinement %s does not say what it refined", tt.name, tr.Name)
 			}

@@ -50,6 +50,10 @@ type FederatedTrial struct {
 	// on top of the job's own spending.
 	EpsilonClientMax float64            `json:"epsilon_client_max"`
 	EpsilonChannels  map[string]float64 `json:"epsilon_channels,omitempty"`
+	// LateScore is the validation-count weighted validation score over
+	// the trial's last quarter of rounds (lateRounds), NaN when none was
+	// reported: where the trial ended, which refinements compare.
+	LateScore float64 `json:"late_score"`
 	// Refines is the choice this variant was tried against (refineStage);
 	// empty for a finalist.
 	Refines string `json:"refines,omitempty"`
@@ -60,21 +64,29 @@ func (t FederatedTrial) MarshalJSON() ([]byte, error) {
 	type plain FederatedTrial
 	out := struct {
 		plain
-		Score *float64 `json:"score"`
-	}{plain: plain(t), Score: fedgsp.FiniteOrNil(t.Score)}
+		Score     *float64 `json:"score"`
+		LateScore *float64 `json:"late_score"`
+	}{plain: plain(t), Score: fedgsp.FiniteOrNil(t.Score), LateScore: fedgsp.FiniteOrNil(t.LateScore)}
 	return json.Marshal(out)
 }
 
 // trialResult is what a federated trial's job returns: every client's
 // final scores and the job's traffic.
 type trialResult struct {
-	Final           map[string]map[string]float64
+	Final map[string]map[string]float64
+	// Late is the weighted validation score of each of the last rounds
+	// (lateRounds of them at most), oldest first.
+	Late            []float64
 	Messages, Bytes int64
 	// The trial's ledger audited: its largest client ε and each
 	// channel's worst client.
 	EpsilonClientMax float64
 	EpsilonChannels  map[string]float64
 }
+
+// lateRounds is how many of a trial's last rounds its LateScore averages:
+// a quarter, at least one.
+func lateRounds(rounds int) int { return max(1, rounds/4) }
 
 // trialRunner runs the job's clients as a FedGSP job of rounds rounds
 // with candidate's settings (its client configuration and its server row).
@@ -116,6 +128,13 @@ func runTrial(ctx context.Context, out *FedGSPSelection, cand fedgsp.Candidate, 
 	t := FederatedTrial{Name: cand.Name, Rounds: rounds, Seconds: time.Since(start).Seconds(), Messages: res.Messages, Bytes: res.Bytes,
 		EpsilonClientMax: res.EpsilonClientMax, EpsilonChannels: res.EpsilonChannels}
 	t.Score, t.Clients = trialScore(res.Final)
+	t.LateScore = math.NaN()
+	if len(res.Late) > 0 {
+		t.LateScore = 0
+		for _, v := range res.Late {
+			t.LateScore += v / float64(len(res.Late))
+		}
+	}
 	out.Federated = append(out.Federated, t)
 	out.TrialRounds += rounds
 	log.Info().Str("candidate", cand.Name).Float64("score", t.Score).Int("clients", t.Clients).Int("rounds", rounds).
@@ -126,11 +145,17 @@ func runTrial(ctx context.Context, out *FedGSPSelection, cand fedgsp.Candidate, 
 // trialScore is the validation-count weighted mean of the clients' best
 // validation scores, and how many clients it covers.
 func trialScore(final map[string]map[string]float64) (float64, int) {
+	return weightedValScore(final, "best_val_score")
+}
+
+// weightedValScore is the validation-count weighted mean of the clients'
+// finite scores under key, and how many clients it covers.
+func weightedValScore(final map[string]map[string]float64, key string) (float64, int) {
 	var sum, w float64
 	n := 0
 	for _, id := range slices.Sorted(maps.Keys(final)) {
 		sc := final[id]
-		v, ok := sc["best_val_score"]
+		v, ok := sc[key]
 		nv := sc["val_n"]
 		if !ok || math.IsNaN(v) || math.IsInf(v, 0) || !(nv > 0) {
 			continue

@@ -191,9 +191,18 @@ func TestRunNodeFedGSPFederatedSelection(t *testing.T) {
 		if !(tr.EpsilonClientMax > 0) || !(tr.EpsilonChannels["descriptor"] > 0) || !(tr.EpsilonChannels["model"] > 0) {
 			t.Errorf("trial %s spent ε %v, channels %v: want the trial's ledger audited", tr.Name, tr.EpsilonClientMax, tr.EpsilonChannels)
 		}
-		if tr.Score > best.Score {
+		if tr.Refines == "" && tr.Score > best.Score {
 			best = tr
 		}
+		if math.IsNaN(tr.LateScore) {
+			t.Errorf("trial %s has no late score", tr.Name)
+		}
+	}
+	// The finalists choose by their best rounds, the refinement replaces
+	// the choice only by ending higher.
+	want := best.Name
+	if r := sel.Federated[2]; r.LateScore > best.LateScore {
+		want = r.Name
 	}
 	if want := sel.EpsilonMax + sel.Federated[0].EpsilonClientMax + sel.Federated[1].EpsilonClientMax + sel.Federated[2].EpsilonClientMax; sel.EpsilonBound != want {
 		t.Errorf("selection's ε bound %v, want the scores' %v plus the trials' = %v", sel.EpsilonBound, sel.EpsilonMax, want)
@@ -201,8 +210,9 @@ func TestRunNodeFedGSPFederatedSelection(t *testing.T) {
 	if sel.Federated[0].Name != sel.LocalChoice {
 		t.Errorf("first finalist %s, want the local pick %s", sel.Federated[0].Name, sel.LocalChoice)
 	}
-	if sel.Chosen != best.Name || res.Summary.Metrics["fedgsp_preset"] != best.Name {
-		t.Errorf("chose %s, job ran %v; the best federated trial is %s", sel.Chosen, res.Summary.Metrics["fedgsp_preset"], best.Name)
+	if sel.Chosen != want || res.Summary.Metrics["fedgsp_preset"] != want {
+		t.Errorf("chose %s, job ran %v; want %s (best finalist %s, late %v; refinement %s, late %v)", sel.Chosen, res.Summary.Metrics["fedgsp_preset"], want,
+			best.Name, best.LateScore, sel.Federated[2].Name, sel.Federated[2].LateScore)
 	}
 	if !strings.Contains(sel.String(), "federated trials") {
 		t.Errorf("summary line %q does not tell the federated stage", sel.String())

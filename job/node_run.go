@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -242,7 +244,18 @@ func runFedGSPTrial(ctx context.Context, sc SimConfig, lo deploy.LearnerOptions,
 	applyFedGSP(&lo, &sc, cand.Name, gc, server)
 	// A job id is [a-z0-9-]: a variant's "+raw" becomes "-raw".
 	sc.Job, sc.Rounds = sc.Job+"-select-"+strings.ReplaceAll(cand.Name, "+", "-"), rounds
-	sc.OnRound, sc.OnProgress, sc.Metrics = nil, nil, nil
+	var mu sync.Mutex
+	var late []float64
+	keep := lateRounds(rounds)
+	sc.OnRound = func(_ aggregator.RoundClosed, scores map[string]map[string]float64) {
+		if v, n := weightedValScore(scores, "val_score"); n > 0 {
+			mu.Lock()
+			late = append(late, v)
+			late = late[max(0, len(late)-keep):]
+			mu.Unlock()
+		}
+	}
+	sc.OnProgress, sc.Metrics = nil, nil
 	sc.Privacy.ExportLedger = ""
 	sc.Log = sc.Log.Level(max(sc.Log.GetLevel(), zerolog.WarnLevel))
 	var err error
@@ -253,7 +266,9 @@ func runFedGSPTrial(ctx context.Context, sc SimConfig, lo deploy.LearnerOptions,
 	if err != nil {
 		return trialResult{}, err
 	}
-	out := trialResult{Final: res.Agg.Final, Messages: res.Messages, Bytes: res.Bytes}
+	mu.Lock()
+	out := trialResult{Final: res.Agg.Final, Late: slices.Clone(late), Messages: res.Messages, Bytes: res.Bytes}
+	mu.Unlock()
 	rep, err := privacy.Audit(res.Ledger, privacy.AuditOptions{Kind: sc.Privacy.Accountant, Delta: sc.Privacy.Delta})
 	if err != nil {
 		return out, fmt.Errorf("audit the trial's ledger: %w", err)
