@@ -242,6 +242,9 @@ func (s *FedGSPSelection) String() string {
 		fmt.Fprintf(&b, "; local pick %s, federated trials", s.LocalChoice)
 		for _, t := range s.Federated {
 			fmt.Fprintf(&b, " %s=%.4f", t.Name, t.Score)
+			if t.Refines != "" {
+				fmt.Fprintf(&b, " (late %.4f, refining %s)", t.LateScore, t.Refines)
+			}
 		}
 		fmt.Fprintf(&b, " (%d rounds)", s.TrialRounds)
 	}

@@ -137,7 +137,7 @@ func runTrial(ctx context.Context, out *FedGSPSelection, cand fedgsp.Candidate, 
 	}
 	out.Federated = append(out.Federated, t)
 	out.TrialRounds += rounds
-	log.Info().Str("candidate", cand.Name).Float64("score", t.Score).Int("clients", t.Clients).Int("rounds", rounds).
+	log.Info().Str("candidate", cand.Name).Float64("score", t.Score).Float64("late_score", t.LateScore).Int("clients", t.Clients).Int("rounds", rounds).
 		Float64("seconds", t.Seconds).Msg("fedgsp selection: federated trial")
 	return t, nil
 }
