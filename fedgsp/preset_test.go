@@ -1,6 +1,7 @@
 package fedgsp
 
 import (
+	"math"
 	"slices"
 	"testing"
 
@@ -70,10 +71,23 @@ func TestVariants(t *testing.T) {
 				t.Errorf("%s%s%s = %+v, want %+v", name, RawSuffix, SlowSuffix, both, want)
 			}
 		}
-		for _, v := range []string{name + RawSuffix, name + SlowSuffix, name + RawSuffix + SlowSuffix} {
+		for _, v := range []string{name + RawSuffix, name + SlowSuffix, name + RawSuffix + SlowSuffix, name + "+slow2"} {
 			if BaseName(v) != name {
 				t.Errorf("BaseName(%s) = %s", v, BaseName(v))
 			}
+		}
+		// Each decade is the rate × SlowFactor once more.
+		for d, suffix := range []string{"+slow2"} {
+			c, ok := Preset(name + suffix)
+			want := base.LR1 * math.Pow(SlowFactor, float64(d+2))
+			if !ok || math.Abs(c.LR1-want) > 1e-12*want {
+				t.Errorf("%s%s: known %v, lr1 %g, want %g", name, suffix, ok, c.LR1, want)
+			}
+		}
+	}
+	for _, bad := range []string{"heterophilic+slow1", "heterophilic+slow3", "heterophilic+slow+slow", "heterophilic+slow2+raw", "heterophilic+slowx"} {
+		if _, ok := Preset(bad); ok {
+			t.Errorf("Preset(%s) is known", bad)
 		}
 	}
 	for _, tt := range []struct {
@@ -84,6 +98,9 @@ func TestVariants(t *testing.T) {
 		{"heterophilic", SlowSuffix, "heterophilic+slow", true},
 		{"heterophilic+raw", SlowSuffix, "heterophilic+raw+slow", true},
 		{"heterophilic+slow", RawSuffix, "heterophilic+raw+slow", true},
+		{"heterophilic+raw+slow", SlowSuffix, "heterophilic+raw+slow2", true},
+		{"heterophilic+slow2", SlowSuffix, "heterophilic+slow2", false}, // the slowest
+		{"heterophilic+slow2", RawSuffix, "heterophilic+raw+slow2", true},
 		{"heterophilic+raw", RawSuffix, "heterophilic+raw", false}, // nothing new
 		{"actor", RawSuffix, "actor+raw", false},                   // raw already
 	} {

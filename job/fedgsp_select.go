@@ -35,6 +35,9 @@ type FedGSPSelect struct {
 	// TrialRounds is each federated trial's rounds; 0:
 	// DefaultFedGSPTrialRounds.
 	TrialRounds int
+	// RefineRounds is each rate refinement's rounds (refineStage): the
+	// job's own rounds, which the job sets; 0: TrialRounds.
+	RefineRounds int
 	// NoRefine keeps the federated stage's choice as it is, without
 	// trying its variants (refineStage).
 	NoRefine bool

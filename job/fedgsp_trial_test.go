@@ -175,13 +175,14 @@ func TestRunNodeFedGSPFederatedSelection(t *testing.T) {
 	if !ok {
 		t.Fatalf("metrics hold no selection: %v", res.Summary.Metrics["fedgsp_select"])
 	}
-	// Two finalists, then the slow variant of the better (CSBM's Gaussian
-	// features are never normalised: no raw trial).
-	if len(sel.Federated) != 3 || sel.TrialRounds != 6 || sel.LocalChoice == "" || sel.RawMatters ||
-		sel.Federated[2].Refines == "" || !strings.HasSuffix(sel.Federated[2].Name, fedgsp.SlowSuffix) {
-		t.Fatalf("selection %+v: want two federated trials of 2 rounds after a local pick, then one refinement", sel)
+	// Two finalists, then the better over the job's rounds and its two
+	// slower decades (CSBM's Gaussian features are never normalised: no
+	// raw trial).
+	if len(sel.Federated) != 5 || sel.TrialRounds != 10 || sel.LocalChoice == "" || sel.RawMatters {
+		t.Fatalf("selection %+v: want two federated trials of 2 rounds after a local pick, then three refinements", sel)
 	}
 	best := sel.Federated[0]
+	epsilon := sel.EpsilonMax
 	for _, tr := range sel.Federated {
 		if tr.Clients != 3 || !(tr.Score > 0 && tr.Score <= 1) || tr.Messages == 0 || tr.Bytes == 0 {
 			t.Errorf("trial %+v: want all 3 clients scored, and traffic", tr)
@@ -191,6 +192,7 @@ func TestRunNodeFedGSPFederatedSelection(t *testing.T) {
 		if !(tr.EpsilonClientMax > 0) || !(tr.EpsilonChannels["descriptor"] > 0) || !(tr.EpsilonChannels["model"] > 0) {
 			t.Errorf("trial %s spent ε %v, channels %v: want the trial's ledger audited", tr.Name, tr.EpsilonClientMax, tr.EpsilonChannels)
 		}
+		epsilon += tr.EpsilonClientMax
 		if tr.Refines == "" && tr.Score > best.Score {
 			best = tr
 		}
@@ -198,21 +200,29 @@ func TestRunNodeFedGSPFederatedSelection(t *testing.T) {
 			t.Errorf("trial %s has no late score", tr.Name)
 		}
 	}
-	// The finalists choose by their best rounds, the refinement replaces
-	// the choice only by ending higher.
+	// The finalists choose by their best rounds; the ladder runs the
+	// choice and each slower decade, and keeps the best (the choice on a
+	// tie).
+	ladder := sel.Federated[2:]
+	wantNames := []string{best.Name, best.Name + fedgsp.SlowSuffix, best.Name + "+slow2"}
 	want := best.Name
-	if r := sel.Federated[2]; r.LateScore > best.LateScore {
-		want = r.Name
+	top := ladder[0].Score
+	for i, r := range ladder {
+		if r.Name != wantNames[i] || r.Refines != best.Name || r.Rounds != 2 {
+			t.Errorf("refinement %d: %s (refining %s, %d rounds), want %s refining %s over the job's 2", i, r.Name, r.Refines, r.Rounds, wantNames[i], best.Name)
+		}
+		if r.Score > top {
+			want, top = r.Name, r.Score
+		}
 	}
-	if want := sel.EpsilonMax + sel.Federated[0].EpsilonClientMax + sel.Federated[1].EpsilonClientMax + sel.Federated[2].EpsilonClientMax; sel.EpsilonBound != want {
-		t.Errorf("selection's ε bound %v, want the scores' %v plus the trials' = %v", sel.EpsilonBound, sel.EpsilonMax, want)
+	if sel.EpsilonBound != epsilon {
+		t.Errorf("selection's ε bound %v, want the scores' %v plus the trials' = %v", sel.EpsilonBound, sel.EpsilonMax, epsilon)
 	}
 	if sel.Federated[0].Name != sel.LocalChoice {
 		t.Errorf("first finalist %s, want the local pick %s", sel.Federated[0].Name, sel.LocalChoice)
 	}
 	if sel.Chosen != want || res.Summary.Metrics["fedgsp_preset"] != want {
-		t.Errorf("chose %s, job ran %v; want %s (best finalist %s, late %v; refinement %s, late %v)", sel.Chosen, res.Summary.Metrics["fedgsp_preset"], want,
-			best.Name, best.LateScore, sel.Federated[2].Name, sel.Federated[2].LateScore)
+		t.Errorf("chose %s, job ran %v; want %s (best finalist %s; ladder %+v)", sel.Chosen, res.Summary.Metrics["fedgsp_preset"], want, best.Name, ladder)
 	}
 	if !strings.Contains(sel.String(), "federated trials") {
 		t.Errorf("summary line %q does not tell the federated stage", sel.String())
@@ -241,7 +251,7 @@ func TestFederatedTrialOfARawVariant(t *testing.T) {
 		t.Fatal(err)
 	}
 	sel := res.Summary.Metrics["fedgsp_select"].(*FedGSPSelection)
-	if len(sel.Federated) != 3 || !strings.Contains(sel.Chosen, fedgsp.RawSuffix) {
-		t.Fatalf("selection %+v: want two trials of raw variants and a refinement", sel)
+	if len(sel.Federated) != 5 || !strings.Contains(sel.Chosen, fedgsp.RawSuffix) {
+		t.Fatalf("selection %+v: want two trials of raw variants and three refinements", sel)
 	}
 }

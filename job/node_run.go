@@ -163,11 +163,15 @@ func RunNode(ctx context.Context, spec NodeSpec) (NodeResult, error) {
 		trial := func(ctx context.Context, cand fedgsp.Candidate, rounds int) (trialResult, error) {
 			return runFedGSPTrial(ctx, sc, lo, spec.FedGSPServer, cdata, cand, rounds, seed, data.ScoreMetric())
 		}
-		preset, gc, sel, err := resolveFedGSP(ctx, lo.FedGSP, spec.FedGSPSelect, data, clients, priv, sc.Job, seed, trial, log)
+		sel := spec.FedGSPSelect
+		if sel.RefineRounds == 0 {
+			sel.RefineRounds = sc.Rounds
+		}
+		preset, gc, gsel, err := resolveFedGSP(ctx, lo.FedGSP, sel, data, clients, priv, sc.Job, seed, trial, log)
 		if err != nil {
 			return fail(err)
 		}
-		gspSel, gspPreset = sel, preset
+		gspSel, gspPreset = gsel, preset
 		srv := applyFedGSP(&lo, &sc, preset, gc, spec.FedGSPServer)
 		log.Info().Str("preset", preset).Int("orders", gc.Orders).Float64("tau", gc.Tau).Int("hidden", gc.Hidden).Int("layers", gc.Layers).
 			Float64("lr", gc.LR1).Float64("coef_lr", gc.LR2).Float64("gamma", srv.Gamma).Float64("alpha", srv.Alpha).Float64("beta", srv.Beta).

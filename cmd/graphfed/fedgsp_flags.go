@@ -36,7 +36,7 @@ func (f *fedgspFlags) registerServer(cmd *cobra.Command) {
 		fl.IntVar(&f.sel.Epochs, "fedgsp-select-epochs", job.DefaultFedGSPSelectEpochs, "FedGSP --fedgsp-preset select: local epochs of each candidate's trial (its score: the best validation epoch)")
 		fl.IntVar(&f.sel.Finalists, "fedgsp-finalists", job.DefaultFedGSPFinalists, "FedGSP --fedgsp-preset select: the local trial's best candidates that then run as short federated jobs, the best of which is chosen (negative: the local trial chooses)")
 		fl.IntVar(&f.sel.TrialRounds, "fedgsp-trial-rounds", job.DefaultFedGSPTrialRounds, "FedGSP --fedgsp-preset select: rounds of each finalist's federated trial")
-		fl.BoolVar(&f.sel.NoRefine, "fedgsp-no-refine", false, "FedGSP --fedgsp-preset select: keep the finalists' choice instead of trying its raw-feature (+raw, where row normalisation changes the features) and slower-MLP (+slow) variants as further trials")
+		fl.BoolVar(&f.sel.NoRefine, "fedgsp-no-refine", false, "FedGSP --fedgsp-preset select: keep the finalists' choice instead of trying its raw-feature (+raw, where row normalisation changes the features) and slower-MLP (+slow, +slow2: the rate a decade and two slower, over the job's rounds) variants as further trials")
 	}
 	help := func(what string, def any) string {
 		return fmt.Sprintf("FedGSP %s (default: the preset's; cora's %v)", what, def)
