@@ -246,7 +246,7 @@ func (s *FedGSPSelection) String() string {
 		for _, t := range s.Federated {
 			fmt.Fprintf(&b, " %s=%.4f", t.Name, t.Score)
 			if t.Refines != "" {
-				fmt.Fprintf(&b, " (late %.4f, refining %s)", t.LateScore, t.Refines)
+				fmt.Fprintf(&b, " (%d rounds, late %.4f, refining %s)", t.Rounds, t.LateScore, t.Refines)
 			}
 		}
 		fmt.Fprintf(&b, " (%d rounds)", s.TrialRounds)
