@@ -91,8 +91,9 @@ func BaseName(name string) string {
 // against the best so far: its raw-feature variant when rawMatters (row
 // normalisation changes some client's features, RawVariantsMatter) and
 // the row normalises, then the slow variants of whichever won, a decade
-// at a time (the caller repeats SlowSuffix while it wins). A setting the
-// caller fixed (o) is not varied.
+// at a time (the caller applies SlowSuffix with WithStep until it is
+// refused, and compares every decade). A setting the caller fixed (o) is
+// not varied.
 func Refinements(o Overrides, rawMatters bool) []string {
 	var steps []string
 	if rawMatters && o.RawFeatures == nil {
