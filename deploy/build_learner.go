@@ -114,6 +114,7 @@ func nodeLearner(algo string, data Data, o LearnerOptions, p Party) (Learned, er
 		if err != nil {
 			return Learned{}, err
 		}
+		l.ShareDescriptors(o.FedGSP.Descriptors)
 		stats["fedgsp_preset"], stats["metric"] = name, cfg.Metric
 		return Learned{Learner: l, Stats: stats}, nil
 	}

@@ -48,6 +48,11 @@ type FedGSPOptions struct {
 	Set    fedgsp.Overrides
 	// Resolved, when set, is used as it is: Preset and Set are ignored.
 	Resolved *fedgsp.Config
+	// Descriptors, when set, is shared by every learner built with these
+	// options, so that a job that builds several learners on the same
+	// client data (its selection's trials, then the job) computes each
+	// client's descriptors once (fedgsp.DescriptorCache).
+	Descriptors *fedgsp.DescriptorCache `json:"-"`
 }
 
 // Resolve is the preset's name and the client settings for data d, with

@@ -1,6 +1,11 @@
 package fedgsp
 
-import "testing"
+import (
+	"os"
+	"testing"
+
+	"graphfed/graph"
+)
 
 // BenchmarkTrainStepChameleonClient times one Train(1) call — a full-batch
 // step on the training nodes plus the val/test scoring FedGSP runs after it
@@ -19,5 +24,32 @@ func BenchmarkTrainStepChameleonClient(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		l.Train(1)
+	}
+}
+
+// BenchmarkDescriptorsActorCut times one client's descriptors (the bases'
+// principal directions, released once per job) on the subgraph of actor's
+// first 760 nodes (the size of one of 10 METIS parts, 932 sparse binary
+// features), with the authors' heterophilic settings (K=10): n < d, so
+// each order's Gram matrix is 760×760.
+func BenchmarkDescriptorsActorCut(b *testing.B) {
+	const dir = "../../shared/datasets/actor"
+	if _, err := os.Stat(dir); err != nil {
+		b.Skipf("actor not available at %s (../shared absent): %v", dir, err)
+	}
+	full, err := graph.LoadTSV(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ds := cut(b, full, 760)
+	cfg, _ := Preset("heterophilic")
+	for b.Loop() {
+		l, err := NewLearner(ds, cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, ok := l.Descriptors(); !ok {
+			b.Fatal("no descriptors")
+		}
 	}
 }

@@ -46,6 +46,8 @@ type Learner struct {
 	prop     propagator
 	x        []float64
 	desc     *learner.Descriptor
+	cache    *DescriptorCache // nil: computed alone
+	cacheKey descriptorKey    // what the descriptors depend on
 	released bool
 }
 
@@ -72,6 +74,7 @@ func NewLearner(d *graph.Dataset, cfg Config) (*Learner, error) {
 		cfg: cfg, classes: d.Classes, dim: dim,
 		rng: rand.New(rand.NewPCG(cfg.Seed, 0x6a5f)),
 	}
+	l.cacheKey = descriptorKey{data: d, raw: cfg.RawFeatures, orders: K, principal: cfg.Principal}
 	l.homophily, l.homEdges = EstimateHomophily(d.Adj, d.Labels, d.Split)
 	l.prop = newPropagator(d.Adj)
 	if cfg.RawFeatures {

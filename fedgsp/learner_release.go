@@ -14,7 +14,16 @@ func (l *Learner) Descriptors() (learner.Descriptor, bool) {
 		return learner.Descriptor{}, false
 	}
 	if l.desc == nil {
-		d, err := computeDescriptors(l.prop, l.x, l.dim, l.cfg.Orders, Angle(l.homophily), l.cfg.Principal)
+		compute := func() (learner.Descriptor, error) {
+			return computeDescriptors(l.prop, l.x, l.dim, l.cfg.Orders, Angle(l.homophily), l.cfg.Principal)
+		}
+		var d learner.Descriptor
+		var err error
+		if l.cache != nil {
+			d, err = l.cache.get(l.cacheKey, compute)
+		} else {
+			d, err = compute()
+		}
 		if err != nil {
 			return learner.Descriptor{}, false
 		}
@@ -32,6 +41,14 @@ func (l *Learner) Descriptors() (learner.Descriptor, bool) {
 func (l *Learner) DescriptorsReleased() {
 	l.released = true
 	l.desc = nil
+	l.cache, l.cacheKey = nil, descriptorKey{}
 	l.x = nil
 	l.prop = propagator{}
 }
+
+// ShareDescriptors makes the learner take its descriptors from c, computed
+// once for every learner built on the same data with the same feature
+// format, orders and principal directions (DescriptorCache); nil c
+// computes them alone, as by default. Call it before the first
+// Descriptors.
+func (l *Learner) ShareDescriptors(c *DescriptorCache) { l.cache = c }

@@ -159,7 +159,10 @@ func RunNode(ctx context.Context, spec NodeSpec) (NodeResult, error) {
 	var gspPreset string
 	if sc.Algo == aggregator.AlgoFedGSP {
 		// One preset for every client: by default chosen by the clients'
-		// validation scores (resolveFedGSP), never by the data's name.
+		// validation scores (resolveFedGSP), never by the data's name. The
+		// trials and the job build learners on the same client graphs:
+		// each client's descriptors are computed once for all of them.
+		lo.FedGSP.Descriptors = fedgsp.NewDescriptorCache()
 		trial := func(ctx context.Context, cand fedgsp.Candidate, rounds int) (trialResult, error) {
 			return runFedGSPTrial(ctx, sc, lo, spec.FedGSPServer, cdata, cand, rounds, seed, data.ScoreMetric())
 		}
