@@ -1,11 +1,6 @@
 package fedgsp
 
-import (
-	"os"
-	"testing"
-
-	"graphfed/graph"
-)
+import "testing"
 
 // BenchmarkTrainStepChameleonClient times one Train(1) call — a full-batch
 // step on the training nodes plus the val/test scoring FedGSP runs after it
@@ -33,15 +28,7 @@ func BenchmarkTrainStepChameleonClient(b *testing.B) {
 // features), with the authors' heterophilic settings (K=10): n < d, so
 // each order's Gram matrix is 760×760.
 func BenchmarkDescriptorsActorCut(b *testing.B) {
-	const dir = "../../shared/datasets/actor"
-	if _, err := os.Stat(dir); err != nil {
-		b.Skipf("actor not available at %s (../shared absent): %v", dir, err)
-	}
-	full, err := graph.LoadTSV(dir)
-	if err != nil {
-		b.Fatal(err)
-	}
-	ds := cut(b, full, 760)
+	ds := cut(b, sharedDataset(b, "actor"), 760)
 	cfg, _ := Preset("heterophilic")
 	for b.Loop() {
 		l, err := NewLearner(ds, cfg)

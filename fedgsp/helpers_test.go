@@ -3,6 +3,7 @@ package fedgsp
 import (
 	"math"
 	"math/rand/v2"
+	"os"
 	"testing"
 
 	"graphfed/graph"
@@ -93,3 +94,19 @@ func column(m []float64, d, j int) []float64 {
 }
 
 func approx(a, b, tol float64) bool { return math.Abs(a-b) <= tol*(1+math.Abs(a)+math.Abs(b)) }
+
+// sharedDataset loads dataset name from ../shared/datasets (beside the
+// repository, where CI puts it), skipping tb with the reason when it is
+// absent.
+func sharedDataset(tb testing.TB, name string) *graph.Dataset {
+	tb.Helper()
+	dir := "../../shared/datasets/" + name
+	if _, err := os.Stat(dir); err != nil {
+		tb.Skipf("%s not available at %s (../shared absent): %v", name, dir, err)
+	}
+	d, err := graph.LoadTSV(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return d
+}

@@ -2,7 +2,6 @@ package fedgsp
 
 import (
 	"math"
-	"os"
 	"strings"
 	"testing"
 
@@ -224,15 +223,7 @@ func TestLearnsHeterophilousCSBM(t *testing.T) {
 // TestLearnsChameleonCut trains on the first 600 nodes of chameleon (the
 // induced subgraph, its own split) and expects far better than chance (0.2).
 func TestLearnsChameleonCut(t *testing.T) {
-	const dir = "../../shared/datasets/chameleon"
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("chameleon not available at %s (../shared absent): %v", dir, err)
-	}
-	full, err := graph.LoadTSV(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ds := cut(t, full, 600)
+	ds := cut(t, sharedDataset(t, "chameleon"), 600)
 	cfg := DefaultConfig()
 	cfg.Orders, cfg.Hidden, cfg.Tau = 6, 64, 0.7
 	cfg.LR1, cfg.LR2 = 0.01, 0.05
