@@ -86,6 +86,11 @@ type FedGSPSelection struct {
 	// ran under its own ledger. It is not composed into the job's ε,
 	// which it adds to.
 	EpsilonBound float64 `json:"epsilon_bound"`
+	// DescriptorsComputed is how many client descriptors the trials and
+	// the job computed between them (fedgsp.DescriptorCache), against
+	// one a client for every trial and the job without the cache; set
+	// when the job has run, 0 if the job did not say.
+	DescriptorsComputed int `json:"descriptors_computed,omitempty"`
 }
 
 // selectClip bounds a released validation score: accuracy and ROC-AUC are

@@ -181,6 +181,12 @@ func TestRunNodeFedGSPFederatedSelection(t *testing.T) {
 	if len(sel.Federated) != 5 || sel.TrialRounds != 10 || sel.LocalChoice == "" || sel.RawMatters {
 		t.Fatalf("selection %+v: want two federated trials of 2 rounds after a local pick, then three refinements", sel)
 	}
+	// Every candidate has the same orders and principal directions and
+	// no raw variant: each client's descriptors are computed once for the
+	// five trials and the job.
+	if sel.DescriptorsComputed != 3 {
+		t.Errorf("descriptors computed %d times, want once for each of the 3 clients", sel.DescriptorsComputed)
+	}
 	best := sel.Federated[0]
 	epsilon := sel.EpsilonMax
 	for _, tr := range sel.Federated {
@@ -253,5 +259,46 @@ func TestFederatedTrialOfARawVariant(t *testing.T) {
 	sel := res.Summary.Metrics["fedgsp_select"].(*FedGSPSelection)
 	if len(sel.Federated) != 5 || !strings.Contains(sel.Chosen, fedgsp.RawSuffix) {
 		t.Fatalf("selection %+v: want two trials of raw variants and three refinements", sel)
+	}
+}
+
+// TestLateScores reads a trial's late scores from what the aggregator
+// collected by the job's end: the last quarter of the rounds, oldest
+// first, a round no client reported for left out, a round some did
+// weighted over those.
+func TestLateScores(t *testing.T) {
+	sc := func(v, n float64) map[string]float64 { return map[string]float64{"val_score": v, "val_n": n} }
+	per := map[uint64]map[string]map[string]float64{
+		6:  {"a": sc(0.1, 1)},
+		7:  {"a": sc(0.5, 1), "b": sc(0.8, 3)},
+		8:  {"a": sc(math.NaN(), 1)},
+		9:  {},
+		10: {"b": sc(0.6, 2)},
+		16: {"a": sc(0.9, 1)},
+		21: {"a": sc(0.2, 1)},
+		23: {"b": sc(0.4, 1)},
+	}
+	for _, c := range []struct {
+		name   string
+		rounds int
+		want   []float64
+	}{
+		{"the last quarter, rounds without a finite score left out", 10, []float64{0.6}},
+		{"a weighted round", 8, []float64{0.725}},
+		{"one round at least", 3, nil},
+		{"twenty rounds: 16 to 20", 20, []float64{0.9}},
+		{"24 rounds: 19 to 24, oldest first, not reaching back to 16", 24, []float64{0.2, 0.4}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := lateScores(per, c.rounds)
+			if len(got) != len(c.want) {
+				t.Fatalf("late scores %v, want %v", got, c.want)
+			}
+			for i := range got {
+				if math.Abs(got[i]-c.want[i]) > 1e-12 {
+					t.Fatalf("late scores %v, want %v", got, c.want)
+				}
+			}
+		})
 	}
 }

@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -210,6 +208,7 @@ func RunNode(ctx context.Context, spec NodeSpec) (NodeResult, error) {
 		metrics["fedgsp_preset"] = gspPreset
 	}
 	if gspSel != nil {
+		gspSel.DescriptorsComputed = lo.FedGSP.Descriptors.Computed()
 		metrics["fedgsp_select"] = gspSel
 	}
 	putRobust(metrics, sc.Robust, res.Agg)
@@ -251,18 +250,7 @@ func runFedGSPTrial(ctx context.Context, sc SimConfig, lo deploy.LearnerOptions,
 	applyFedGSP(&lo, &sc, cand.Name, gc, server)
 	// A job id is [a-z0-9-]: a variant's "+raw" becomes "-raw".
 	sc.Job, sc.Rounds = sc.Job+"-select-"+strings.ReplaceAll(cand.Name, "+", "-"), rounds
-	var mu sync.Mutex
-	var late []float64
-	keep := lateRounds(rounds)
-	sc.OnRound = func(_ aggregator.RoundClosed, scores map[string]map[string]float64) {
-		if v, n := weightedValScore(scores, "val_score"); n > 0 {
-			mu.Lock()
-			late = append(late, v)
-			late = late[max(0, len(late)-keep):]
-			mu.Unlock()
-		}
-	}
-	sc.OnProgress, sc.Metrics = nil, nil
+	sc.OnRound, sc.OnProgress, sc.Metrics = nil, nil, nil
 	sc.Privacy.ExportLedger = ""
 	sc.Log = sc.Log.Level(max(sc.Log.GetLevel(), zerolog.WarnLevel))
 	var err error
@@ -273,9 +261,7 @@ func runFedGSPTrial(ctx context.Context, sc SimConfig, lo deploy.LearnerOptions,
 	if err != nil {
 		return trialResult{}, err
 	}
-	mu.Lock()
-	out := trialResult{Final: res.Agg.Final, Late: slices.Clone(late), Messages: res.Messages, Bytes: res.Bytes}
-	mu.Unlock()
+	out := trialResult{Final: res.Agg.Final, Late: lateScores(res.Agg.PerRound, rounds), Messages: res.Messages, Bytes: res.Bytes}
 	rep, err := privacy.Audit(res.Ledger, privacy.AuditOptions{Kind: sc.Privacy.Accountant, Delta: sc.Privacy.Delta})
 	if err != nil {
 		return out, fmt.Errorf("audit the trial's ledger: %w", err)
@@ -288,6 +274,23 @@ func runFedGSPTrial(ctx context.Context, sc SimConfig, lo deploy.LearnerOptions,
 		out.EpsilonChannels[string(ch)] = e
 	}
 	return out, nil
+}
+
+// lateScores is the weighted validation score of each of a job's last
+// lateRounds(rounds) rounds that some client reported scores for, oldest
+// first, from the scores the job's aggregator collected by its end. A
+// client's scores travel apart from its update, so they may reach the
+// aggregator after the round they belong to has closed: read when the job
+// is over, not at each close, a trial's late score does not depend on
+// which arrived first.
+func lateScores(perRound map[uint64]map[string]map[string]float64, rounds int) []float64 {
+	var late []float64
+	for r := max(1, rounds-lateRounds(rounds)+1); r <= rounds; r++ {
+		if v, n := weightedValScore(perRound[uint64(r)], "val_score"); n > 0 {
+			late = append(late, v)
+		}
+	}
+	return late
 }
 
 // checkSlow checks a job's slow factors against its n clients.
