@@ -195,6 +195,11 @@ func RunNode(ctx context.Context, spec NodeSpec) (NodeResult, error) {
 	if err != nil {
 		return fail(err)
 	}
+	// The bar showed each round's scores as far as they had arrived at its
+	// close (they travel apart from the updates); the report has them all.
+	for i := range rows {
+		rows[i].Score = meanOf(res.Agg.PerRound[rows[i].Round], nodeScore)
+	}
 	final := res.Agg.Final
 	acc, n := meanScore(final, "test_acc")
 	f1, _ := meanScore(final, "test_macro_f1")
