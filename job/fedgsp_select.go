@@ -88,8 +88,8 @@ type FedGSPSelection struct {
 	EpsilonBound float64 `json:"epsilon_bound"`
 	// DescriptorsComputed is how many client descriptors the trials and
 	// the job computed between them (fedgsp.DescriptorCache), against
-	// one a client for every trial and the job without the cache; set
-	// when the job has run, 0 if the job did not say.
+	// one a client for every trial and the job without the cache; RunNode
+	// sets it once the job has run.
 	DescriptorsComputed int `json:"descriptors_computed,omitempty"`
 }
 
